@@ -53,7 +53,12 @@ _NUMERIC: Mapping[str, tuple[tuple[int, str], ...]] = {
     "mount_setattr": ((0x1000, "AT_EMPTY_PATH"), (0x8000, "AT_RECURSIVE")),
     "umount2": ((0x1, "MNT_FORCE"), (0x2, "MNT_DETACH")),
     "umount": ((0x1, "MNT_FORCE"), (0x2, "MNT_DETACH")),
-    "mount": ((0x20, "MS_REMOUNT"), (0x1000, "MS_BIND"), (0x4000, "MS_REC"), (0x40000, "MS_PRIVATE")),
+    "mount": (
+        (0x20, "MS_REMOUNT"),
+        (0x1000, "MS_BIND"),
+        (0x4000, "MS_REC"),
+        (0x40000, "MS_PRIVATE"),
+    ),
     "move_mount": ((0x4, "MOVE_MOUNT_F_EMPTY_PATH"),),
     "unshare": ((0x20000, "CLONE_NEWNS"), (0x10000000, "CLONE_NEWUSER")),
     "setns": ((0x20000, "CLONE_NEWNS"), (0x10000000, "CLONE_NEWUSER")),
@@ -226,9 +231,7 @@ def assemble(
         if events:
             kept.append((tid, events))
     origin = min((ev[0].start_ns for _, ev in kept), default=0)
-    threads = tuple(
-        ThreadTrace(tid, tuple(_shift(e, origin) for e in ev)) for tid, ev in kept
-    )
+    threads = tuple(ThreadTrace(tid, tuple(_shift(e, origin) for e in ev)) for tid, ev in kept)
     return Trace(threads, source, format, unknown, malformed_skipped, tuple(meta))
 
 
@@ -391,27 +394,25 @@ class _Args:
         return out
 
 
+# Argument text as tokens: a quoted string (possibly cut short), a comment, one bracket or
+# comma, or a run of anything else.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|/\*.*?(?:\*/|$)|[()\[\]{},]|[^"()\[\]{},/]+|/', re.S)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
+
+
 def split_args(text: str) -> list[str]:
     """Split argument text at top-level commas (quotes, brackets and comments respected)."""
     tokens: list[str] = []
-    depth, start, i, n = 0, 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            i = _string_end(text, i)
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
+    depth, start = 0, 0
+    for m in _TOKEN.finditer(text):
+        ch = m.group(0)
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
         elif ch == "," and depth == 0:
-            tokens.append(text[start:i].strip())
-            start = i + 1
-        i += 1
+            tokens.append(text[start : m.start()].strip())
+            start = m.end()
     last = text[start:].strip()
     if last or tokens:
         tokens.append(last)
@@ -420,15 +421,8 @@ def split_args(text: str) -> list[str]:
 
 def _string_end(text: str, i: int) -> int:
     """Index just past the quoted string starting at text[i] (end of text if unterminated)."""
-    j = i + 1
-    while j < len(text):
-        if text[j] == "\\":
-            j += 2
-            continue
-        if text[j] == '"':
-            return j + 1
-        j += 1
-    return len(text)
+    m = _STRING.match(text, i)
+    return m.end() if m else len(text)
 
 
 def _unescape(s: str) -> str:
@@ -497,23 +491,15 @@ def _decimal_ns(text: str, unit_ns: int) -> int:
 
 def _find_close(text: str, i: int) -> int:
     """Index of the ``)`` closing an argument list whose text starts at i, or -1."""
-    depth, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            i = _string_end(text, i)
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
+    depth = 0
+    for m in _TOKEN.finditer(text, i):
+        ch = m.group(0)
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0:
-                return i if ch == ")" else -1
+                return m.start() if ch == ")" else -1
             depth -= 1
-        i += 1
     return -1
 
 
@@ -663,7 +649,9 @@ class _Parser:
 
     def _start(self, tid: int, ts: int, name: str, args: str) -> None:
         if tid in self.pending:
-            raise _Malformed(f"thread {tid} starts {name} while {self.pending[tid].name} is unfinished")
+            raise _Malformed(
+                f"thread {tid} starts {name} while {self.pending[tid].name} is unfinished"
+            )
         self.pending[tid] = _Pending(ts, name, args)
 
     def _ret(self, tail: str) -> tuple[int | None, str | None, int | None]:
@@ -698,6 +686,8 @@ def _detect(lines: list[str]) -> str:
         if _PERF_LINE.match(s):
             return "perf"
         m = _STRACE_PREFIX.match(s)
-        if m and (_CALL.match(m.group("body")) or m.group("body").startswith(("<...", "---", "+++"))):
+        if m and (
+            _CALL.match(m.group("body")) or m.group("body").startswith(("<...", "---", "+++"))
+        ):
             return "strace"
     return "strace"
