@@ -4,10 +4,10 @@ nobody measured (leave-the-machine-out within its family)."""
 from __future__ import annotations
 
 import pytest
+from conftest import C2C_DIR
 
 from cohsim.c2c import compare, detect_home, fit, predict_from_family
 from cohsim.matrix import matrix_index, read_matrix
-from conftest import C2C_DIR
 
 INDEX = {i.path.name: i for i in matrix_index(C2C_DIR)}
 
@@ -49,9 +49,11 @@ def test_remote_home_is_visible_in_amd_two_socket_matrices(catalog, matrices):
 
 def test_ccx_structure_of_amd_parts(catalog, matrices):
     """CCX size 4 (Rome), 6 (Genoa 9454) and 8 (Milan, Genoa 9654) all show in the data."""
-    for machine, matrix, ccx in (("epyc-7742-2s", "epyc-7742_rome_2s.csv", 4),
-                                 ("epyc-9454-2s", "epyc-9454_genoa_2s.csv", 6),
-                                 ("epyc-7763-2s", "epyc-7763_milan_2s.csv", 8)):
+    for machine, matrix, ccx in (
+        ("epyc-7742-2s", "epyc-7742_rome_2s.csv", 4),
+        ("epyc-9454-2s", "epyc-9454_genoa_2s.csv", 6),
+        ("epyc-7763-2s", "epyc-7763_milan_2s.csv", 8),
+    ):
         m = catalog.get(machine)
         assert m.topology.llc_domain_cores == ccx
         meas = matrices[matrix]
@@ -62,8 +64,10 @@ def test_ccx_structure_of_amd_parts(catalog, matrices):
 
 FAMILY = {  # target -> its own matrix and the other machines of its family (issue 2)
     "c5.metal": ("aws_c5.metal_xeon-8275CL_2s.csv", ["xeon-gold-6242-2s", "xeon-gold-6242-1s"]),
-    "c6i.metal": ("aws_c6i.metal_xeon-8375C_2s.csv",
-                  ["xeon-8358-2s-smtoff", "xeon-8360Y-2s", "xeon-gold-6336Y-2s"]),
+    "c6i.metal": (
+        "aws_c6i.metal_xeon-8375C_2s.csv",
+        ["xeon-8358-2s-smtoff", "xeon-8360Y-2s", "xeon-gold-6336Y-2s"],
+    ),
     "c6a.metal": ("aws_c6a.metal_epyc-7R13_2s.csv", ["epyc-7763-2s", "epyc-7773X-1s"]),
 }
 # The one known miss: the only two-socket Milan matrix we have (EPYC 7763, KCORES) measures
@@ -71,23 +75,33 @@ FAMILY = {  # target -> its own matrix and the other machines of its family (iss
 KNOWN_MISS = {("c6a.metal", "cross_socket"), ("c6a.metal", "remote_home")}
 
 
-CLASSES = {"c5.metal": ("smt", "same_llc", "cross_socket"),
-           "c6i.metal": ("smt", "same_llc", "cross_socket"),
-           "c6a.metal": ("smt", "same_llc", "cross_llc", "cross_socket", "remote_home")}
+CLASSES = {
+    "c5.metal": ("smt", "same_llc", "cross_socket"),
+    "c6i.metal": ("smt", "same_llc", "cross_socket"),
+    "c6a.metal": ("smt", "same_llc", "cross_llc", "cross_socket", "remote_home"),
+}
 
 
 def _prediction_cases():
     for target, (matrix, members) in FAMILY.items():
         for cls in CLASSES[target]:
-            marks = [pytest.mark.xfail(strict=True, reason="EPYC 7763 cross-socket 304 ns vs "
-                                       "7R13 197 ns: see KNOWN_MISS")] \
-                if (target, cls) in KNOWN_MISS else []
+            marks = (
+                [
+                    pytest.mark.xfail(
+                        strict=True,
+                        reason="EPYC 7763 cross-socket 304 ns vs 7R13 197 ns: see KNOWN_MISS",
+                    )
+                ]
+                if (target, cls) in KNOWN_MISS
+                else []
+            )
             yield pytest.param(target, matrix, members, cls, marks=marks, id=f"{target}-{cls}")
 
 
 @pytest.mark.parametrize("target, matrix, members, cls", list(_prediction_cases()))
-def test_unmeasured_machine_predicted_from_its_family(catalog, matrices, target, matrix,
-                                                      members, cls):
+def test_unmeasured_machine_predicted_from_its_family(
+    catalog, matrices, target, matrix, members, cls
+):
     """Per-class medians within 20% when the machine's own matrix is left out."""
     predicted = predict_from_family(catalog.get(target), [catalog.get(n) for n in members])
     c = compare(predicted, matrices[matrix], INDEX[matrix].home, matrix)

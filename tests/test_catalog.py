@@ -6,12 +6,12 @@ import csv
 import re
 
 import pytest
+from conftest import DATA, REPO
 from hypothesis import given
+from test_machine import machines
 
 from cohsim.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml
 from cohsim.errors import CohsimError
-from conftest import DATA, REPO
-from test_machine import machines
 
 GOOD = """schema = 1
 name = "tiny"
@@ -56,8 +56,11 @@ def test_catalog_covers_every_instance_in_the_reference_table(catalog):
         assert m.topology.threads_per_core == int(row["threads_per_core"])
         assert m.vcpus == int(row["vcpus"])
         assert m.topology.interconnect == row["interconnect"]
-        for col, attr in (("sockets", "sockets"), ("numa_nodes", "numa_nodes"),
-                          ("llc_domain_cores", "llc_domain_cores")):
+        for col, attr in (
+            ("sockets", "sockets"),
+            ("numa_nodes", "numa_nodes"),
+            ("llc_domain_cores", "llc_domain_cores"),
+        ):
             if row[col] != "unknown":
                 assert getattr(m.topology, attr) == int(row[col]), (row["instance"], col)
             else:  # the file must say the value is assumed
@@ -66,9 +69,19 @@ def test_catalog_covers_every_instance_in_the_reference_table(catalog):
 
 def test_measured_servers_are_in_the_catalog(catalog):
     servers = {m.name for m in catalog.machines() if m.kind == "server"}
-    assert {"epyc-9654-2s-smtoff", "epyc-9454-2s", "xeon-w9-3475X-1s", "xeon-8358-2s-smtoff",
-            "xeon-8360Y-2s", "xeon-gold-6336Y-2s", "epyc-7763-2s", "epyc-7773X-1s",
-            "epyc-7742-2s", "xeon-gold-6242-2s", "xeon-e5-2695v4-2s"} <= servers
+    assert {
+        "epyc-9654-2s-smtoff",
+        "epyc-9454-2s",
+        "xeon-w9-3475X-1s",
+        "xeon-8358-2s-smtoff",
+        "xeon-8360Y-2s",
+        "xeon-gold-6336Y-2s",
+        "epyc-7763-2s",
+        "epyc-7773X-1s",
+        "epyc-7742-2s",
+        "xeon-gold-6242-2s",
+        "xeon-e5-2695v4-2s",
+    } <= servers
 
 
 def test_every_number_cites_a_real_file_or_says_it_is_assumed(catalog):
@@ -97,8 +110,10 @@ def test_unknown_name_suggests_close_ones(catalog):
         catalog.get("m7a.24xlarg")
 
 
-@pytest.mark.parametrize("name", sorted(n.stem for n in (REPO / "models").rglob("*.toml")
-                                        if n.parent.name != "archetypes"))
+@pytest.mark.parametrize(
+    "name",
+    sorted(n.stem for n in (REPO / "models").rglob("*.toml") if n.parent.name != "archetypes"),
+)
 def test_catalog_files_round_trip(catalog, name, tmp_path):
     m = catalog.get(name)
     path = tmp_path / f"{name}.toml"
@@ -111,8 +126,11 @@ def test_catalog_files_round_trip(catalog, name, tmp_path):
 def test_random_machines_round_trip(m):
     import tomllib
 
-    doc = tomllib.loads(machine_to_toml(m).replace("[sources]", "[sources]\ntopology = 'a'\n"
-                                                   "microarch = 'a'\ncoherence = 'a'"))
+    doc = tomllib.loads(
+        machine_to_toml(m).replace(
+            "[sources]", "[sources]\ntopology = 'a'\nmicroarch = 'a'\ncoherence = 'a'"
+        )
+    )
     doc["kind"] = "instance"
     assert machine_from_dict(doc, "x") == m
 
@@ -124,17 +142,23 @@ def test_good_file_loads(tmp_path):
     assert m.vcpus == 32 and m.topology.llc_domains == 2
 
 
-@pytest.mark.parametrize("edit, message", [
-    (("family = \"test\"", "family = \"test\"\ncolour = \"red\""), r"unknown key colour"),
-    (("sockets = 1", "sockets = \"one\""), r"topology\.sockets must be a int, not str"),
-    (("freq_ghz = 3.0\n", ""), r"missing key microarch\.freq_ghz"),
-    (("same_llc_ns = 25.0", "same_llc_ns = -25.0"), r"coherence\.same_llc_ns must not be negative"),
-    (("cross_llc_ns = 100.0\n", ""), r"cross_llc_ns is required"),
-    (("coherence = \"assumption: a test machine\"\n", ""), r"coherence\.smt_ns has no source"),
-    (("schema = 1", "schema = 7"), r"schema 7 is not supported"),
-    (("[coherence]", "[coherence\n"), r"invalid TOML"),
-    (("[microarch]", "[microarch]\nturbo_ghz = 4.0"), r"unknown key microarch\.turbo_ghz"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (('family = "test"', 'family = "test"\ncolour = "red"'), r"unknown key colour"),
+        (("sockets = 1", 'sockets = "one"'), r"topology\.sockets must be a int, not str"),
+        (("freq_ghz = 3.0\n", ""), r"missing key microarch\.freq_ghz"),
+        (
+            ("same_llc_ns = 25.0", "same_llc_ns = -25.0"),
+            r"coherence\.same_llc_ns must not be negative",
+        ),
+        (("cross_llc_ns = 100.0\n", ""), r"cross_llc_ns is required"),
+        (('coherence = "assumption: a test machine"\n', ""), r"coherence\.smt_ns has no source"),
+        (("schema = 1", "schema = 7"), r"schema 7 is not supported"),
+        (("[coherence]", "[coherence\n"), r"invalid TOML"),
+        (("[microarch]", "[microarch]\nturbo_ghz = 4.0"), r"unknown key microarch\.turbo_ghz"),
+    ],
+)
 def test_bad_files_fail_with_one_line_naming_file_and_key(tmp_path, edit, message):
     p = tmp_path / "tiny.toml"
     p.write_text(GOOD.replace(*edit, 1))

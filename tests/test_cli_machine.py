@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import C2C_DIR
 
 from cohsim.cli import main
-from conftest import C2C_DIR
 
 C5 = str(C2C_DIR / "aws_c5.metal_xeon-8275CL_2s.csv")
 
@@ -26,8 +26,19 @@ def test_machines_json_lists_the_catalog(capsys):
     assert code == 0 and doc["schema"] == 1
     instances = [m for m in doc["machines"] if m["kind"] == "instance"]
     assert len(instances) >= 29
-    keys = {"name", "vendor", "uarch", "interconnect", "sockets", "numa_nodes", "cores",
-            "threads_per_core", "vcpus", "llc_domains", "source"}
+    keys = {
+        "name",
+        "vendor",
+        "uarch",
+        "interconnect",
+        "sockets",
+        "numa_nodes",
+        "cores",
+        "threads_per_core",
+        "vcpus",
+        "llc_domains",
+        "source",
+    }
     assert keys <= set(doc["machines"][0])
 
 
@@ -67,14 +78,20 @@ def test_c2c_plot_side_by_side(capsys, tmp_path):
     assert code == 0 and png.stat().st_size > 1000 and "per-pair median" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["show", "m7i.metl-24xl"], "unknown instance 'm7i.metl-24xl'; did you mean m7i.metal-24xl"),
-    (["c2c", "c5.metal", "--vs", "/nonexistent.csv"], "/nonexistent.csv: no such file"),
-    (["c2c", "c5.metal", "--fit"], "--fit needs a measured matrix"),
-    (["c2c", "c5.metal", "--vs", C5, "--home", "north"], "home must be 'local' or 'socketN'"),
-    (["c2c", "c6gd.metal", "--vs", C5], "the matrix has 96 CPUs but c6gd.metal has only 64"),
-    (["show", "c5.metal", "--plot", "x.gif"], "plot file must end in"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["show", "m7i.metl-24xl"],
+            "unknown instance 'm7i.metl-24xl'; did you mean m7i.metal-24xl",
+        ),
+        (["c2c", "c5.metal", "--vs", "/nonexistent.csv"], "/nonexistent.csv: no such file"),
+        (["c2c", "c5.metal", "--fit"], "--fit needs a measured matrix"),
+        (["c2c", "c5.metal", "--vs", C5, "--home", "north"], "home must be 'local' or 'socketN'"),
+        (["c2c", "c6gd.metal", "--vs", C5], "the matrix has 96 CPUs but c6gd.metal has only 64"),
+        (["show", "c5.metal", "--plot", "x.gif"], "plot file must end in"),
+    ],
+)
 def test_bad_input_is_one_line_exit_1(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 1 and out == ""

@@ -14,9 +14,12 @@ from cohsim.machine import Coherence, Machine, Microarch, PairClass, Topology
 def make(interconnect="chiplet", sockets=2, cps=16, tpc=2, llc=8, lat=(10.0, 25.0, 100.0, 200.0)):
     topo = Topology(interconnect, sockets, cps, tpc, llc, sockets)
     smt, same, cross, sock = lat
-    coh = Coherence(same_llc_ns=same, smt_ns=smt if tpc > 1 else None,
-                    cross_llc_ns=cross if cps // llc > 1 else None,
-                    cross_socket_ns=sock if sockets > 1 else None)
+    coh = Coherence(
+        same_llc_ns=same,
+        smt_ns=smt if tpc > 1 else None,
+        cross_llc_ns=cross if cps // llc > 1 else None,
+        cross_socket_ns=sock if sockets > 1 else None,
+    )
     return Machine("test", topo, Microarch("x", 64, 3.0), coh)
 
 
@@ -78,13 +81,16 @@ def test_smt_off_and_one_socket_variants():
         m.with_sockets(3)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(lat=(30.0, 25.0, 100.0, 200.0)), "same_llc_ns"),
-    (dict(lat=(10.0, 25.0, 100.0, 90.0)), "cross_socket_ns"),
-    (dict(lat=(-1.0, 25.0, 100.0, 200.0)), "positive"),
-    (dict(cps=12, llc=8), "multiple of llc_domain_cores"),
-    (dict(interconnect="ring"), "interconnect"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(lat=(30.0, 25.0, 100.0, 200.0)), "same_llc_ns"),
+        (dict(lat=(10.0, 25.0, 100.0, 90.0)), "cross_socket_ns"),
+        (dict(lat=(-1.0, 25.0, 100.0, 200.0)), "positive"),
+        (dict(cps=12, llc=8), "multiple of llc_domain_cores"),
+        (dict(interconnect="ring"), "interconnect"),
+    ],
+)
 def test_impossible_machines_are_refused(bad, match):
     with pytest.raises(CohsimError, match=match):
         make(**bad)
@@ -112,7 +118,7 @@ def test_latency_matrix_is_symmetric_positive_and_ordered(m, home):
     chain = [PairClass.SMT, PairClass.SAME_LLC, PairClass.CROSS_LLC, PairClass.CROSS_SOCKET]
     present = [k for k in chain if k in c]
     for i, a in enumerate(present):
-        for b in present[i + 1:]:
+        for b in present[i + 1 :]:
             strict = a is PairClass.SMT or b is PairClass.CROSS_LLC
             assert c[a] < c[b] if strict else c[a] <= c[b], (a, b, c)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import C2C_DIR
 
 from cohsim.errors import CohsimError
 from cohsim.matrix import matrix_index, read_matrix
-from conftest import C2C_DIR
 
 
 def test_every_matrix_reads_as_a_symmetric_positive_matrix():
@@ -31,14 +31,17 @@ def test_known_values():
     assert m[1, 0] == pytest.approx(43.02042555555555)
 
 
-@pytest.mark.parametrize("text, message", [
-    (",,\n1.0,,\n2.0,3.0\n", r":3: row has 2 fields, expected 3 \(ragged"),
-    (",,\n1.0,,\n2.0,fast,\n", r":3: column 2 is not a number: 'fast'"),
-    (",,\n1.0,5.0,\n2.0,3.0,\n", r":2: column 2 is on or above the diagonal"),
-    (",,\n,,\n2.0,3.0,\n", r":2: column 1 is empty below the diagonal"),
-    (",,\n1.0,,\n-2.0,3.0,\n", r":3: column 1 must be a positive latency"),
-    ("1.0\n", r"at least 2 rows"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (",,\n1.0,,\n2.0,3.0\n", r":3: row has 2 fields, expected 3 \(ragged"),
+        (",,\n1.0,,\n2.0,fast,\n", r":3: column 2 is not a number: 'fast'"),
+        (",,\n1.0,5.0,\n2.0,3.0,\n", r":2: column 2 is on or above the diagonal"),
+        (",,\n,,\n2.0,3.0,\n", r":2: column 1 is empty below the diagonal"),
+        (",,\n1.0,,\n-2.0,3.0,\n", r":3: column 1 must be a positive latency"),
+        ("1.0\n", r"at least 2 rows"),
+    ],
+)
 def test_bad_matrices_name_file_and_row(tmp_path, text, message):
     p = tmp_path / "bad.csv"
     p.write_text(text)

@@ -30,64 +30,232 @@ PROXY = "calibration/data/reference/c2c_proxy_map.csv"
 
 PAUSE_BY_FAMILY = {  # family -> (cycles, source)
     "broadwell": (10.0, f"{PAUSE} row 'Intel pre-Skylake (Haswell/Broadwell)': ~10 cycles"),
-    "cascadelake": (140.0, f"{PAUSE} row 'Intel Skylake and later (incl. Skylake-SP/Cascade "
-                           "Lake-SP)': up to ~140 cycles"),
-    "icelake": (140.0, f"assumption: {PAUSE} says Ice Lake-SP is unknown; Intel's manual gives "
-                       "~140 cycles 'from Skylake on' (row 'Intel Skylake and later')"),
-    "sapphirerapids": (140.0, f"assumption: {PAUSE} says Sapphire Rapids is unknown; Intel's "
-                              "manual gives ~140 cycles 'from Skylake on'"),
-    "graniterapids": (140.0, f"assumption: no data for Granite Rapids in {PAUSE}; Intel's "
-                             "manual gives ~140 cycles 'from Skylake on'"),
-    "rome": (64.0, f"assumption: {PAUSE} says Zen 2 is unknown; taken equal to Zen 4's "
-                   "documented 64 cycles (row 'AMD Zen 4')"),
-    "milan": (64.0, f"assumption: {PAUSE} says Zen 3 is unknown; taken equal to Zen 4's "
-                    "documented 64 cycles (row 'AMD Zen 4')"),
+    "cascadelake": (
+        140.0,
+        f"{PAUSE} row 'Intel Skylake and later (incl. Skylake-SP/Cascade "
+        "Lake-SP)': up to ~140 cycles",
+    ),
+    "icelake": (
+        140.0,
+        f"assumption: {PAUSE} says Ice Lake-SP is unknown; Intel's manual gives "
+        "~140 cycles 'from Skylake on' (row 'Intel Skylake and later')",
+    ),
+    "sapphirerapids": (
+        140.0,
+        f"assumption: {PAUSE} says Sapphire Rapids is unknown; Intel's "
+        "manual gives ~140 cycles 'from Skylake on'",
+    ),
+    "graniterapids": (
+        140.0,
+        f"assumption: no data for Granite Rapids in {PAUSE}; Intel's "
+        "manual gives ~140 cycles 'from Skylake on'",
+    ),
+    "rome": (
+        64.0,
+        f"assumption: {PAUSE} says Zen 2 is unknown; taken equal to Zen 4's "
+        "documented 64 cycles (row 'AMD Zen 4')",
+    ),
+    "milan": (
+        64.0,
+        f"assumption: {PAUSE} says Zen 3 is unknown; taken equal to Zen 4's "
+        "documented 64 cycles (row 'AMD Zen 4')",
+    ),
     "genoa": (64.0, f"{PAUSE} row 'AMD Zen 4 (Ryzen 7950X)': 64 cycles"),
     "turin": (64.0, f"assumption: no data for Zen 5 in {PAUSE}; taken equal to Zen 4's 64 cycles"),
-    "graviton2": (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': no PAUSE, the kernel spins with "
-                       "YIELD whose latency was not read; taken as 1 cycle (a hint, no stall)"),
+    "graviton2": (
+        1.0,
+        f"assumption: {PAUSE} row 'Arm Neoverse': no PAUSE, the kernel spins with "
+        "YIELD whose latency was not read; taken as 1 cycle (a hint, no stall)",
+    ),
     "graviton3": (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': YIELD latency not read; 1 cycle"),
     "graviton4": (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': YIELD latency not read; 1 cycle"),
 }
 
 UARCH_FAMILY = {
-    "Skylake-SP or Cascade Lake-SP": "cascadelake", "Cascade Lake-SP": "cascadelake",
-    "Ice Lake-SP": "icelake", "Sapphire Rapids (Golden Cove)": "sapphirerapids",
-    "Granite Rapids (Xeon 6)": "graniterapids", "Zen 3 (Milan)": "milan",
-    "Zen 4 (Genoa)": "genoa", "Zen 5 (Turin)": "turin", "Neoverse N1": "graviton2",
-    "Neoverse V1": "graviton3", "Neoverse V2": "graviton4",
+    "Skylake-SP or Cascade Lake-SP": "cascadelake",
+    "Cascade Lake-SP": "cascadelake",
+    "Ice Lake-SP": "icelake",
+    "Sapphire Rapids (Golden Cove)": "sapphirerapids",
+    "Granite Rapids (Xeon 6)": "graniterapids",
+    "Zen 3 (Milan)": "milan",
+    "Zen 4 (Genoa)": "genoa",
+    "Zen 5 (Turin)": "turin",
+    "Neoverse N1": "graviton2",
+    "Neoverse V1": "graviton3",
+    "Neoverse V2": "graviton4",
 }
 
 # Measured servers (not AWS): name -> (matrix, vendor, cpu, uarch, family, interconnect, sockets,
 #   cores/socket, threads/core, llc cores, freq GHz, freq source)
 SERVERS = {
-    "xeon-e5-2695v4-2s": ("xeon-e5-2695v4_broadwell_2s.csv", "Intel", "Intel Xeon E5-2695 v4",
-                          "Broadwell-EP", "broadwell", "mesh", 2, 18, 2, 18, 2.1, "name"),
-    "xeon-gold-6242-2s": ("xeon-gold-6242_cascadelake_2s.csv", "Intel", "Intel Xeon Gold 6242",
-                          "Cascade Lake-SP", "cascadelake", "mesh", 2, 16, 2, 16, 2.8, "name"),
-    "xeon-gold-6242-1s": ("xeon-gold-6242_cascadelake_1s.csv", "Intel", "Intel Xeon Gold 6242",
-                          "Cascade Lake-SP", "cascadelake", "mesh", 1, 16, 2, 16, 2.8, "name"),
-    "xeon-8358-2s-smtoff": ("xeon-8358_icelake_2s_smtoff.csv", "Intel",
-                            "Intel Xeon Platinum 8358", "Ice Lake-SP", "icelake", "mesh", 2, 32,
-                            1, 32, 2.6, "name"),
-    "xeon-8360Y-2s": ("xeon-8360Y_icelake_2s_truncated128.csv", "Intel",
-                      "Intel Xeon Platinum 8360Y", "Ice Lake-SP", "icelake", "mesh", 2, 36, 2, 36,
-                      2.4, "name"),
-    "xeon-gold-6336Y-2s": ("xeon-gold-6336Y_icelake_2s.csv", "Intel", "Intel Xeon Gold 6336Y",
-                           "Ice Lake-SP", "icelake", "mesh", 2, 24, 2, 24, 2.4, "name"),
-    "xeon-w9-3475X-1s": ("xeon-w9-3475X_sapphirerapids_1s.csv", "Intel", "Intel Xeon w9-3475X",
-                         "Sapphire Rapids (Golden Cove)", "sapphirerapids", "mesh", 1, 36, 1, 36,
-                         2.2, "name"),
-    "epyc-7742-2s": ("epyc-7742_rome_2s.csv", "AMD", "AMD EPYC 7742", "Zen 2 (Rome)", "rome",
-                     "chiplet", 2, 64, 2, 4, 2.25, "amd"),
-    "epyc-7763-2s": ("epyc-7763_milan_2s.csv", "AMD", "AMD EPYC 7763", "Zen 3 (Milan)", "milan",
-                     "chiplet", 2, 64, 2, 8, 2.45, "amd"),
-    "epyc-7773X-1s": ("epyc-7773X_milanx_1s.csv", "AMD", "AMD EPYC 7773X", "Zen 3 (Milan-X)",
-                      "milan", "chiplet", 1, 64, 2, 8, 2.2, "amd"),
-    "epyc-9454-2s": ("epyc-9454_genoa_2s.csv", "AMD", "AMD EPYC 9454", "Zen 4 (Genoa)", "genoa",
-                     "chiplet", 2, 48, 2, 6, 2.75, "amd"),
-    "epyc-9654-2s-smtoff": ("epyc-9654_genoa_2s_smtoff.csv", "AMD", "AMD EPYC 9654",
-                            "Zen 4 (Genoa)", "genoa", "chiplet", 2, 96, 1, 8, 2.4, "amd"),
+    "xeon-e5-2695v4-2s": (
+        "xeon-e5-2695v4_broadwell_2s.csv",
+        "Intel",
+        "Intel Xeon E5-2695 v4",
+        "Broadwell-EP",
+        "broadwell",
+        "mesh",
+        2,
+        18,
+        2,
+        18,
+        2.1,
+        "name",
+    ),
+    "xeon-gold-6242-2s": (
+        "xeon-gold-6242_cascadelake_2s.csv",
+        "Intel",
+        "Intel Xeon Gold 6242",
+        "Cascade Lake-SP",
+        "cascadelake",
+        "mesh",
+        2,
+        16,
+        2,
+        16,
+        2.8,
+        "name",
+    ),
+    "xeon-gold-6242-1s": (
+        "xeon-gold-6242_cascadelake_1s.csv",
+        "Intel",
+        "Intel Xeon Gold 6242",
+        "Cascade Lake-SP",
+        "cascadelake",
+        "mesh",
+        1,
+        16,
+        2,
+        16,
+        2.8,
+        "name",
+    ),
+    "xeon-8358-2s-smtoff": (
+        "xeon-8358_icelake_2s_smtoff.csv",
+        "Intel",
+        "Intel Xeon Platinum 8358",
+        "Ice Lake-SP",
+        "icelake",
+        "mesh",
+        2,
+        32,
+        1,
+        32,
+        2.6,
+        "name",
+    ),
+    "xeon-8360Y-2s": (
+        "xeon-8360Y_icelake_2s_truncated128.csv",
+        "Intel",
+        "Intel Xeon Platinum 8360Y",
+        "Ice Lake-SP",
+        "icelake",
+        "mesh",
+        2,
+        36,
+        2,
+        36,
+        2.4,
+        "name",
+    ),
+    "xeon-gold-6336Y-2s": (
+        "xeon-gold-6336Y_icelake_2s.csv",
+        "Intel",
+        "Intel Xeon Gold 6336Y",
+        "Ice Lake-SP",
+        "icelake",
+        "mesh",
+        2,
+        24,
+        2,
+        24,
+        2.4,
+        "name",
+    ),
+    "xeon-w9-3475X-1s": (
+        "xeon-w9-3475X_sapphirerapids_1s.csv",
+        "Intel",
+        "Intel Xeon w9-3475X",
+        "Sapphire Rapids (Golden Cove)",
+        "sapphirerapids",
+        "mesh",
+        1,
+        36,
+        1,
+        36,
+        2.2,
+        "name",
+    ),
+    "epyc-7742-2s": (
+        "epyc-7742_rome_2s.csv",
+        "AMD",
+        "AMD EPYC 7742",
+        "Zen 2 (Rome)",
+        "rome",
+        "chiplet",
+        2,
+        64,
+        2,
+        4,
+        2.25,
+        "amd",
+    ),
+    "epyc-7763-2s": (
+        "epyc-7763_milan_2s.csv",
+        "AMD",
+        "AMD EPYC 7763",
+        "Zen 3 (Milan)",
+        "milan",
+        "chiplet",
+        2,
+        64,
+        2,
+        8,
+        2.45,
+        "amd",
+    ),
+    "epyc-7773X-1s": (
+        "epyc-7773X_milanx_1s.csv",
+        "AMD",
+        "AMD EPYC 7773X",
+        "Zen 3 (Milan-X)",
+        "milan",
+        "chiplet",
+        1,
+        64,
+        2,
+        8,
+        2.2,
+        "amd",
+    ),
+    "epyc-9454-2s": (
+        "epyc-9454_genoa_2s.csv",
+        "AMD",
+        "AMD EPYC 9454",
+        "Zen 4 (Genoa)",
+        "genoa",
+        "chiplet",
+        2,
+        48,
+        2,
+        6,
+        2.75,
+        "amd",
+    ),
+    "epyc-9654-2s-smtoff": (
+        "epyc-9654_genoa_2s_smtoff.csv",
+        "AMD",
+        "AMD EPYC 9654",
+        "Zen 4 (Genoa)",
+        "genoa",
+        "chiplet",
+        2,
+        96,
+        1,
+        8,
+        2.4,
+        "amd",
+    ),
 }
 
 # AWS instances measured directly: instance -> matrix
@@ -101,35 +269,60 @@ AWS_MEASURED = {
 
 # Proxies for the rest: instance family -> (catalog machine whose fitted values are used, note)
 PROXY_OF = {
-    "cascadelake": ("c5.metal", "proxy row 'r5.metal / r5.24xlarge / m5.metal': same 24-core/"
-                                "socket Skylake/Cascade Lake-SP 2-socket mesh"),
+    "cascadelake": (
+        "c5.metal",
+        "proxy row 'r5.metal / r5.24xlarge / m5.metal': same 24-core/"
+        "socket Skylake/Cascade Lake-SP 2-socket mesh",
+    ),
     "icelake": ("c6i.metal", "proxy row 'm6i.metal / c6i.metal': exact CPU, measured on c6i.metal"),
     "milan": ("c6a.metal", "proxy row 'm6a.metal / c6a.metal': exact CPU, measured on c6a.metal"),
-    "sapphirerapids": ("xeon-w9-3475X-1s", "proxy row 'm7i.* / c7i.* / r7i.*': weak proxy, SPR "
-                                           "workstation with 36 cores"),
-    "genoa": ("epyc-9654-2s-smtoff", "proxy row 'm7a.* / c7a.* / r7a.*': good proxy, Genoa "
-                                     "96-core SMT off"),
+    "sapphirerapids": (
+        "xeon-w9-3475X-1s",
+        "proxy row 'm7i.* / c7i.* / r7i.*': weak proxy, SPR workstation with 36 cores",
+    ),
+    "genoa": (
+        "epyc-9654-2s-smtoff",
+        "proxy row 'm7a.* / c7a.* / r7a.*': good proxy, Genoa 96-core SMT off",
+    ),
     "graviton2": ("c6gd.metal", "proxy row 'm6g / c6g(d)': exact CPU"),
     "graviton3": ("c7g.metal", "proxy row 'm7g / c7g': exact CPU (c7g.16xlarge, virtualised)"),
-    "turin": ("epyc-9654-2s-smtoff", "assumption: proxy row 'm8a.*' names no matrix; Zen 4 "
-                                     "Genoa (same 8-core CCX, same IO-die design) stands in"),
-    "graniterapids": ("xeon-w9-3475X-1s", "assumption: proxy row 'm8i.*' names no matrix; the "
-                                          "previous Intel mesh generation (SPR) stands in"),
-    "graviton4": ("c7g.metal", "assumption: proxy row 'm8g' names no matrix; Graviton3 (CMN-650) "
-                               "stands in for Graviton4 (CMN-700)"),
+    "turin": (
+        "epyc-9654-2s-smtoff",
+        "assumption: proxy row 'm8a.*' names no matrix; Zen 4 "
+        "Genoa (same 8-core CCX, same IO-die design) stands in",
+    ),
+    "graniterapids": (
+        "xeon-w9-3475X-1s",
+        "assumption: proxy row 'm8i.*' names no matrix; the "
+        "previous Intel mesh generation (SPR) stands in",
+    ),
+    "graviton4": (
+        "c7g.metal",
+        "assumption: proxy row 'm8g' names no matrix; Graviton3 (CMN-650) "
+        "stands in for Graviton4 (CMN-700)",
+    ),
 }
 # Values no proxy of the family has, with their assumption.
-SMT_FALLBACK = ("c6i.metal", "assumption: no SMT pairs in the Sapphire Rapids proxy matrix; the "
-                             "Ice Lake c6i.metal SMT-sibling latency stands in (the line stays in "
-                             "the core's private caches)")
-SOCKET_FALLBACK = ("c6i.metal", "assumption: no two-socket matrix of this CPU; the c6i.metal "
-                                "(Ice Lake, UPI) cross-socket latency stands in")
+SMT_FALLBACK = (
+    "c6i.metal",
+    "assumption: no SMT pairs in the Sapphire Rapids proxy matrix; the "
+    "Ice Lake c6i.metal SMT-sibling latency stands in (the line stays in "
+    "the core's private caches)",
+)
+SOCKET_FALLBACK = (
+    "c6i.metal",
+    "assumption: no two-socket matrix of this CPU; the c6i.metal "
+    "(Ice Lake, UPI) cross-socket latency stands in",
+)
 
 
 def placeholder(topo: Topology) -> Coherence:
-    return Coherence(same_llc_ns=2.0, smt_ns=1.0 if topo.threads_per_core > 1 else None,
-                     cross_llc_ns=3.0 if topo.llc_domains_per_socket > 1 else None,
-                     cross_socket_ns=4.0 if topo.sockets > 1 else None)
+    return Coherence(
+        same_llc_ns=2.0,
+        smt_ns=1.0 if topo.threads_per_core > 1 else None,
+        cross_llc_ns=3.0 if topo.llc_domains_per_socket > 1 else None,
+        cross_socket_ns=4.0 if topo.sockets > 1 else None,
+    )
 
 
 def fitted(m: Machine, matrix: str) -> tuple[Machine, str]:
@@ -148,20 +341,33 @@ def main() -> None:
     for name, (matrix, vendor, cpu, uarch, fam, ic, s, cps, tpc, llc, ghz, fsrc) in SERVERS.items():
         topo = Topology(ic, s, cps, tpc, llc, s)
         cyc, psrc = PAUSE_BY_FAMILY[fam]
-        fsrc_text = (f"the CPU's name in calibration/data/core-to-core-latency/README.md "
-                     f"(base clock '{ghz} GHz')" if fsrc == "name" else
-                     f"assumption: AMD's published base clock of the {cpu} ({ghz} GHz); not "
-                     "in calibration/data")
-        m = Machine(name=name, topology=topo, microarch=Microarch(uarch, cyc, ghz),
-                    coherence=placeholder(topo), kind="server", vendor=vendor, cpu_model=cpu,
-                    family=fam, description=f"{cpu}, {s} socket(s), measured core-to-core "
-                                            f"matrix {matrix}",
-                    sources={"topology": f"calibration/data/reference/c2c_summary.csv rows "
-                                         f"{matrix} (sockets, logical CPUs, CCX size) and "
-                                         "calibration/data/core-to-core-latency/README.md (CPU "
-                                         "numbering); numa_nodes: assumption, one per socket "
-                                         "(not recorded)",
-                             "microarch.pause_cycles": psrc, "microarch.freq_ghz": fsrc_text})
+        fsrc_text = (
+            f"the CPU's name in calibration/data/core-to-core-latency/README.md "
+            f"(base clock '{ghz} GHz')"
+            if fsrc == "name"
+            else f"assumption: AMD's published base clock of the {cpu} ({ghz} GHz); not "
+            "in calibration/data"
+        )
+        m = Machine(
+            name=name,
+            topology=topo,
+            microarch=Microarch(uarch, cyc, ghz),
+            coherence=placeholder(topo),
+            kind="server",
+            vendor=vendor,
+            cpu_model=cpu,
+            family=fam,
+            description=f"{cpu}, {s} socket(s), measured core-to-core matrix {matrix}",
+            sources={
+                "topology": f"calibration/data/reference/c2c_summary.csv rows "
+                f"{matrix} (sockets, logical CPUs, CCX size) and "
+                "calibration/data/core-to-core-latency/README.md (CPU "
+                "numbering); numa_nodes: assumption, one per socket "
+                "(not recorded)",
+                "microarch.pause_cycles": psrc,
+                "microarch.freq_ghz": fsrc_text,
+            },
+        )
         m, home = fitted(m, matrix)
         out[name] = m
         index.append((matrix, name, fam, home))
@@ -178,16 +384,23 @@ def main() -> None:
                 sockets = 2 if inst.startswith("m7i") else 1
         numa = int(r["numa_nodes"]) if r["numa_nodes"] != "unknown" else sockets
         llc = int(r["llc_domain_cores"]) if r["llc_domain_cores"] != "unknown" else cores // sockets
-        topo = Topology(r["interconnect"], sockets, cores // sockets, int(r["threads_per_core"]),
-                        llc, numa)
+        topo = Topology(
+            r["interconnect"], sockets, cores // sockets, int(r["threads_per_core"]), llc, numa
+        )
         topo_src = f"{INST} row {inst} (sources {r['source']})"
         assumed = []
         if not sockets_known:
-            assumed.append(f"sockets={sockets} (unknown in instances.csv; "
-                           + ("half of the 96xl's 192 cores on one socket" if
-                              inst == "m8i.metal-48xl" else "the same host as the .metal size"
-                              if cores < 192 or fam != "graniterapids" else "")
-                           + ")")
+            assumed.append(
+                f"sockets={sockets} (unknown in instances.csv; "
+                + (
+                    "half of the 96xl's 192 cores on one socket"
+                    if inst == "m8i.metal-48xl"
+                    else "the same host as the .metal size"
+                    if cores < 192 or fam != "graniterapids"
+                    else ""
+                )
+                + ")"
+            )
         if r["numa_nodes"] == "unknown":
             assumed.append(f"numa_nodes={numa} (unknown; one per socket assumed)")
         if r["llc_domain_cores"] == "unknown":
@@ -197,12 +410,22 @@ def main() -> None:
         ghz = moto.get(inst, {}).get("ProcessorInfo", {}).get("SustainedClockSpeedInGhz")
         fsrc = f"{MOTO} {inst} SustainedClockSpeedInGhz (AWS sustained all-core clock)"
         cyc, psrc = PAUSE_BY_FAMILY[fam]
-        m = Machine(name=inst, topology=topo, microarch=Microarch(r["uarch"], cyc, float(ghz)),
-                    coherence=placeholder(topo), kind="instance", vendor=r["vendor"],
-                    cpu_model=r["cpu_model"], family=fam,
-                    description=f"AWS {inst}: {r['cpu_model']}",
-                    sources={"topology": topo_src, "microarch.pause_cycles": psrc,
-                             "microarch.freq_ghz": fsrc})
+        m = Machine(
+            name=inst,
+            topology=topo,
+            microarch=Microarch(r["uarch"], cyc, float(ghz)),
+            coherence=placeholder(topo),
+            kind="instance",
+            vendor=r["vendor"],
+            cpu_model=r["cpu_model"],
+            family=fam,
+            description=f"AWS {inst}: {r['cpu_model']}",
+            sources={
+                "topology": topo_src,
+                "microarch.pause_cycles": psrc,
+                "microarch.freq_ghz": fsrc,
+            },
+        )
         if inst in AWS_MEASURED:
             m, home = fitted(m, AWS_MEASURED[inst])
             index.append((AWS_MEASURED[inst], inst, fam, home))
@@ -217,8 +440,10 @@ def main() -> None:
         values, sources = {}, dict(m.sources)
         for key in placeholder(m.topology).values():
             v = proxy.coherence.values().get(key)
-            src = (f"{'' if note.startswith('assumption') else 'proxy: '}{note} "
-                   f"({PROXY}); value of {proxy_name}: {proxy.sources.get('coherence.' + key)}")
+            src = (
+                f"{'' if note.startswith('assumption') else 'proxy: '}{note} "
+                f"({PROXY}); value of {proxy_name}: {proxy.sources.get('coherence.' + key)}"
+            )
             if v is None:
                 fb_name, fb_note = SMT_FALLBACK if key == "smt_ns" else SOCKET_FALLBACK
                 v = out[fb_name].coherence.values()[key]
@@ -230,13 +455,23 @@ def main() -> None:
     for name, m in out.items():
         sub = "servers" if m.kind == "server" else "instances"
         (ROOT / "models" / sub / f"{name}.toml").write_text(machine_to_toml(m))
-    lines = ["# Which catalog machine each matrix was measured on, its parameter family, and the",
-             "# socket that homed the benchmark's line (detected by cohsim.c2c.detect_home: the",
-             "# policy with the lowest per-pair error; 'local' = no remote-home effect seen).",
-             "# Written by tools/gen_catalog.py.", "schema = 1", ""]
+    lines = [
+        "# Which catalog machine each matrix was measured on, its parameter family, and the",
+        "# socket that homed the benchmark's line (detected by cohsim.c2c.detect_home: the",
+        "# policy with the lowest per-pair error; 'local' = no remote-home effect seen).",
+        "# Written by tools/gen_catalog.py.",
+        "schema = 1",
+        "",
+    ]
     for matrix, name, fam, home in sorted(index):
-        lines += ["[[matrix]]", f'file = "{matrix}"', f'machine = "{name}"', f'family = "{fam}"',
-                  f'home = "{home}"', ""]
+        lines += [
+            "[[matrix]]",
+            f'file = "{matrix}"',
+            f'machine = "{name}"',
+            f'family = "{fam}"',
+            f'home = "{home}"',
+            "",
+        ]
     (C2C / "matrices.toml").write_text("\n".join(lines))
     print(f"wrote {len(out)} machines, {len(index)} matrices")
 
