@@ -90,6 +90,10 @@ def synthesize(
     expected_mount_ops(strategy, containers, layers)  # validates the strategy
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1", "--containers/--layers")
+    if (think_ns is not None and think_ns < 0) or (duration_ns is not None and duration_ns < 0):
+        raise CohsimError(
+            "think and duration means must not be negative", "--think-ns/--duration-ns"
+        )
     names_rng, arrival_rng, time_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)
     )
