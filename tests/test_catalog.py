@@ -178,3 +178,27 @@ def test_duplicate_names_are_refused(tmp_path):
         (tmp_path / sub / "tiny.toml").write_text(GOOD)
     with pytest.raises(CohsimError, match="also defined"):
         Catalog(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(n.stem for n in (REPO / "models").rglob("*.toml") if n.parent.name != "archetypes"),
+)
+def test_catalog_machines_are_physically_ordered(catalog, name):
+    """Symmetric positive latencies; SMT < same LLC < other LLC <= cross-socket; counts agree."""
+    import numpy as np
+
+    from cohsim.machine import PairClass
+
+    m = catalog.get(name)
+    lat = m.latency_matrix(0)
+    off = ~np.eye(m.vcpus, dtype=bool)
+    assert np.allclose(lat, lat.T) and (lat[off] > 0).all()
+    c = m.class_latency_ns(0)
+    get = [c.get(k) for k in (PairClass.SMT, PairClass.SAME_LLC, PairClass.CROSS_LLC)]
+    present = [v for v in get if v is not None]
+    assert present == sorted(present) and len(set(present)) == len(present)
+    if PairClass.CROSS_SOCKET in c:
+        assert c[PairClass.CROSS_SOCKET] >= max(present)
+    t = m.topology
+    assert m.vcpus == t.sockets * t.cores_per_socket * t.threads_per_core
