@@ -83,7 +83,7 @@ def synthesize(
 ) -> Trace:
     """containerd's mount syscalls for ``containers`` containers of a ``layers``-layer image.
 
-    ``arrival``: ``burst`` (all at t=0), ``stagger:NS`` (container k at k*NS ns) or
+    ``arrival``: ``burst`` (all at t=0), ``stagger:NS`` (container k at k*NS ns, to the us) or
     ``poisson:RATE`` (exponential gaps at RATE containers/s, the first at 0).
     ``think_ns`` / ``duration_ns``: means of exponential think times / durations (None: none).
     """
@@ -125,7 +125,7 @@ def _arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
         if kind == "burst" and not value:
             return [0] * n
         if kind == "stagger":
-            return [k * int(value) for k in range(n)]
+            return [round(k * int(value) / 1000) * 1000 for k in range(n)]
         if kind == "poisson" and float(value) > 0:
             gaps = rng.exponential(1e9 / float(value), n - 1)
             return [0] + [int(x) * 1000 for x in np.cumsum(np.round(gaps / 1000))]
