@@ -87,6 +87,14 @@ _PARAMS: Mapping[str, tuple[str, ...]] = {
 _FLAG_ARG = {"open_tree": 2, "mount_setattr": 2, "move_mount": 4, "mount": 3, "umount2": 1,
              "umount": 1, "unshare": 0, "setns": 1, "fsconfig": 1}  # fmt: skip
 _MOUNTINFO = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:mountinfo|mounts)$")
+_NAMED = re.compile(r"^([a-z_][a-z0-9_]*): ?(.*)$", re.S)  # perf's "name: value"
+_INT = re.compile(r"^-?\d+")
+_ATTR_SET = re.compile(r"attr_set=([^,}]*)")
+_PRIVATE = re.compile(r"propagation=(MS_PRIVATE)\b")
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
+_PERSONALITY = re.compile(r"\[ Process PID=\d+ runs in .* mode\. \]")
+_SPECIAL = frozenset('"()[]{}/')
 _MOUNT_TABLE_CHANGES = frozenset({"mount", "move_mount", "umount2", "umount"})
 
 
@@ -225,8 +233,9 @@ def assemble(
         by_tid.setdefault(c.tid, []).append(c)
     kept: list[tuple[int, list[SyscallEvent]]] = []
     unknown = unknown_skipped
+    parsed_args: dict[tuple[str, str], _Args] = {}  # containers repeat the same argument text
     for tid in sorted(by_tid):
-        events, skipped = _derive_thread(by_tid[tid])
+        events, skipped = _derive_thread(by_tid[tid], parsed_args)
         unknown += skipped
         if events:
             kept.append((tid, events))
@@ -242,7 +251,9 @@ def _shift(e: SyscallEvent, origin: int) -> SyscallEvent:
                         e.errno, e.flags, e.path, e.fd, e.fd_source, e.mount_op)  # fmt: skip
 
 
-def _derive_thread(calls: list[RawCall]) -> tuple[list[SyscallEvent], int]:
+def _derive_thread(
+    calls: list[RawCall], parsed_args: dict[tuple[str, str], _Args]
+) -> tuple[list[SyscallEvent], int]:
     """Keep one thread's mount-relevant calls and derive flags, path, fd and mount_op.
 
     ``path`` is: open_tree's source, move_mount's target, mount's target, umount's target,
@@ -257,7 +268,9 @@ def _derive_thread(calls: list[RawCall]) -> tuple[list[SyscallEvent], int]:
         if c.name not in MOUNT_SYSCALLS:
             unknown += 1
             continue
-        a = _Args(c.name, c.args)
+        a = parsed_args.get((c.name, c.args))
+        if a is None:
+            a = parsed_args[c.name, c.args] = _Args(c.name, c.args)
         ok = c.errno is None and (c.ret is None or c.ret >= 0)
         newfd = c.ret if ok and c.ret is not None else None
         path: str | None = None
@@ -307,7 +320,7 @@ def _derive_thread(calls: list[RawCall]) -> tuple[list[SyscallEvent], int]:
             if newfd is not None and name in ("open_tree", "fsopen", "fsmount"):
                 fds[newfd] = (name, path)
                 _settle(pending, newfd, marks)
-        flags = a.flags()
+        flags = a.flags
         index = len(out)
         if ok and name in _MOUNT_TABLE_CHANGES:
             marks.add(index)
@@ -342,9 +355,10 @@ class _Args:
         self.tokens = split_args(text)
         self.named: dict[str, str] = {}
         for tok in self.tokens:
-            m = re.match(r"^([a-z_][a-z0-9_]*): ?(.*)$", tok, re.S)
+            m = _NAMED.match(tok)
             if m and not tok.startswith('"'):
                 self.named[m.group(1)] = m.group(2)
+        self.flags = self._flags()
 
     def get(self, i: int) -> str | None:
         if self.named:
@@ -363,18 +377,18 @@ class _Args:
         return tok.split("<", 1)[0] if self.named else None
 
     def fd(self, i: int) -> int | None:
-        m = re.match(r"^-?\d+", self.get(i) or "")
+        m = _INT.match(self.get(i) or "")
         return int(m.group(0)) if m else None
 
-    def flags(self) -> tuple[str, ...]:
+    def _flags(self) -> tuple[str, ...]:
         found: set[str] = set()
         if self.name in _FLAG_ARG:
             found |= self._decode(self.get(_FLAG_ARG[self.name]))
         if self.name == "mount_setattr":
-            m = re.search(r"attr_set=([^,}]*)", self.get(3) or "")
+            m = _ATTR_SET.search(self.get(3) or "")
             if m:
                 found |= {n for n in m.group(1).split("|") if n in _INTEREST}
-            m = re.search(r"propagation=(MS_PRIVATE)\b", self.get(3) or "")
+            m = _PRIVATE.search(self.get(3) or "")
             if m:
                 found.add("MS_PRIVATE")
         return tuple(f for f in FLAGS_OF_INTEREST if f in found)
@@ -383,7 +397,7 @@ class _Args:
         out: set[str] = set()
         for part in (value or "").split("|"):
             part = part.strip()
-            if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", part):
+            if _NUMBER.fullmatch(part):
                 n = int(part, 0)
                 if self.name == "fsconfig":
                     out |= {_FSCONFIG_CMDS[n]} if n in _FSCONFIG_CMDS else set()
@@ -402,6 +416,8 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
 
 def split_args(text: str) -> list[str]:
     """Split argument text at top-level commas (quotes, brackets and comments respected)."""
+    if _SPECIAL.isdisjoint(text):  # the common case: plain numbers and flags
+        return [t.strip() for t in text.split(",")] if text.strip() else []
     tokens: list[str] = []
     depth, start = 0, 0
     for m in _TOKEN.finditer(text):
@@ -436,7 +452,7 @@ def _unescape(s: str) -> str:
             return chr(int(body[1:], 16))
         return chr(int(body, 8))
 
-    return re.sub(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", repl, s)
+    return _ESCAPE.sub(repl, s)
 
 
 def parse_trace(path: str | Path, *, format: str = "auto", lenient: bool = False) -> Trace:
@@ -491,6 +507,9 @@ def _decimal_ns(text: str, unit_ns: int) -> int:
 
 def _find_close(text: str, i: int) -> int:
     """Index of the ``)`` closing an argument list whose text starts at i, or -1."""
+    j = text.find(")", i)
+    if j >= 0 and _SPECIAL.isdisjoint(text[i:j]):
+        return j
     depth = 0
     for m in _TOKEN.finditer(text, i):
         ch = m.group(0)
@@ -553,7 +572,7 @@ class _Parser:
 
     # ---- strace
     def _strace_line(self, s: str) -> None:
-        if s.startswith("strace: ") or re.fullmatch(r"\[ Process PID=\d+ runs in .* mode\. \]", s):
+        if s.startswith("strace: ") or _PERSONALITY.fullmatch(s):
             return
         m = _STRACE_PREFIX.match(s)
         assert m is not None  # every group is optional
