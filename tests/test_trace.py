@@ -251,3 +251,39 @@ def test_replace_source_is_the_only_difference_between_identical_parses() -> Non
     a = parse_trace(DATA / "interleaved_tt_T.strace")
     b = parse_text((DATA / "interleaved_tt_T.strace").read_text(), source="x")
     assert a != b and a == dataclasses.replace(b, source=a.source)
+
+
+def test_decorated_fds_resumed_args_and_killed_calls() -> None:
+    text = "\n".join(
+        [
+            '1 00:00:00.000000 openat(AT_FDCWD</root>, "/proc/1234/mountinfo", O_RDONLY) '
+            "= 8</proc/1234/mountinfo> <0.000010>",
+            "1 00:00:00.000020 read(8</proc/1234/mountinfo>,  <unfinished ...>",
+            '2 00:00:00.000025 umount("/x") = 0 <0.000001>',
+            '1 00:00:00.000050 <... read resumed>"22 1 0:21 / / rw"..., 1024) = 1024 <0.000030>',
+            "1 00:00:00.000060 read(8</proc/1234/mountinfo>,  <unfinished ...>",
+            "1 00:00:00.000070 <... read resumed> <unfinished ...>) = ?",
+            "1 00:00:00.000080 setns(5</proc/9/ns/mnt>, CLONE_NEWNS) = 0 <0.000002>",
+            "2 00:00:00.000090 mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, -1, 0) = 0x7f3c00000000",
+            "2 00:00:00.000095 futex(0x1, FUTEX_WAIT, 0, NULL) = ? ERESTARTSYS (To be restarted)",
+        ]
+    )
+    trace = parse_text(text)
+    assert by_tid(trace) == {1: ["openat", "read", "read", "setns"], 2: ["umount"]}
+    read = trace.threads[0].events[1]
+    assert (read.start_ns, read.duration_ns, read.ret, read.fd_source) == (
+        20_000, 30_000, 1024, "mountinfo",
+    )  # fmt: skip
+    assert read.args == '8</proc/1234/mountinfo>,  "22 1 0:21 / / rw"..., 1024'
+    killed = trace.threads[0].events[2]
+    assert (killed.ret, killed.duration_ns) == (None, None)
+    assert trace.threads[0].events[3].flags == ("CLONE_NEWNS",)
+    assert (trace.unknown_skipped, trace.mount_ops) == (2, 1)
+
+
+def test_midnight_wrap_keeps_time_increasing() -> None:
+    text = (
+        '1 23:59:59.999990 umount2("/a", 0) = 0 <0.000005>\n'
+        '1 00:00:00.000010 umount2("/b", 0) = 0 <0.000005>\n'
+    )
+    assert [e.start_ns for e in parse_text(text).events] == [0, 20_000]
