@@ -1,0 +1,333 @@
+"""The real benchmarks: building, running, one-line errors, cleanup, and the committed data.
+
+Tests that run mount_bench need root (it creates a mount namespace); they are skipped
+otherwise. The committed data under calibration/data/devvm-2cpu-intel-xeon-f6m167/ is only
+read here, never regenerated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from cohsim import bench, provenance
+from cohsim.cli import main
+from cohsim.errors import CohsimError
+from cohsim.trace import parse_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="mount_bench needs root (mount namespace, idmapped mounts)")
+needs_cc = pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc").split()[0]) is None,
+                              reason="no C compiler")
+STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+FAST_PAUSE = ["--duration-ms", "20", "--warmup-ms", "5", "--repeats", "1", "--pause-samples", "200"]
+
+
+@pytest.fixture(scope="session")
+def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.fixture(scope="session")
+def exes(cache_env: dict[str, str]) -> dict[str, Path]:
+    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
+
+
+def run(argv: list[str | os.PathLike[str]], **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60, **kw)  # type: ignore[call-overload]
+
+
+def rows_by(rows: list[dict[str, str]], *keys: str) -> dict[tuple[str, ...], list[float]]:
+    out: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    for r in rows:
+        out[tuple(r[k] for k in keys)].append(float(r["value"]))
+    return out
+
+
+# --------------------------------------------------------------------- building
+
+
+def test_build_both_and_cache(exes: dict[str, Path], cache_env: dict[str, str]) -> None:
+    for name, exe in exes.items():
+        assert exe.name == f"{name}_bench" and os.access(exe, os.X_OK)
+        assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
+        mtime = exe.stat().st_mtime_ns
+        assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
+        assert exe.stat().st_mtime_ns == mtime
+        assert run([exe, "--version"]).stdout.strip() == f"{name}_bench 1"
+
+
+def test_no_compiler_names_the_package(tmp_path: Path) -> None:
+    env = {**os.environ, "CC": "/nonexistent/cc", "XDG_CACHE_HOME": str(tmp_path)}
+    with pytest.raises(CohsimError, match="apt-get install gcc"):
+        bench.find_compiler(env)
+    with pytest.raises(CohsimError, match="no C compiler"):
+        bench.build("pause", env=env)
+
+
+def test_cli_no_compiler_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CC", "/nonexistent")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rc = main(["bench", "pause", "--out", str(tmp_path / "out"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith("cohsim: error: no C compiler")
+    assert "gcc" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+    for argv in (["bench", "pause", "--threads", "0", "--out", str(tmp_path)],
+                 ["bench", "pause", "--lock", "mcs", "--out", str(tmp_path)],
+                 ["bench", "mount", "--strategy", "sideways", "--out", str(tmp_path)],
+                 ["bench", "mount", "--layers", "10"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+
+
+# --------------------------------------------------------------------- pause_bench
+
+
+def test_pause_bench_short_run(exes: dict[str, Path]) -> None:
+    res = run([exes["pause"], "--threads", "1", "--lock", "ttas,ticket", *FAST_PAUSE])
+    assert res.returncode == 0, res.stderr
+    rows = bench._parse_csv(res.stdout, "pause", "stdout")
+    assert res.stdout.splitlines()[0] == ",".join(bench.PAUSE_COLUMNS)
+    m = {(r["lock"], r["metric"]): float(r["value"]) for r in rows}
+    assert 0 < m[("none", "pause_ns")] < 1000
+    assert m[("none", "tick_hz")] > 1e6
+    for lock in ("ttas", "ticket"):
+        assert m[(lock, "acquisitions")] > 0 and m[(lock, "mutex_violations")] == 0
+        assert 0 < m[(lock, "min_ns")] <= m[(lock, "p50_ns")] <= m[(lock, "p99_ns")] <= m[(lock, "max_ns")]
+    assert {r["threads"] for r in rows} == {"1"} and {r["repeat"] for r in rows} == {"0"}
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 CPUs")
+def test_pause_bench_placements(exes: dict[str, Path]) -> None:
+    res = run([exes["pause"], "--threads", "2", "--placement", "scatter", "--lock", "ticket", *FAST_PAUSE])
+    assert res.returncode == 0, res.stderr
+    assert "placement scatter threads 2 -> cpus " in res.stderr
+    res = run([exes["pause"], "--cpus", "1", "--lock", "ttas", *FAST_PAUSE])
+    assert res.returncode == 0, res.stderr
+    assert {r["placement"] for r in bench._parse_csv(res.stdout, "pause", "")} == {"cpus=1"}
+
+
+@pytest.mark.parametrize("args", [
+    ["--threads", "x"], ["--threads", "1,,2"], ["--lock", "mcs"], ["--bogus"], ["--threads"],
+    ["--threads", "100000"], ["--placement", "diagonal"], ["--duration-ms", "-1"],
+    ["--cpus", "0,0"], ["--cpus", "4000"], ["--repeats", "0"], ["extra"],
+])
+def test_pause_bench_bad_arguments(exes: dict[str, Path], args: list[str]) -> None:
+    res = run([exes["pause"], *args])
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("pause_bench: error: ")
+
+
+def test_cli_pause_json(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path],
+                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    rc = main(["bench", "pause", "--threads", "1", "--lock", "ttas", "--duration-ms", "20",
+               "--warmup-ms", "5", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == bench.SCHEMA and doc["bench"] == "pause"
+    assert doc["summary"]["pause_ns"] > 0
+    [cfg] = doc["summary"]["configs"]
+    assert (cfg["lock"], cfg["threads"]) == ("ttas", 1) and cfg["p50_ns"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pause_bench.csv", "pause_bench.json"]
+    side = json.loads((tmp_path / "pause_bench.json").read_text())
+    assert side["csv"]["digest"] == provenance.text_digest((tmp_path / "pause_bench.csv").read_text())
+    assert side["command"][:1] == ["pause_bench"] and "--duration-ms" in side["command"]
+    assert side["host"]["online_cpus"] == os.cpu_count()
+    assert side["compiler"]["flags"] == ["-O2", "-pthread"]
+
+
+def test_bench_error_writes_nothing(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path]) -> None:
+    with pytest.raises(CohsimError, match="--threads"):
+        bench.run_bench("pause", ["--threads", "99999"], tmp_path / "out", env=cache_env, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------- mount_bench
+
+
+def test_mount_bench_bad_arguments(exes: dict[str, Path]) -> None:
+    for args in (["--strategy", "sideways"], ["--workers", "0"], ["--layers", "a"], ["--mode", "fibers"]):
+        res = run([exes["mount"], *args])
+        assert res.returncode == 1 and res.stdout == ""
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith("mount_bench: error: ")
+
+
+def test_mount_bench_refuses_non_root(exes: dict[str, Path]) -> None:
+    cmd: list[str | os.PathLike[str]] = [exes["mount"], "--layers", "1"]
+    if IS_ROOT:
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            pytest.skip("running as root and no setpriv to drop privileges")
+        cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
+    res = run(cmd)
+    assert res.returncode == 1
+    assert res.stderr.strip() == "mount_bench: error: must run as root (it creates a mount namespace, mounts and idmapped mounts)"
+
+
+def mountinfo_lines() -> int:
+    return len(Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+@needs_root
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_mount_bench_runs_and_cleans_up(exes: dict[str, Path], tmp_path: Path, strategy: str) -> None:
+    before = mountinfo_lines()
+    res = run([exes["mount"], "--strategy", strategy, "--workers", "1", "--layers", "2",
+               "--containers", "1", "--repeats", "1", "--tmpdir", tmp_path])
+    assert res.returncode == 0, res.stderr
+    rows = bench._parse_csv(res.stdout, "mount", "stdout")
+    v = {(r["syscall"], r["metric"]): float(r["value"]) for r in rows}
+    assert v[("mount_table", "final")] == v[("mount_table", "baseline")]
+    assert v[("run", "sequences")] == 2 and v[("run", "containers")] == 1
+    expected = {"per-layer": {"open_tree": 2, "mount_setattr": 2, "move_mount": 2, "mount": 1, "umount2": 2},
+                "common-parent": {"open_tree": 1, "move_mount": 1, "mount": 1, "umount2": 1,
+                                  "umount2_einval": 1, "mountinfo_read": 1},
+                "lowerdir-plus": {"fsopen": 1, "open_tree": 2, "fsconfig": 4, "fsconfig_create": 1,
+                                  "fsmount": 1, "move_mount_overlay": 1}}[strategy]
+    for label, per_seq in expected.items():
+        assert v[(label, "calls_per_sequence")] == per_seq, label
+        assert v[(label, "p50_ns")] > 0
+    assert mountinfo_lines() == before  # its namespace is private: the host never saw a mount
+    assert list(tmp_path.iterdir()) == []  # scratch removed
+
+
+@needs_root
+def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) -> None:
+    proc = subprocess.Popen([str(exes["mount"]), "--workers", "2", "--layers", "10", "--containers",
+                             "1000000", "--tmpdir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted; all mounts undone" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed")
+def test_cli_mount_with_strace(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path],
+                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    log = tmp_path / "out" / "per-layer.strace"
+    rc = main(["bench", "mount", "--strategy", "per-layer", "--workers", "2", "--layers", "3",
+               "--containers", "1", "--strace", str(log), "--out", str(tmp_path / "out"), "--json",
+               "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    doc = json.loads(out)
+    [cfg] = doc["summary"]["configs"]
+    assert (cfg["strategy"], cfg["workers"], cfg["layers"]) == ("per-layer", 2, 3)
+    assert cfg["mount_table_peak"] >= 21 - 20  # at least the scratch tmpfs... and our mounts
+    assert sorted(p.name for p in log.parent.iterdir()) == ["mount_bench.csv", "mount_bench.json", "per-layer.strace"]
+    trace = parse_trace(log)
+    # 2 workers x 2 sequences x 3 layers, plus the parent's warm-up and probe.
+    assert trace.counts_by_name()["open_tree"] >= 12
+    assert trace.counts_by_name()["umount2"] >= 2 * 2 * (3 + 1)
+
+
+# --------------------------------------------------------------------- committed data
+
+
+def test_committed_pause_data() -> None:
+    rows = bench.read_bench_csv(HOST / "pause" / "pause_bench.csv", "pause")
+    side = json.loads((HOST / "pause" / "pause_bench.json").read_text())
+    assert side["schema"] == 1 and side["bench"] == "pause" and side["csv"]["rows"] == len(rows)
+    assert side["csv"]["digest"] == provenance.file_digest(HOST / "pause" / "pause_bench.csv")
+    assert side["host"]["online_cpus"] == 2 and side["host"]["virtualized"] is True
+    by = rows_by(rows, "lock", "threads", "metric")
+    assert len(by[("none", "1", "pause_ns")]) == 5
+    assert all(5 < v < 200 for v in by[("none", "1", "pause_ns")])
+    for lock in ("ttas", "ticket"):
+        for threads in ("1", "2"):
+            p50 = by[(lock, threads, "p50_ns")]
+            assert len(p50) == 5 and all(v > 0 for v in p50)
+            assert all(a >= b for a, b in zip(by[(lock, threads, "p99_ns")], p50, strict=True))
+            assert by[(lock, threads, "mutex_violations")] == [0.0] * 5
+    # A ticket lock hands off on every acquisition: two threads cost more than one.
+    assert statistics.median(by[("ticket", "2", "p50_ns")]) > 2 * statistics.median(by[("ticket", "1", "p50_ns")])
+
+
+def test_committed_mount_data() -> None:
+    rows = bench.read_bench_csv(HOST / "mount" / "mount_bench.csv", "mount")
+    side = json.loads((HOST / "mount" / "mount_bench.json").read_text())
+    assert side["csv"]["digest"] == provenance.file_digest(HOST / "mount" / "mount_bench.csv")
+    assert side["host"]["kernel_release"].startswith("6.18")
+    by = rows_by(rows, "strategy", "workers", "layers", "syscall", "metric")
+    pseudo = {"sequence", "container", "run", "mount_table"}
+    for key, values in by.items():
+        if key[3] not in pseudo and key[4] == "p50_ns":
+            assert all(v > 0 for v in values), key
+    for s in STRATEGIES:
+        for w in ("1", "2", "4"):
+            for layers in ("1", "10", "50"):
+                k = (s, w, layers)
+                assert len(by[(*k, "run", "wall_s")]) == 5, k
+                assert by[(*k, "mount_table", "final")] == by[(*k, "mount_table", "baseline")]
+                seqs = by[(*k, "run", "sequences")][0]
+                assert seqs == int(w) * 20 * 2
+                # mount_ops per sequence: per-layer L binds + overlay + L umounts + overlay umount.
+                per_seq = {"per-layer": 2 * int(layers) + 2, "common-parent": 4, "lowerdir-plus": 2}[s]
+                assert by[(*k, "run", "mount_ops")] == [seqs * per_seq] * 5
+                top = by[(*k, "mount_table", "baseline")][0] + int(w) * (int(layers) + 1)
+                assert max(by[(*k, "mount_table", "peak_from_calls")]) <= top
+        # The point of PR #12092: per-layer unmounts every layer, common-parent one parent.
+        for w in ("1", "2", "4"):
+            assert by[("per-layer", w, "50", "umount2", "count")][0] == 50 * by[("common-parent", w, "50", "umount2", "count")][0]
+            assert by[("per-layer", w, "50", "umount2", "calls_per_sequence")] == [50.0] * 5
+    assert ("lowerdir-plus", "1", "50", "umount2", "count") not in by
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_committed_strace_logs_parse(strategy: str) -> None:
+    log = HOST / "strace" / f"{strategy}-2workers-3layers.strace"
+    side = json.loads((HOST / "strace" / strategy / "mount_bench.json").read_text())
+    assert side["strace"] == log.name and side["strace_digest"] == provenance.file_digest(log)
+    trace = parse_trace(log)
+    assert trace.malformed_skipped == 0 and len(trace.threads) == 3  # parent + 2 workers
+    counts = trace.counts_by_name()
+    if strategy == "lowerdir-plus":
+        assert counts["fsconfig"] >= 2 * 2 * 6 and counts.get("move_mount", 0) >= 4
+    else:
+        assert counts["open_tree"] >= (12 if strategy == "per-layer" else 4)
+    assert log.stat().st_size < 200_000
+
+
+def test_committed_data_is_small_and_documented() -> None:
+    total = sum(p.stat().st_size for p in HOST.rglob("*") if p.is_file())
+    assert total < 5_000_000
+    readme = (HOST / "README.md").read_text()
+    assert "cohsim bench pause --threads 1,2 --lock ttas,ticket" in readme
+    assert "cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus --workers 1,2,4 --layers 1,10,50" in readme
+
+
+def test_summarize_committed_data() -> None:
+    s = bench.summarize("mount", bench.read_bench_csv(HOST / "mount" / "mount_bench.csv"))
+    peak = {(c["strategy"], c["workers"], c["layers"]): c["mount_table_peak"] for c in s["configs"]}
+    assert len(peak) == 27
+    assert peak[("per-layer", 4, 50)] > 5 * peak[("common-parent", 4, 50)]
