@@ -44,7 +44,15 @@ SCHEMA = 1
 BENCHES = ("pause", "mount")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
-    "bench", "strategy", "workers", "layers", "syscall", "metric", "value", "unit", "repeat",
+    "bench",
+    "strategy",
+    "workers",
+    "layers",
+    "syscall",
+    "metric",
+    "value",
+    "unit",
+    "repeat",
 )
 CFLAGS = ("-O2", "-pthread")
 _COLUMNS = {"pause": PAUSE_COLUMNS, "mount": MOUNT_COLUMNS}
@@ -85,14 +93,23 @@ def find_compiler(env: Mapping[str, str] | None = None) -> Compiler:
     words = shlex.split(env.get("CC", "") or "cc")
     exe = shutil.which(words[0], path=env.get("PATH")) if words else None
     if not exe:
-        raise CohsimError(f"no C compiler found (looked for {words[0] if words else 'cc'!r}); "
-                          + _INSTALL_HINT)
+        raise CohsimError(
+            f"no C compiler found (looked for {words[0] if words else 'cc'!r}); " + _INSTALL_HINT
+        )
     try:
-        res = subprocess.run([exe, *words[1:], "--version"], capture_output=True, text=True,
-                             timeout=30, check=False, env=dict(env))
+        res = subprocess.run(
+            [exe, *words[1:], "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=dict(env),
+        )
     except OSError as exc:
         raise CohsimError(f"C compiler {exe} cannot run ({exc}); " + _INSTALL_HINT) from exc
-    version = (res.stdout or res.stderr).splitlines()[0].strip() if (res.stdout or res.stderr) else ""
+    version = (
+        (res.stdout or res.stderr).splitlines()[0].strip() if (res.stdout or res.stderr) else ""
+    )
     return Compiler(command=(exe, *words[1:]), path=exe, version=version)
 
 
@@ -132,8 +149,11 @@ def build(bench: str, *, env: Mapping[str, str] | None = None, cache: Path | Non
         res = subprocess.run(cmd, capture_output=True, text=True, check=False, env=dict(env))
         if res.returncode != 0:
             first = next((ln for ln in res.stderr.splitlines() if "error" in ln), "")
-            raise CohsimError(f"compiling {src.name} with {compiler.path} failed: "
-                              f"{first.strip() or res.stderr.strip()[:200]}", str(src))
+            raise CohsimError(
+                f"compiling {src.name} with {compiler.path} failed: "
+                f"{first.strip() or res.stderr.strip()[:200]}",
+                str(src),
+            )
         os.replace(tmp, exe)  # atomic: a half-built binary is never found in the cache
     finally:
         tmp.unlink(missing_ok=True)
@@ -185,6 +205,7 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
         return args[args.index(flag) + 1] if flag in args else default
 
     count = int(value("--repeats", "3" if bench == "pause" else "1"))
+    keys: tuple[tuple[str, str], ...]
     if bench == "pause":
         keys = (("--lock", "ttas,ticket"), ("--threads", "1"))
     else:
@@ -223,8 +244,9 @@ def run_bench(
     t0 = time.perf_counter()
     out_lines: list[str] = []
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(env))
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env)
+        )
     except OSError as exc:
         raise CohsimError(f"cannot run {exe}: {exc}", f"{bench}_bench") from exc
     assert proc.stdout is not None and proc.stderr is not None
@@ -260,23 +282,33 @@ def run_bench(
     csv_path = out / f"{bench}_bench.csv"
     sidecar_path = out / f"{bench}_bench.json"
     src = source_path(bench)
-    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
-                             check=False).stdout.split()[-1:] or ["?"]
+    version = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, check=False
+    ).stdout.split()[-1:] or ["?"]
     sidecar: dict[str, Any] = {
         "schema": SCHEMA,
         "kind": "cohsim.bench",
         "bench": bench,
         "bench_version": version[0],
-        "command": [f"{bench}_bench", *args] + (["--strace", strace_final.name] if strace_final else []),
+        "command": [f"{bench}_bench", *args]
+        + (["--strace", strace_final.name] if strace_final else []),
         "cohsim_command": list(command_line) if command_line is not None else None,
         "started_utc": started.isoformat(timespec="seconds"),
         "wall_s": round(wall_s, 3),
         "host": hostinfo.collect().to_json(),
-        "compiler": {"path": compiler.path, "command": list(compiler.command),
-                     "version": compiler.version, "flags": list(compiler.flags)},
+        "compiler": {
+            "path": compiler.path,
+            "command": list(compiler.command),
+            "version": compiler.version,
+            "flags": list(compiler.flags),
+        },
         "info": [ln.split(": info: ", 1)[-1] for ln in err_lines if ": info: " in ln],
-        "csv": {"file": csv_path.name, "digest": provenance.text_digest(text), "rows": len(rows),
-                "columns": list(_COLUMNS[bench])},
+        "csv": {
+            "file": csv_path.name,
+            "digest": provenance.text_digest(text),
+            "rows": len(rows),
+            "columns": list(_COLUMNS[bench]),
+        },
         "strace": strace_final.name if strace_final else None,
         "provenance": provenance.stamp(inputs=[src]),
     }
@@ -303,14 +335,25 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
             groups[(r["lock"], r["threads"], r["placement"])][r["metric"]].append(float(r["value"]))
         pause = groups.pop(next((k for k in groups if k[0] == "none"), ("none", "1", "")), {})
         configs = [
-            {"lock": k[0], "threads": int(k[1]), "placement": k[2],
-             **{m: _median(v) for m, v in sorted(g.items())
-                if m in ("p50_ns", "p99_ns", "mean_ns", "acquisitions_per_s")}}
+            {
+                "lock": k[0],
+                "threads": int(k[1]),
+                "placement": k[2],
+                **{
+                    m: _median(v)
+                    for m, v in sorted(g.items())
+                    if m in ("p50_ns", "p99_ns", "mean_ns", "acquisitions_per_s")
+                },
+            }
             for k, g in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1])))
         ]
-        return {"pause_ns": _median(pause["pause_ns"]) if pause.get("pause_ns") else None,
-                "configs": configs}
-    per_syscall: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        return {
+            "pause_ns": _median(pause["pause_ns"]) if pause.get("pause_ns") else None,
+            "configs": configs,
+        }
+    per_syscall: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for r in rows:
         key = (r["strategy"], r["workers"], r["layers"])
         if r["syscall"] in ("sequence", "container", "run", "mount_table"):
@@ -318,15 +361,21 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         elif r["metric"] == "p50_ns":
             per_syscall[key][r["syscall"]].append(float(r["value"]))
     configs = []
-    for key in sorted(groups, key=lambda k: (k[0], int(k[1]), int(k[2]))):
-        g = groups[key]
-        configs.append({
-            "strategy": key[0], "workers": int(key[1]), "layers": int(key[2]),
-            "sequence_p50_ns": _median(g["sequence.p50_ns"]),
-            "container_p50_ns": _median(g["container.p50_ns"]),
-            "mount_ops_per_s": _median(g["run.mount_ops_per_s"]),
-            "containers_per_s": _median(g["run.containers_per_s"]),
-            "mount_table_peak": max(g.get("mount_table.peak_from_calls") or g["mount_table.peak"]),
-            "syscall_p50_ns": {s: _median(v) for s, v in sorted(per_syscall[key].items())},
-        })
+    for cfg in sorted(groups, key=lambda k: (k[0], int(k[1]), int(k[2]))):
+        g = groups[cfg]
+        configs.append(
+            {
+                "strategy": cfg[0],
+                "workers": int(cfg[1]),
+                "layers": int(cfg[2]),
+                "sequence_p50_ns": _median(g["sequence.p50_ns"]),
+                "container_p50_ns": _median(g["container.p50_ns"]),
+                "mount_ops_per_s": _median(g["run.mount_ops_per_s"]),
+                "containers_per_s": _median(g["run.containers_per_s"]),
+                "mount_table_peak": max(
+                    g.get("mount_table.peak_from_calls") or g["mount_table.peak"]
+                ),
+                "syscall_p50_ns": {s: _median(v) for s, v in sorted(per_syscall[cfg].items())},
+            }
+        )
     return {"configs": configs}

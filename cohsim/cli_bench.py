@@ -23,8 +23,10 @@ def _choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
         bad = [v for v in text.split(",") if v not in allowed]
         if bad or not text:
             raise argparse.ArgumentTypeError(
-                f"{flag}: {','.join(bad) or text!r} not in {', '.join(allowed)}")
+                f"{flag}: {','.join(bad) or text!r} not in {', '.join(allowed)}"
+            )
         return text
+
     return check
 
 
@@ -35,6 +37,7 @@ def _int_list(flag: str, low: int = 1) -> Callable[[str], str]:
         except Exception as exc:  # CohsimError -> argparse usage error (exit 2)
             raise argparse.ArgumentTypeError(str(exc)) from exc
         return text
+
     return check
 
 
@@ -56,18 +59,45 @@ def _positive(text: str) -> int:
 
 
 def _pause_args(a: argparse.Namespace) -> list[str]:
-    out = ["--threads", a.threads, "--lock", a.lock, "--cs-ns", str(a.cs_ns),
-           "--think-ns", str(a.think_ns), "--duration-ms", str(a.duration_ms),
-           "--warmup-ms", str(a.warmup_ms), "--repeats", str(a.repeats)]
+    out = [
+        "--threads",
+        a.threads,
+        "--lock",
+        a.lock,
+        "--cs-ns",
+        str(a.cs_ns),
+        "--think-ns",
+        str(a.think_ns),
+        "--duration-ms",
+        str(a.duration_ms),
+        "--warmup-ms",
+        str(a.warmup_ms),
+        "--repeats",
+        str(a.repeats),
+    ]
     out += ["--cpus", a.cpus] if a.cpus else ["--placement", a.placement]
     return out
 
 
 def _mount_args(a: argparse.Namespace) -> list[str]:
-    out = ["--strategy", a.strategy, "--workers", a.workers, "--layers", a.layers,
-           "--containers", str(a.containers), "--sequences-per-container",
-           str(a.sequences_per_container), "--repeats", str(a.repeats), "--mode", a.mode,
-           "--mountinfo-every", str(a.mountinfo_every)]
+    out = [
+        "--strategy",
+        a.strategy,
+        "--workers",
+        a.workers,
+        "--layers",
+        a.layers,
+        "--containers",
+        str(a.containers),
+        "--sequences-per-container",
+        str(a.sequences_per_container),
+        "--repeats",
+        str(a.repeats),
+        "--mode",
+        a.mode,
+        "--mountinfo-every",
+        str(a.mountinfo_every),
+    ]
     out += ["--shared-layers"] if a.shared_layers else []
     out += ["--no-idmap"] if a.no_idmap else []
     return out
@@ -78,15 +108,21 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
         print(f"PAUSE latency: {summary['pause_ns']:.1f} ns")
         print(f"{'lock':<8}{'threads':>8}{'p50_ns':>10}{'p99_ns':>10}{'acq/s':>14}  placement")
         for c in summary["configs"]:
-            print(f"{c['lock']:<8}{c['threads']:>8}{c['p50_ns']:>10.1f}{c['p99_ns']:>10.1f}"
-                  f"{c['acquisitions_per_s']:>14.0f}  {c['placement']}")
+            print(
+                f"{c['lock']:<8}{c['threads']:>8}{c['p50_ns']:>10.1f}{c['p99_ns']:>10.1f}"
+                f"{c['acquisitions_per_s']:>14.0f}  {c['placement']}"
+            )
     else:
-        print(f"{'strategy':<15}{'workers':>8}{'layers':>7}{'seq_p50_us':>12}{'ct/s':>9}"
-              f"{'mount_ops/s':>13}{'peak_mounts':>13}")
+        print(
+            f"{'strategy':<15}{'workers':>8}{'layers':>7}{'seq_p50_us':>12}{'ct/s':>9}"
+            f"{'mount_ops/s':>13}{'peak_mounts':>13}"
+        )
         for c in summary["configs"]:
-            print(f"{c['strategy']:<15}{c['workers']:>8}{c['layers']:>7}"
-                  f"{c['sequence_p50_ns'] / 1e3:>12.1f}{c['containers_per_s']:>9.0f}"
-                  f"{c['mount_ops_per_s']:>13.0f}{c['mount_table_peak']:>13.0f}")
+            print(
+                f"{c['strategy']:<15}{c['workers']:>8}{c['layers']:>7}"
+                f"{c['sequence_p50_ns'] / 1e3:>12.1f}{c['containers_per_s']:>9.0f}"
+                f"{c['mount_ops_per_s']:>13.0f}{c['mount_table_peak']:>13.0f}"
+            )
     wrote = [run.csv_path, run.sidecar_path] + ([run.strace_path] if run.strace_path else [])
     print("wrote " + ", ".join(str(p) for p in wrote) + f" ({run.sidecar['wall_s']:.1f} s)")
 
@@ -95,7 +131,9 @@ def _run(args: argparse.Namespace) -> int:
     kind = args.bench
     c_args = _pause_args(args) if kind == "pause" else _mount_args(args)
     run = bench.run_bench(
-        kind, c_args, args.out,
+        kind,
+        c_args,
+        args.out,
         strace=getattr(args, "strace", None),
         progress=not args.no_progress,
         command_line=["cohsim", *sys.argv[1:]],
@@ -106,8 +144,11 @@ def _run(args: argparse.Namespace) -> int:
             "schema": bench.SCHEMA,
             "bench": kind,
             "summary": summary,
-            "files": {"csv": str(run.csv_path), "sidecar": str(run.sidecar_path),
-                      "strace": str(run.strace_path) if run.strace_path else None},
+            "files": {
+                "csv": str(run.csv_path),
+                "sidecar": str(run.sidecar_path),
+                "strace": str(run.strace_path) if run.strace_path else None,
+            },
             "host": run.sidecar["host"],
             "wall_s": run.sidecar["wall_s"],
             "provenance": run.sidecar["provenance"],
@@ -118,52 +159,115 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """Add this group's subcommands to the cohsim parser."""
-    p = sub.add_parser("bench", help="run the real benchmarks (pause_bench, mount_bench) on this host",
-                       description="Build the C benchmarks with the system compiler ($CC, default cc),"
-                       " run them and write <bench>_bench.csv and a JSON sidecar of host facts.")
+    p = sub.add_parser(
+        "bench",
+        help="run the real benchmarks (pause_bench, mount_bench) on this host",
+        description="Build the C benchmarks with the system compiler ($CC, default cc),"
+        " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
+    )
     kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
 
-    pp = kinds.add_parser("pause", help="lock hand-off latency of a PAUSE-spinning lock",
-                          description="pause_bench: pinned threads contend for one spinlock.")
-    pp.add_argument("--threads", default="1,2", type=_int_list("--threads"),
-                    help="comma-separated thread counts (default 1,2)")
-    pp.add_argument("--placement", default="compact", choices=_PLACEMENTS,
-                    help="which CPUs the threads are pinned to (default compact)")
-    pp.add_argument("--cpus", default=None, type=_int_list("--cpus", 0),
-                    help="explicit CPU list, overrides --placement")
-    pp.add_argument("--lock", default="ttas,ticket", type=_choice_list(_LOCKS, "--lock"),
-                    help="lock kinds, comma-separated (default ttas,ticket)")
-    pp.add_argument("--cs-ns", type=_nonneg, default=100, help="critical section length (default 100)")
+    pp = kinds.add_parser(
+        "pause",
+        help="lock hand-off latency of a PAUSE-spinning lock",
+        description="pause_bench: pinned threads contend for one spinlock.",
+    )
+    pp.add_argument(
+        "--threads",
+        default="1,2",
+        type=_int_list("--threads"),
+        help="comma-separated thread counts (default 1,2)",
+    )
+    pp.add_argument(
+        "--placement",
+        default="compact",
+        choices=_PLACEMENTS,
+        help="which CPUs the threads are pinned to (default compact)",
+    )
+    pp.add_argument(
+        "--cpus",
+        default=None,
+        type=_int_list("--cpus", 0),
+        help="explicit CPU list, overrides --placement",
+    )
+    pp.add_argument(
+        "--lock",
+        default="ttas,ticket",
+        type=_choice_list(_LOCKS, "--lock"),
+        help="lock kinds, comma-separated (default ttas,ticket)",
+    )
+    pp.add_argument(
+        "--cs-ns", type=_nonneg, default=100, help="critical section length (default 100)"
+    )
     pp.add_argument("--think-ns", type=_nonneg, default=0, help="think time between acquisitions")
     pp.add_argument("--duration-ms", type=_positive, default=1000, help="measured time per run")
-    pp.add_argument("--warmup-ms", type=_nonneg, default=100, help="unmeasured time before each run")
+    pp.add_argument(
+        "--warmup-ms", type=_nonneg, default=100, help="unmeasured time before each run"
+    )
     pp.add_argument("--repeats", type=_positive, default=3, help="repeats of every configuration")
 
-    pm = kinds.add_parser("mount", help="containerd's idmapped-rootfs mount sequences (root)",
-                          description="mount_bench: K workers run containerd's mount sequences in "
-                          "a private mount namespace (needs root).")
-    pm.add_argument("--strategy", default="per-layer,common-parent,lowerdir-plus",
-                    type=_choice_list(_STRATEGIES, "--strategy"),
-                    help="strategies, comma-separated (default all three)")
-    pm.add_argument("--workers", default="1", type=_int_list("--workers"),
-                    help="concurrent workers, comma-separated (default 1)")
-    pm.add_argument("--layers", default="10", type=_int_list("--layers"),
-                    help="image layers, comma-separated (default 10)")
+    pm = kinds.add_parser(
+        "mount",
+        help="containerd's idmapped-rootfs mount sequences (root)",
+        description="mount_bench: K workers run containerd's mount sequences in "
+        "a private mount namespace (needs root).",
+    )
+    pm.add_argument(
+        "--strategy",
+        default="per-layer,common-parent,lowerdir-plus",
+        type=_choice_list(_STRATEGIES, "--strategy"),
+        help="strategies, comma-separated (default all three)",
+    )
+    pm.add_argument(
+        "--workers",
+        default="1",
+        type=_int_list("--workers"),
+        help="concurrent workers, comma-separated (default 1)",
+    )
+    pm.add_argument(
+        "--layers",
+        default="10",
+        type=_int_list("--layers"),
+        help="image layers, comma-separated (default 10)",
+    )
     pm.add_argument("--containers", type=_positive, default=5, help="containers per worker per run")
-    pm.add_argument("--sequences-per-container", type=_positive, default=2,
-                    help="rootfs sequences per container (default 2: shim + containerd)")
+    pm.add_argument(
+        "--sequences-per-container",
+        type=_positive,
+        default=2,
+        help="rootfs sequences per container (default 2: shim + containerd)",
+    )
     pm.add_argument("--repeats", type=_positive, default=1, help="repeats of every configuration")
-    pm.add_argument("--mode", default="processes", choices=("processes", "threads"),
-                    help="workers as processes (like shims, default) or threads")
-    pm.add_argument("--mountinfo-every", type=_nonneg, default=1,
-                    help="count the mount table every Nth sequence (0: never)")
-    pm.add_argument("--shared-layers", action="store_true",
-                    help="all workers use the same layer directories (one image)")
-    pm.add_argument("--no-idmap", action="store_true", help="plain bind mounts, no MOUNT_ATTR_IDMAP")
-    pm.add_argument("--strace", metavar="FILE", default=None,
-                    help="also rerun under strace -f -tt -T and keep the log in FILE")
+    pm.add_argument(
+        "--mode",
+        default="processes",
+        choices=("processes", "threads"),
+        help="workers as processes (like shims, default) or threads",
+    )
+    pm.add_argument(
+        "--mountinfo-every",
+        type=_nonneg,
+        default=1,
+        help="count the mount table every Nth sequence (0: never)",
+    )
+    pm.add_argument(
+        "--shared-layers",
+        action="store_true",
+        help="all workers use the same layer directories (one image)",
+    )
+    pm.add_argument(
+        "--no-idmap", action="store_true", help="plain bind mounts, no MOUNT_ATTR_IDMAP"
+    )
+    pm.add_argument(
+        "--strace",
+        metavar="FILE",
+        default=None,
+        help="also rerun under strace -f -tt -T and keep the log in FILE",
+    )
 
     for q in (pp, pm):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")

@@ -205,9 +205,20 @@ def collect(
     kernel = _read(proc_root / "sys/kernel/osrelease") or (platform.release() if real else "")
     detect = _detect_virt() if run_detect_virt else ""
     hypervisor = "hypervisor" in flags
-    vm_vendors = ("qemu", "kvm", "amazon ec2", "vmware", "xen", "microsoft", "google", "firecracker")
-    dmi_vm = any(v in dmi.get("sys_vendor", "").lower() or v in dmi.get("product_name", "").lower()
-                 for v in vm_vendors)
+    vm_vendors = (
+        "qemu",
+        "kvm",
+        "amazon ec2",
+        "vmware",
+        "xen",
+        "microsoft",
+        "google",
+        "firecracker",
+    )
+    dmi_vm = any(
+        v in dmi.get("sys_vendor", "").lower() or v in dmi.get("product_name", "").lower()
+        for v in vm_vendors
+    )
     # EC2 metal instances report "Amazon EC2" in DMI but no hypervisor flag: not virtualised.
     if dmi_vm and "metal" in dmi.get("product_name", "").lower():
         dmi_vm = False

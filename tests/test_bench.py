@@ -27,9 +27,12 @@ from cohsim.trace import parse_trace
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"
 IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not IS_ROOT, reason="mount_bench needs root (mount namespace, idmapped mounts)")
-needs_cc = pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc").split()[0]) is None,
-                              reason="no C compiler")
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="mount_bench needs root (mount namespace, idmapped mounts)"
+)
+needs_cc = pytest.mark.skipif(
+    shutil.which(os.environ.get("CC", "cc").split()[0]) is None, reason="no C compiler"
+)
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 FAST_PAUSE = ["--duration-ms", "20", "--warmup-ms", "5", "--repeats", "1", "--pause-samples", "200"]
 
@@ -78,8 +81,9 @@ def test_no_compiler_names_the_package(tmp_path: Path) -> None:
         bench.build("pause", env=env)
 
 
-def test_cli_no_compiler_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_no_compiler_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CC", "/nonexistent")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     rc = main(["bench", "pause", "--out", str(tmp_path / "out"), "--no-progress"])
@@ -91,10 +95,12 @@ def test_cli_no_compiler_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
-    for argv in (["bench", "pause", "--threads", "0", "--out", str(tmp_path)],
-                 ["bench", "pause", "--lock", "mcs", "--out", str(tmp_path)],
-                 ["bench", "mount", "--strategy", "sideways", "--out", str(tmp_path)],
-                 ["bench", "mount", "--layers", "10"]):
+    for argv in (
+        ["bench", "pause", "--threads", "0", "--out", str(tmp_path)],
+        ["bench", "pause", "--lock", "mcs", "--out", str(tmp_path)],
+        ["bench", "mount", "--strategy", "sideways", "--out", str(tmp_path)],
+        ["bench", "mount", "--layers", "10"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
@@ -113,13 +119,21 @@ def test_pause_bench_short_run(exes: dict[str, Path]) -> None:
     assert m[("none", "tick_hz")] > 1e6
     for lock in ("ttas", "ticket"):
         assert m[(lock, "acquisitions")] > 0 and m[(lock, "mutex_violations")] == 0
-        assert 0 < m[(lock, "min_ns")] <= m[(lock, "p50_ns")] <= m[(lock, "p99_ns")] <= m[(lock, "max_ns")]
+        assert (
+            0
+            < m[(lock, "min_ns")]
+            <= m[(lock, "p50_ns")]
+            <= m[(lock, "p99_ns")]
+            <= m[(lock, "max_ns")]
+        )
     assert {r["threads"] for r in rows} == {"1"} and {r["repeat"] for r in rows} == {"0"}
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 CPUs")
 def test_pause_bench_placements(exes: dict[str, Path]) -> None:
-    res = run([exes["pause"], "--threads", "2", "--placement", "scatter", "--lock", "ticket", *FAST_PAUSE])
+    res = run(
+        [exes["pause"], "--threads", "2", "--placement", "scatter", "--lock", "ticket", *FAST_PAUSE]
+    )
     assert res.returncode == 0, res.stderr
     assert "placement scatter threads 2 -> cpus " in res.stderr
     res = run([exes["pause"], "--cpus", "1", "--lock", "ttas", *FAST_PAUSE])
@@ -127,22 +141,57 @@ def test_pause_bench_placements(exes: dict[str, Path]) -> None:
     assert {r["placement"] for r in bench._parse_csv(res.stdout, "pause", "")} == {"cpus=1"}
 
 
-@pytest.mark.parametrize("args", [
-    ["--threads", "x"], ["--threads", "1,,2"], ["--lock", "mcs"], ["--bogus"], ["--threads"],
-    ["--threads", "100000"], ["--placement", "diagonal"], ["--duration-ms", "-1"],
-    ["--cpus", "0,0"], ["--cpus", "4000"], ["--repeats", "0"], ["extra"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--threads", "x"],
+        ["--threads", "1,,2"],
+        ["--lock", "mcs"],
+        ["--bogus"],
+        ["--threads"],
+        ["--threads", "100000"],
+        ["--placement", "diagonal"],
+        ["--duration-ms", "-1"],
+        ["--cpus", "0,0"],
+        ["--cpus", "4000"],
+        ["--repeats", "0"],
+        ["extra"],
+    ],
+)
 def test_pause_bench_bad_arguments(exes: dict[str, Path], args: list[str]) -> None:
     res = run([exes["pause"], *args])
     assert res.returncode == 1 and res.stdout == ""
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("pause_bench: error: ")
 
 
-def test_cli_pause_json(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path],
-                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_pause_json(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
-    rc = main(["bench", "pause", "--threads", "1", "--lock", "ttas", "--duration-ms", "20",
-               "--warmup-ms", "5", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"])
+    rc = main(
+        [
+            "bench",
+            "pause",
+            "--threads",
+            "1",
+            "--lock",
+            "ttas",
+            "--duration-ms",
+            "20",
+            "--warmup-ms",
+            "5",
+            "--repeats",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--json",
+            "--no-progress",
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
@@ -152,15 +201,21 @@ def test_cli_pause_json(tmp_path: Path, cache_env: dict[str, str], exes: dict[st
     assert (cfg["lock"], cfg["threads"]) == ("ttas", 1) and cfg["p50_ns"] > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pause_bench.csv", "pause_bench.json"]
     side = json.loads((tmp_path / "pause_bench.json").read_text())
-    assert side["csv"]["digest"] == provenance.text_digest((tmp_path / "pause_bench.csv").read_text())
+    assert side["csv"]["digest"] == provenance.text_digest(
+        (tmp_path / "pause_bench.csv").read_text()
+    )
     assert side["command"][:1] == ["pause_bench"] and "--duration-ms" in side["command"]
     assert side["host"]["online_cpus"] == os.cpu_count()
     assert side["compiler"]["flags"] == ["-O2", "-pthread"]
 
 
-def test_bench_error_writes_nothing(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path]) -> None:
+def test_bench_error_writes_nothing(
+    tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path]
+) -> None:
     with pytest.raises(CohsimError, match="--threads"):
-        bench.run_bench("pause", ["--threads", "99999"], tmp_path / "out", env=cache_env, progress=False)
+        bench.run_bench(
+            "pause", ["--threads", "99999"], tmp_path / "out", env=cache_env, progress=False
+        )
     assert not (tmp_path / "out").exists()
 
 
@@ -168,7 +223,12 @@ def test_bench_error_writes_nothing(tmp_path: Path, cache_env: dict[str, str], e
 
 
 def test_mount_bench_bad_arguments(exes: dict[str, Path]) -> None:
-    for args in (["--strategy", "sideways"], ["--workers", "0"], ["--layers", "a"], ["--mode", "fibers"]):
+    for args in (
+        ["--strategy", "sideways"],
+        ["--workers", "0"],
+        ["--layers", "a"],
+        ["--mode", "fibers"],
+    ):
         res = run([exes["mount"], *args])
         assert res.returncode == 1 and res.stdout == ""
         assert res.stderr.count("\n") == 1 and res.stderr.startswith("mount_bench: error: ")
@@ -183,7 +243,8 @@ def test_mount_bench_refuses_non_root(exes: dict[str, Path]) -> None:
         cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
     res = run(cmd)
     assert res.returncode == 1
-    assert res.stderr.strip() == "mount_bench: error: must run as root (it creates a mount namespace, mounts and idmapped mounts)"
+    assert res.stderr.strip().startswith("mount_bench: error: must run as root")
+    assert res.stderr.count("\n") == 1
 
 
 def mountinfo_lines() -> int:
@@ -192,20 +253,57 @@ def mountinfo_lines() -> int:
 
 @needs_root
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_mount_bench_runs_and_cleans_up(exes: dict[str, Path], tmp_path: Path, strategy: str) -> None:
+def test_mount_bench_runs_and_cleans_up(
+    exes: dict[str, Path], tmp_path: Path, strategy: str
+) -> None:
     before = mountinfo_lines()
-    res = run([exes["mount"], "--strategy", strategy, "--workers", "1", "--layers", "2",
-               "--containers", "1", "--repeats", "1", "--tmpdir", tmp_path])
+    res = run(
+        [
+            exes["mount"],
+            "--strategy",
+            strategy,
+            "--workers",
+            "1",
+            "--layers",
+            "2",
+            "--containers",
+            "1",
+            "--repeats",
+            "1",
+            "--tmpdir",
+            tmp_path,
+        ]
+    )
     assert res.returncode == 0, res.stderr
     rows = bench._parse_csv(res.stdout, "mount", "stdout")
     v = {(r["syscall"], r["metric"]): float(r["value"]) for r in rows}
     assert v[("mount_table", "final")] == v[("mount_table", "baseline")]
     assert v[("run", "sequences")] == 2 and v[("run", "containers")] == 1
-    expected = {"per-layer": {"open_tree": 2, "mount_setattr": 2, "move_mount": 2, "mount": 1, "umount2": 2},
-                "common-parent": {"open_tree": 1, "move_mount": 1, "mount": 1, "umount2": 1,
-                                  "umount2_einval": 1, "mountinfo_read": 1},
-                "lowerdir-plus": {"fsopen": 1, "open_tree": 2, "fsconfig": 4, "fsconfig_create": 1,
-                                  "fsmount": 1, "move_mount_overlay": 1}}[strategy]
+    expected = {
+        "per-layer": {
+            "open_tree": 2,
+            "mount_setattr": 2,
+            "move_mount": 2,
+            "mount": 1,
+            "umount2": 2,
+        },
+        "common-parent": {
+            "open_tree": 1,
+            "move_mount": 1,
+            "mount": 1,
+            "umount2": 1,
+            "umount2_einval": 1,
+            "mountinfo_read": 1,
+        },
+        "lowerdir-plus": {
+            "fsopen": 1,
+            "open_tree": 2,
+            "fsconfig": 4,
+            "fsconfig_create": 1,
+            "fsmount": 1,
+            "move_mount_overlay": 1,
+        },
+    }[strategy]
     for label, per_seq in expected.items():
         assert v[(label, "calls_per_sequence")] == per_seq, label
         assert v[(label, "p50_ns")] > 0
@@ -215,9 +313,22 @@ def test_mount_bench_runs_and_cleans_up(exes: dict[str, Path], tmp_path: Path, s
 
 @needs_root
 def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) -> None:
-    proc = subprocess.Popen([str(exes["mount"]), "--workers", "2", "--layers", "10", "--containers",
-                             "1000000", "--tmpdir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            str(exes["mount"]),
+            "--workers",
+            "2",
+            "--layers",
+            "10",
+            "--containers",
+            "1000000",
+            "--tmpdir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 10
     while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -231,20 +342,46 @@ def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) ->
 
 @needs_root
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed")
-def test_cli_mount_with_strace(tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path],
-                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_mount_with_strace(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
     log = tmp_path / "out" / "per-layer.strace"
-    rc = main(["bench", "mount", "--strategy", "per-layer", "--workers", "2", "--layers", "3",
-               "--containers", "1", "--strace", str(log), "--out", str(tmp_path / "out"), "--json",
-               "--no-progress"])
+    rc = main(
+        [
+            "bench",
+            "mount",
+            "--strategy",
+            "per-layer",
+            "--workers",
+            "2",
+            "--layers",
+            "3",
+            "--containers",
+            "1",
+            "--strace",
+            str(log),
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+            "--no-progress",
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
     [cfg] = doc["summary"]["configs"]
     assert (cfg["strategy"], cfg["workers"], cfg["layers"]) == ("per-layer", 2, 3)
     assert cfg["mount_table_peak"] >= 21 - 20  # at least the scratch tmpfs... and our mounts
-    assert sorted(p.name for p in log.parent.iterdir()) == ["mount_bench.csv", "mount_bench.json", "per-layer.strace"]
+    assert sorted(p.name for p in log.parent.iterdir()) == [
+        "mount_bench.csv",
+        "mount_bench.json",
+        "per-layer.strace",
+    ]
     trace = parse_trace(log)
     # 2 workers x 2 sequences x 3 layers, plus the parent's warm-up and probe.
     assert trace.counts_by_name()["open_tree"] >= 12
@@ -270,7 +407,9 @@ def test_committed_pause_data() -> None:
             assert all(a >= b for a, b in zip(by[(lock, threads, "p99_ns")], p50, strict=True))
             assert by[(lock, threads, "mutex_violations")] == [0.0] * 5
     # A ticket lock hands off on every acquisition: two threads cost more than one.
-    assert statistics.median(by[("ticket", "2", "p50_ns")]) > 2 * statistics.median(by[("ticket", "1", "p50_ns")])
+    assert statistics.median(by[("ticket", "2", "p50_ns")]) > 2 * statistics.median(
+        by[("ticket", "1", "p50_ns")]
+    )
 
 
 def test_committed_mount_data() -> None:
@@ -292,13 +431,20 @@ def test_committed_mount_data() -> None:
                 seqs = by[(*k, "run", "sequences")][0]
                 assert seqs == int(w) * 20 * 2
                 # mount_ops per sequence: per-layer L binds + overlay + L umounts + overlay umount.
-                per_seq = {"per-layer": 2 * int(layers) + 2, "common-parent": 4, "lowerdir-plus": 2}[s]
+                per_seq = {
+                    "per-layer": 2 * int(layers) + 2,
+                    "common-parent": 4,
+                    "lowerdir-plus": 2,
+                }[s]
                 assert by[(*k, "run", "mount_ops")] == [seqs * per_seq] * 5
                 top = by[(*k, "mount_table", "baseline")][0] + int(w) * (int(layers) + 1)
                 assert max(by[(*k, "mount_table", "peak_from_calls")]) <= top
         # The point of PR #12092: per-layer unmounts every layer, common-parent one parent.
         for w in ("1", "2", "4"):
-            assert by[("per-layer", w, "50", "umount2", "count")][0] == 50 * by[("common-parent", w, "50", "umount2", "count")][0]
+            assert (
+                by[("per-layer", w, "50", "umount2", "count")][0]
+                == 50 * by[("common-parent", w, "50", "umount2", "count")][0]
+            )
             assert by[("per-layer", w, "50", "umount2", "calls_per_sequence")] == [50.0] * 5
     assert ("lowerdir-plus", "1", "50", "umount2", "count") not in by
 
@@ -323,7 +469,8 @@ def test_committed_data_is_small_and_documented() -> None:
     assert total < 5_000_000
     readme = (HOST / "README.md").read_text()
     assert "cohsim bench pause --threads 1,2 --lock ttas,ticket" in readme
-    assert "cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus --workers 1,2,4 --layers 1,10,50" in readme
+    mount_cmd = "cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus"
+    assert mount_cmd + " --workers 1,2,4 --layers 1,10,50" in readme
 
 
 def test_summarize_committed_data() -> None:

@@ -97,14 +97,19 @@ def test_this_host() -> None:
 
 def test_synthetic_two_socket_metal(tmp_path: Path) -> None:
     sys_root, proc_root = two_socket_smt(
-        tmp_path, dmi={"sys_vendor": "Amazon EC2", "product_name": "m5.metal"})
+        tmp_path, dmi={"sys_vendor": "Amazon EC2", "product_name": "m5.metal"}
+    )
     h = collect(sys_root, proc_root)
     assert (h.online_cpus, h.sockets, h.cores, h.threads_per_core) == (8, 2, 4, 2)
     assert (h.numa_nodes, h.smt, h.llc_domains) == (2, "on", 2)
     assert h.llc_domain_cpus == ("0-1,4-5", "2-3,6-7")
     assert h.llc_size == "36608K"
     assert h.cpu_model == "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz"
-    assert (h.vendor, h.cpu_family_model, h.kernel_release) == ("GenuineIntel", "6/85/7", "6.1.0-test")
+    assert (h.vendor, h.cpu_family_model, h.kernel_release) == (
+        "GenuineIntel",
+        "6/85/7",
+        "6.1.0-test",
+    )
     assert h.dmi["product_name"] == "m5.metal"
     assert not h.hypervisor_flag and not h.virtualized  # EC2 metal: DMI says Amazon, no hypervisor
     assert h.detect_virt == ""  # never consulted for a synthetic tree
@@ -119,23 +124,37 @@ def test_synthetic_vm_flags(tmp_path: Path) -> None:
 
 
 def test_dmi_alone_marks_a_vm(tmp_path: Path) -> None:
-    sys_root, proc_root = two_socket_smt(tmp_path, dmi={"sys_vendor": "QEMU", "product_name": "Standard PC"})
+    sys_root, proc_root = two_socket_smt(
+        tmp_path, dmi={"sys_vendor": "QEMU", "product_name": "Standard PC"}
+    )
     assert collect(sys_root, proc_root).virtualized
 
 
 def test_no_l3_means_one_domain_per_socket(tmp_path: Path) -> None:
     sys_root, proc_root = make_tree(
-        tmp_path, packages=[0, 0, 1, 1], siblings={c: str(c) for c in range(4)}, llc=None,
-        smt="notsupported")
+        tmp_path,
+        packages=[0, 0, 1, 1],
+        siblings={c: str(c) for c in range(4)},
+        llc=None,
+        smt="notsupported",
+    )
     h = collect(sys_root, proc_root)
     assert (h.sockets, h.llc_domains, h.llc_domain_cpus, h.threads_per_core) == (2, 2, (), 1)
 
 
 def test_arm64_cpuinfo(tmp_path: Path) -> None:
-    cpuinfo = "processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
+    cpuinfo = (
+        "processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: fp asimd\n"
+        "CPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
+    )
     sys_root, proc_root = make_tree(
-        tmp_path, packages=[0, 0], siblings={0: "0", 1: "1"}, llc={0: "0-1", 1: "0-1"},
-        smt="notsupported", cpuinfo=cpuinfo)
+        tmp_path,
+        packages=[0, 0],
+        siblings={0: "0", 1: "1"},
+        llc={0: "0-1", 1: "0-1"},
+        smt="notsupported",
+        cpuinfo=cpuinfo,
+    )
     h = collect(sys_root, proc_root)
     assert h.cpu_model == "arm implementer 0x41 part 0xd0c"
     assert h.cpu_family_model == "" and h.vendor == ""
