@@ -333,6 +333,15 @@ static int gather_topology(struct cpuinfo *ci, int max)
 {
 	static int cpus[MAX_CPUS];
 	int n = online_cpus(cpus, max < MAX_CPUS ? max : MAX_CPUS);
+	/* Only CPUs this process may run on (a cpuset or taskset may exclude some online ones). */
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+		int m = 0;
+		for (int i = 0; i < n; i++)
+			if (cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &allowed))
+				cpus[m++] = cpus[i];
+		n = m;
+	}
 	char path[256];
 	for (int i = 0; i < n; i++) {
 		int c = cpus[i];
@@ -726,7 +735,7 @@ int main(int argc, char **argv)
 			for (int j = 0; j < ncpu; j++)
 				found |= ci[j].cpu == order[i];
 			if (!found)
-				die("--cpus: CPU %d is not online", order[i]);
+				die("--cpus: CPU %d is not online or not allowed for this process", order[i]);
 			for (int j = 0; j < i; j++)
 				if (order[j] == order[i])
 					die("--cpus: CPU %d listed twice", order[i]);
