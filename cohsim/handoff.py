@@ -23,7 +23,7 @@ from .errors import CohsimError
 from .machine import Machine
 from .placement import place
 
-LOCKS = ("ttas", "ticket", "qspinlock", "seqcount")
+LOCKS = ("ttas", "ticket", "qspinlock", "seqcount", "pingpong")
 MODELS = ("des", "markov")
 SCHEMA = 1
 
@@ -43,18 +43,23 @@ class LockParams:
     hand-off time grow with the number of waiters.
     """
 
-    llc_service_ns: float  #: occupancy of an LLC domain's coherence point (mesh home CHA, CCX L3, CMN HN) per request
-    hub_service_ns: float  #: occupancy of the socket home agent (IO die; home CHA for another socket's request) per request
+    #: occupancy per request of an LLC domain's coherence point (mesh CHA, CCX L3, CMN HN), ns
+    llc_service_ns: float
+    #: occupancy per request of the socket home agent (IO die; home CHA for a remote socket), ns
+    hub_service_ns: float
     smt_slowdown: float = 1.2  #: factor on the critical section while an SMT sibling spins
-    spin_loop_ns: float = 3.0  #: from a load's data arriving to the dependent atomic issuing (compare, branch, issue)
+    #: from a load's data arriving to the dependent atomic issuing (compare, branch, issue), ns
+    spin_loop_ns: float = 3.0
     home_socket: int = 0  #: socket whose home agent owns the lock line
 
     def __post_init__(self) -> None:
         for name in ("llc_service_ns", "hub_service_ns", "spin_loop_ns"):
             if not getattr(self, name) >= 0:
-                raise CohsimError(f"LockParams.{name} must not be negative, not {getattr(self, name)}")
+                raise CohsimError(f"LockParams.{name} must not be negative, "
+                                  f"not {getattr(self, name)}")
         if not self.smt_slowdown >= 1:
-            raise CohsimError(f"LockParams.smt_slowdown must be at least 1, not {self.smt_slowdown}")
+            raise CohsimError(f"LockParams.smt_slowdown must be at least 1, "
+                              f"not {self.smt_slowdown}")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -89,10 +94,12 @@ def params_from_machine(machine: Machine) -> LockParams:
 class HandoffRecord:
     """What happened, for plots and tests: who held the lock when, and the home queue over time."""
 
-    holds: tuple[tuple[int, int, int], ...]  #: (thread, acquired_ps, released_ps), in acquisition order
+    #: (thread, acquired_ps, released_ps), in acquisition order
+    holds: tuple[tuple[int, int, int], ...]
     waits: tuple[tuple[int, int, int], ...]  #: (thread, start_ps, acquired_ps) per acquisition
     home_queue: tuple[tuple[int, int], ...]  #: (time_ps, requests at the home) at every change
-    agents: dict[str, tuple[int, int, int]] = field(default_factory=dict)  #: name -> (inserted, served, queued)
+    #: coherence point name -> (inserted, served, still queued or in service)
+    agents: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     end_ps: int = 0  #: simulated time at the end
 
 
@@ -163,6 +170,9 @@ def simulate(machine: Machine, threads: int, *, lock: str = "ttas",
         raise CohsimError(f"cs_ns and think_ns must not be negative (got {cs_ns}, {think_ns})")
     if acquisitions < 1:
         raise CohsimError(f"acquisitions must be at least 1, not {acquisitions}")
+    if lock == "seqcount" and cs_ns + think_ns <= 0:
+        raise CohsimError("seqcount readers need a read section or think time: cs_ns + think_ns "
+                          "must be positive")
     m, cpus = place(machine, threads, placement, smt)
     p = params if params is not None else params_from_machine(m)
     if not 0 <= p.home_socket < m.topology.sockets:
@@ -185,7 +195,7 @@ def simulate(machine: Machine, threads: int, *, lock: str = "ttas",
 
 def sweep(machine: Machine, threads: Sequence[int], *, seed: int = 0,
           progress: Callable[[int], None] | None = None, **kw: Any) -> list[HandoffResult]:
-    """`simulate` for each thread count; point i uses child stream i of `seed` (SeedSequence.spawn)."""
+    """`simulate` per thread count; point i uses child stream i of `seed` (SeedSequence.spawn)."""
     children = np.random.SeedSequence(seed).spawn(len(threads))
     out = []
     for n, child in zip(threads, children, strict=True):

@@ -46,8 +46,10 @@ from .machine import Machine
 PS = 1000  # picoseconds per nanosecond
 READ, RFO = 0, 1
 # atomic operations, applied at the moment the coherence point orders them
-XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC = range(8)
+XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
 ACQUIRED, HEAD, QUEUED = "acquired", "head", "queued"
+_RELEASE_OP = {"ttas": STORE0, "ticket": INC, "qspinlock": Q_RELEASE, "seqcount": SEQ_INC,
+               "pingpong": PASS_TURN}
 
 
 class _Agent:
@@ -164,6 +166,9 @@ class LockDES:
 
     # ----- scheduling helpers ---------------------------------------------------------------
 
+    def _now(self) -> int:
+        return int(self.env.now)  # integer picoseconds throughout
+
     def _after(self, delay: int, fn: Callable[..., None], *args: Any) -> None:
         ev = Timeout(self.env, delay)
         ev.callbacks.append(lambda _e: fn(*args))
@@ -211,6 +216,9 @@ class LockDES:
         if op == INC or op == SEQ_INC:
             self.value += 1
             return None
+        if op == PASS_TURN:
+            self.value = (i + 1) % self.n
+            return None
         if op == Q_ARRIVE:
             if self.value == 0 and not self.queue:
                 self.value = 1
@@ -230,7 +238,7 @@ class LockDES:
         before = agent.n
         agent.queue.append(req)
         agent.inserted += 1
-        agent.account(self.env.now, before)
+        agent.account(self._now(), before)
         if not agent.busy:
             self._start(agent)
 
@@ -238,7 +246,7 @@ class LockDES:
         before = agent.n
         req = agent.queue.popleft()
         agent.busy = True
-        agent.account(self.env.now, before)
+        agent.account(self._now(), before)
         i = req.th
         d = self.dom[i]
         if req.kind == READ:
@@ -263,7 +271,7 @@ class LockDES:
         before = agent.n
         agent.busy = False
         agent.served += 1
-        agent.account(self.env.now, before)
+        agent.account(self._now(), before)
         if agent.queue:
             self._start(agent)
 
@@ -282,9 +290,12 @@ class LockDES:
         else:
             resp = max(0, self.lat[self.last_writer][i] - busy)
         if req.kind == READ:
+            alone = self.n_dom_valid == 0  # no copy anywhere: the line arrives Exclusive
             if self.owner_core != c:
                 self.owner_core = -1
             self._set_core_valid(c, d)
+            if alone:
+                self.owner_core, self.owner_t = c, i
             return resp, self.value
         result = self._apply(i, req.op)
         self._write(i)
@@ -301,7 +312,8 @@ class LockDES:
             else:
                 self._on_value(i, self.value, self.write_seq)
             return
-        self._submit(self.agents[self.dom[i]], _Req(i, READ, 0, lambda v, s: self._on_value(i, v, s)))
+        req = _Req(i, READ, 0, lambda v, s: self._on_value(i, v, s))
+        self._submit(self.agents[self.dom[i]], req)
 
     def _on_value_now(self, i: int) -> None:
         self._on_value(i, self.value, self.write_seq)
@@ -319,7 +331,7 @@ class LockDES:
     def _begin(self, i: int) -> None:
         self.acquiring[i] = True
         lock = self.lock
-        if lock == "ttas" or (lock == "seqcount" and i > 0):
+        if lock in ("ttas", "pingpong") or (lock == "seqcount" and i > 0):
             self._load(i)
         elif lock == "ticket":
             self._rfo(i, FADD, lambda t, s: self._on_ticket(i, t, s))
@@ -339,11 +351,12 @@ class LockDES:
         lock = self.lock
         if lock == "ttas":
             if v == 0:
-                self._after(self.loop_ps, self._rfo, i, XCHG, lambda old, s: self._on_xchg(i, old, s))
+                self._after(self.loop_ps, self._rfo, i, XCHG,
+                            lambda old, s: self._on_xchg(i, old, s))
             else:
                 self._wait(i, seq)
-        elif lock == "ticket":
-            if v == self.my_ticket[i]:
+        elif lock == "ticket" or lock == "pingpong":
+            if v == (self.my_ticket[i] if lock == "ticket" else i):
                 self._acquired(i)
             else:
                 self._wait(i, seq)
@@ -382,7 +395,7 @@ class LockDES:
         self._acquired(i)
 
     def _acquired(self, i: int) -> None:
-        now = self.env.now
+        now = self._now()
         self.acquiring[i] = False
         exclusive = not (self.lock == "seqcount" and i > 0)
         if exclusive:
@@ -409,13 +422,13 @@ class LockDES:
         self._after(cs, self._release, i, now)
 
     def _release(self, i: int, t_acq: int) -> None:
-        now = self.env.now
+        now = self._now()
         exclusive = not (self.lock == "seqcount" and i > 0)
         if exclusive:
             self.holder = -1
             if self.record:
                 self.holds.append((i, t_acq, now))
-            op = {"ttas": STORE0, "ticket": INC, "qspinlock": Q_RELEASE, "seqcount": SEQ_INC}[self.lock]
+            op = _RELEASE_OP[self.lock]
             self.releasing[i] = True
             self.ready[i] = False
             self._rfo(i, op, lambda _r, _s: self._released(i))
