@@ -1,0 +1,145 @@
+"""What level 3 asks level 2: the cost of moving the mount_lock line when k CPUs fight for it.
+
+Level 3 (cohsim.launch) simulates syscalls, not cache lines (DESIGN.md section 3: no giant
+per-line simulation of 20,200 mounts on 96 CPUs). Whenever it needs a line cost it asks this
+table, which asks the lock hand-off level once per (lock kind, CPU count) and caches the answer:
+
+- `spinlock_ns(n)`: a hand-off of the queued spinlock among n CPUs that all want it — the
+  per-acquisition overhead of a saturated qspinlock, 1/throughput - critical section;
+- `writer_ns(k)`: a mount_lock writer's wait for the line while k CPUs spin reading the
+  sequence counter (path walks) — the seqcount writer's acquisition latency;
+- `reader_ns(k)`: how long after a release a spinning reader has the line again — the seqcount
+  readers' latency from the writer's release to their read.
+
+Counts are answered exactly at 0, 1, 2, 4, 8, ... and the machine's CPU count, and interpolated
+linearly between; the CPUs are placed as the scheduler spreads busy threads (`scatter`). Which
+model answered (DES or Markov) is recorded in `level`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .handoff import LockParams, simulate
+from .machine import Machine
+
+#: pause_bench-like critical section used for the queries (ns): short, like mount_lock sections
+CS_REF_NS = 100.0
+
+
+def _grid(limit: int) -> list[int]:
+    pts, k = [0, 1], 2
+    while k < limit:
+        pts.append(k)
+        k *= 2
+    if pts[-1] != limit and limit > 1:
+        pts.append(limit)
+    return pts
+
+
+@dataclass
+class LineCosts:
+    """Cached level-2 answers for one machine (mutable cache, owned by one simulation)."""
+
+    machine: Machine
+    model: str = "des"  #: "des" or "markov"
+    seed: int = 0
+    acquisitions_per_thread: int = 50  #: level-2 acquisitions per thread and query (DES)
+    params: LockParams | None = None  #: None: the level-2 defaults for the machine
+    _cache: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
+    queries: int = 0  #: level-2 simulations run
+
+    @property
+    def level(self) -> str:
+        return f"level 2 lock hand-off ({self.model}, cached per CPU count)"
+
+    def _max(self) -> int:
+        return self.machine.vcpus
+
+    def _ask(self, kind: str, n: int) -> float:
+        key = (kind, n)
+        if key in self._cache:
+            return self._cache[key]
+        self.queries += 1
+        m = self.machine
+        if kind == "spinlock":
+            threads = max(2, n)
+            r = simulate(
+                m,
+                threads,
+                lock="qspinlock",
+                placement="scatter",
+                cs_ns=CS_REF_NS,
+                think_ns=0.0,
+                acquisitions=self.acquisitions_per_thread * threads,
+                seed=self.seed,
+                model=self.model,
+                params=self.params,
+            )
+            value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
+        else:
+            threads = min(m.vcpus, max(2, n + 1))
+            record = self.model == "des"
+            r = simulate(
+                m,
+                threads,
+                lock="seqcount",
+                placement="scatter",
+                cs_ns=CS_REF_NS,
+                think_ns=0.0,
+                acquisitions=self.acquisitions_per_thread * threads,
+                seed=self.seed,
+                model=self.model,
+                params=self.params,
+                record=record,
+            )
+            if r.record is None:  # the chain gives one latency for everyone
+                value = r.mean_ns
+            elif kind == "writer":
+                w = [(a - s) / 1000 for (t, s, a) in r.record.waits if t == 0]
+                value = float(np.mean(w)) if w else r.mean_ns
+            else:
+                rel = sorted(e for (t, _a, e) in r.record.holds if t == 0)
+                gaps = []
+                for t, _s, a in r.record.waits:
+                    if t == 0:
+                        continue
+                    j = bisect.bisect_right(rel, a) - 1
+                    if j >= 0:
+                        gaps.append((a - rel[j]) / 1000)
+                value = float(np.mean(gaps)) if gaps else r.mean_ns
+        self._cache[key] = value
+        return value
+
+    def _interp(self, kind: str, k: float) -> float:
+        grid = _grid(self._max())
+        k = min(max(k, 0.0), float(grid[-1]))
+        i = bisect.bisect_right(grid, k) - 1
+        lo = grid[i]
+        if lo == k or i + 1 >= len(grid):
+            return self._ask(kind, lo)
+        hi = grid[i + 1]
+        a, b = self._ask(kind, lo), self._ask(kind, hi)
+        return a + (b - a) * (k - lo) / (hi - lo)
+
+    def spinlock_ns(self, n: float) -> float:
+        """Hand-off of the mount_lock spinlock among n CPUs that want it."""
+        return self._interp("spinlock", n)
+
+    def writer_ns(self, k: float) -> float:
+        """A writer getting the line while k CPUs spin on the sequence counter."""
+        return self._interp("writer", k)
+
+    def reader_ns(self, k: float) -> float:
+        """A spinning reader seeing the release, among k spinning readers."""
+        return self._interp("reader", max(k, 1.0))
+
+    def table(self) -> dict[str, dict[int, float]]:
+        """Everything asked so far, for reports: kind -> {CPU count: ns}."""
+        out: dict[str, dict[int, float]] = {}
+        for (kind, n), v in sorted(self._cache.items()):
+            out.setdefault(kind, {})[n] = round(v, 3)
+        return out

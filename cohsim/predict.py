@@ -1,0 +1,270 @@
+"""Container launch prediction (the product's headline): `predict` and `replay`.
+
+`predict` synthesises containerd's mount sequences for a strategy (cohsim.synth), runs them on
+a catalog machine against the kernel model (cohsim.launch, asking level 2 for line costs), and
+summarises launch latency per container. `replay` does the same for a parsed trace.
+
+Uncertainty: the simulation is run for several seeds (replicates); each reported statistic is
+the median over replicates with the replicates' range as its interval. Parameter uncertainty
+from a calibration fit widens the interval when a fit is given (cohsim.calibrate).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .catalog import Catalog
+from .contention import LineCosts
+from .errors import CohsimError
+from .kernel import KernelParams, load_kernel
+from .launch import LaunchRecord, LaunchSim, ThreadResult
+from .machine import Machine
+from .synth import STRATEGIES, synthesize
+from .trace import Trace
+
+SCHEMA = 1
+STATS = ("p50", "p95", "p99", "max")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value with its interval bounds and unit."""
+
+    value: float
+    low: float
+    high: float
+    unit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": round(self.value, 6),
+            "low": round(self.low, 6),
+            "high": round(self.high, 6),
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What `cohsim predict` / `cohsim replay` report."""
+
+    machine: str
+    machine_note: str  #: e.g. which instance `--arch` chose
+    workload: dict[str, Any]
+    containers: int
+    layers: int | None
+    mount_ops: int
+    syscalls: int
+    launch_s: dict[str, Interval]
+    failures: Interval
+    deadline_s: float
+    lock_wait_fraction: Interval
+    locks: dict[str, Any]
+    peak_mount_table: int
+    calibration: str
+    level: list[str]
+    replicates: int
+    seed: int
+    kernel: str
+    handoff_table: dict[str, dict[int, float]]
+    per_container_s: tuple[float, ...] = field(repr=False)
+    record: LaunchRecord | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "machine": self.machine,
+            "machine_note": self.machine_note,
+            "workload": self.workload,
+            "containers": self.containers,
+            "layers": self.layers,
+            "mount_ops": self.mount_ops,
+            "syscalls": self.syscalls,
+            "launch_s": {k: v.to_dict() for k, v in self.launch_s.items()},
+            "failures": self.failures.to_dict(),
+            "deadline_s": self.deadline_s,
+            "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
+            "locks": self.locks,
+            "peak_mount_table": self.peak_mount_table,
+            "calibration": self.calibration,
+            "level": self.level,
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "kernel": self.kernel,
+            "handoff_table_ns": self.handoff_table,
+            "provenance": {"cohsim_version": __version__, "seed": self.seed},
+        }
+
+
+def resolve_machine(
+    catalog: Catalog,
+    *,
+    arch: str | None,
+    instance: str | None,
+    smt: bool = True,
+    sockets: int | None = None,
+) -> tuple[Machine, str]:
+    """The machine to predict for, and a note saying how it was chosen."""
+    if (arch is None) == (instance is None):
+        raise CohsimError("give exactly one of --arch and --instance")
+    if arch is not None:
+        a = catalog.archetype(arch)
+        m, note = catalog.get(a.instance), f"--arch {arch} is {a.instance}: {a.why}"
+    else:
+        m, note = catalog.get(str(instance)), ""
+    if sockets is not None:
+        m = m.with_sockets(sockets)
+    return m.with_smt(smt), note
+
+
+def _summarise(
+    per: list[np.ndarray], values: list[dict[str, float]]
+) -> tuple[dict[str, Interval], dict[str, Interval]]:
+    launch = {}
+    for s in STATS:
+        q = {"p50": 50, "p95": 95, "p99": 99, "max": 100}[s]
+        xs = [float(np.percentile(p, q)) for p in per]
+        launch[s] = Interval(float(np.median(xs)), min(xs), max(xs), "s")
+    extra = {}
+    for key in values[0]:
+        xs = [v[key] for v in values]
+        extra[key] = Interval(
+            float(np.median(xs)),
+            min(xs),
+            max(xs),
+            "containers" if key == "failures" else "fraction",
+        )
+    return launch, extra
+
+
+def run_workload(
+    machine: Machine,
+    trace: Trace,
+    *,
+    kernel: KernelParams,
+    seed: int = 0,
+    replicates: int = 3,
+    layers: int | None = None,
+    deadline_s: float = 30.0,
+    handoff_model: str = "des",
+    background: bool = True,
+    record: bool = False,
+    machine_note: str = "",
+    workload: dict[str, Any] | None = None,
+    calibration: str = "none (catalog and kernel defaults)",
+) -> Prediction:
+    """Simulate `trace` on `machine` `replicates` times (child seeds of `seed`) and summarise."""
+    if replicates < 1:
+        raise CohsimError(f"replicates must be at least 1, not {replicates}")
+    if deadline_s <= 0:
+        raise CohsimError(f"deadline must be positive, not {deadline_s}")
+    children = np.random.SeedSequence(seed).spawn(replicates)
+    costs = LineCosts(machine, model=handoff_model, seed=seed)
+    per, values, sims = [], [], []
+    for child in children:
+        sim = LaunchSim(
+            machine,
+            kernel,
+            trace,
+            costs=costs,
+            seed=int(child.generate_state(1)[0]),
+            layers=layers,
+            background=background,
+            record=record and not sims,
+        )
+        res: list[ThreadResult] = sim.run()
+        launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / 1e9 for r in res])
+        busy = sum(r.end_ns - r.start_ns for r in res)
+        wait = sum(r.lock_wait_ns for r in res)
+        per.append(launch)
+        values.append(
+            {
+                "failures": float((launch > deadline_s).sum()),
+                "lock_wait_fraction": wait / busy if busy else 0.0,
+            }
+        )
+        sims.append(sim)
+    launch_s, extra = _summarise(per, values)
+    first = sims[0]
+    locks = {name: st.to_dict() for name, st in first.stats.items()}
+    locks["rcu"]["grace_periods"] = first.gps
+    locks["mount_lock"]["legitimize_fallbacks"] = first.legitimize
+    locks["namespace_sem"]["mountinfo_reads"] = first.mountinfo_reads
+    return Prediction(
+        machine=machine.name,
+        machine_note=machine_note,
+        workload=workload or {},
+        containers=len(trace.threads),
+        layers=layers,
+        mount_ops=trace.mount_ops,
+        syscalls=trace.syscalls,
+        launch_s=launch_s,
+        failures=extra["failures"],
+        deadline_s=deadline_s,
+        lock_wait_fraction=extra["lock_wait_fraction"],
+        locks=locks,
+        peak_mount_table=max(s.peak_mounts for s in sims),
+        calibration=calibration,
+        level=[
+            "level 3: kernel mount path and workload (simpy)",
+            costs.level,
+            "level 1: machine graph (per-CPU sums, line latencies)",
+        ],
+        replicates=replicates,
+        seed=seed,
+        kernel=kernel.name,
+        handoff_table=costs.table(),
+        per_container_s=tuple(float(x) for x in per[0]),
+        record=first.record,
+    )
+
+
+def predict(
+    *,
+    arch: str | None = None,
+    instance: str | None = None,
+    containers: int = 100,
+    layers: int = 50,
+    strategy: str = "per-layer",
+    smt: bool = True,
+    sockets: int | None = None,
+    deadline_s: float = 30.0,
+    seed: int = 0,
+    replicates: int = 3,
+    kernel: str | None = None,
+    handoff_model: str = "des",
+    background: bool = True,
+    record: bool = False,
+    catalog: Catalog | None = None,
+) -> Prediction:
+    """How long `containers` containers of an L-layer image take to start, launched at once."""
+    if strategy not in STRATEGIES:
+        raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
+    if containers < 1 or layers < 1:
+        raise CohsimError("containers and layers must be at least 1")
+    machine, note = resolve_machine(
+        catalog or Catalog(), arch=arch, instance=instance, smt=smt, sockets=sockets
+    )
+    trace = synthesize(strategy, containers, layers, seed=seed)
+    t0 = time.perf_counter()
+    p = run_workload(
+        machine,
+        trace,
+        kernel=load_kernel(kernel),
+        seed=seed,
+        replicates=replicates,
+        layers=layers,
+        deadline_s=deadline_s,
+        handoff_model=handoff_model,
+        background=background,
+        record=record,
+        machine_note=note,
+        workload={"strategy": strategy, "arrival": "all at once"},
+    )
+    del t0
+    return p
