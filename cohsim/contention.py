@@ -50,6 +50,7 @@ class LineCosts:
     acquisitions_per_thread: int = 50  #: level-2 acquisitions per thread and query (DES)
     params: LockParams | None = None  #: None: the level-2 defaults for the machine
     _cache: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
+    _dense: dict[str, list[float]] = field(default_factory=dict, repr=False)
     queries: int = 0  #: level-2 simulations run
 
     @property
@@ -114,16 +115,25 @@ class LineCosts:
         self._cache[key] = value
         return value
 
+    def _table(self, kind: str) -> list[float]:
+        """Values at every integer count 0..max, interpolated between the grid points asked."""
+        dense = self._dense.get(kind)
+        if dense is None:
+            grid = _grid(self._max())
+            values = [self._ask(kind, n) for n in grid]
+            dense = [float(v) for v in np.interp(np.arange(grid[-1] + 2), grid, values)]
+            self._dense[kind] = dense
+        return dense
+
     def _interp(self, kind: str, k: float) -> float:
-        grid = _grid(self._max())
-        k = min(max(k, 0.0), float(grid[-1]))
-        i = bisect.bisect_right(grid, k) - 1
-        lo = grid[i]
-        if lo == k or i + 1 >= len(grid):
-            return self._ask(kind, lo)
-        hi = grid[i + 1]
-        a, b = self._ask(kind, lo), self._ask(kind, hi)
-        return a + (b - a) * (k - lo) / (hi - lo)
+        dense = self._table(kind)
+        if k <= 0:
+            return dense[0]
+        top = len(dense) - 2
+        if k >= top:
+            return dense[top]
+        i = int(k)
+        return dense[i] + (dense[i + 1] - dense[i]) * (k - i)
 
     def spinlock_ns(self, n: float) -> float:
         """Hand-off of the mount_lock spinlock among n CPUs that want it."""

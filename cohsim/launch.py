@@ -42,6 +42,7 @@ generator.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -109,19 +110,23 @@ class _RWSem:
         self.writer = False
         self.queue: deque[tuple[bool, simpy.Event]] = deque()
 
-    def acquire(self, write: bool) -> simpy.Event:
-        ev = self.env.event()
+    def acquire(self, write: bool) -> simpy.Event | None:
+        """None when granted at once (no event: the hot path); else an event for the grant."""
         if not self.queue and (not self.writer) and (self.readers == 0 or not write):
-            self._grant(write, ev)
-        else:
-            self.queue.append((write, ev))
+            self._take(write)
+            return None
+        ev = self.env.event()
+        self.queue.append((write, ev))
         return ev
 
-    def _grant(self, write: bool, ev: simpy.Event) -> None:
+    def _take(self, write: bool) -> None:
         if write:
             self.writer = True
         else:
             self.readers += 1
+
+    def _grant(self, write: bool, ev: simpy.Event) -> None:
+        self._take(write)
         ev.succeed()
 
     def release(self, write: bool) -> None:
@@ -138,6 +143,38 @@ class _RWSem:
             self._grant(w, ev)
             if w:
                 break
+
+
+class _CPUs:
+    """The machine's hardware threads as a run queue: a grant is immediate when one is free
+    (no simpy event at all: this is the hot path), else FIFO within two priorities (0: a task
+    woken holding or about to take a lock, 1: ordinary runnable work)."""
+
+    def __init__(self, env: simpy.Environment, capacity: int) -> None:
+        self.env = env
+        self.capacity = capacity
+        self.busy = 0
+        self.queues: tuple[deque[simpy.Event], deque[simpy.Event]] = (deque(), deque())
+
+    def acquire(self, priority: int = 1) -> simpy.Event | None:
+        """None if a CPU was free and is now ours; else an event that fires when one is."""
+        if self.busy < self.capacity:
+            self.busy += 1
+            return None
+        ev = self.env.event()
+        self.queues[priority].append(ev)
+        return ev
+
+    def release(self) -> None:
+        for q in self.queues:
+            if q:
+                q.popleft().succeed()  # the CPU passes straight to the waiter
+                return
+        self.busy -= 1
+
+    @property
+    def waiting(self) -> int:
+        return len(self.queues[0]) + len(self.queues[1])
 
 
 class LaunchSim:
@@ -160,7 +197,7 @@ class LaunchSim:
         self.costs = costs
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
-        self.cpus = simpy.PriorityResource(self.env, capacity=machine.vcpus)
+        self.cpus = _CPUs(self.env, machine.vcpus)
         self.ns = _RWSem(self.env)
         self.layers = layers
         self.background = background
@@ -169,6 +206,7 @@ class LaunchSim:
         self.ml_held = False
         self.ml_queue: deque[simpy.Event] = deque()
         self.ml_seq = 0
+        self.ml_change_times: list[int] = []  # when the sequence counter moved
         self.ml_releases = 0
         self.ml_released = self.env.event()
         self.seq_spinners = 0
@@ -181,6 +219,7 @@ class LaunchSim:
         self.legitimize = 0
         # RCU expedited grace periods
         self.ml_bg_spinners = 0.0  # background spinners of the section in progress
+        self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
         self.busy_bg = kernel.daemon_cpus  # CPUs doing path-walk-heavy work outside the trace
         self.debt_per_cpu = 0.0  # ns of spinning each such CPU owes so far
         self.bg_spin_ns = 0.0
@@ -216,7 +255,7 @@ class LaunchSim:
         t = self.m.topology
         if t.threads_per_core < 2:
             return 1.0
-        busy = self.cpus.count
+        busy = self.cpus.busy
         if busy <= t.cores:
             return 1.0
         return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
@@ -232,13 +271,14 @@ class LaunchSim:
             if wait > 0:
                 yield self.env.timeout(wait)
             self.systemd_dirty = self.env.event()  # a change since systemd's last re-read
-            req = self.cpus.request(priority=1)
-            yield req
+            ev = self.cpus.acquire(1)
+            if ev is not None:
+                yield ev
             t0 = self.env.now
             yield from self._ns_read(op)
             parse = self.k.systemd_parse_per_mount_ns * self.mounts * self._smt()
             yield self.env.timeout(round(parse))
-            self.cpus.release(req)
+            self.cpus.release()
             cost = self.env.now - t0
             self.systemd_next_ok = int(self.env.now + self.k.systemd_ratelimit * cost)
 
@@ -250,10 +290,11 @@ class LaunchSim:
             yield self.env.timeout(round(gap))
             if until.triggered:
                 return
-            req = self.cpus.request(priority=1)
-            yield req
+            ev = self.cpus.acquire(1)
+            if ev is not None:
+                yield ev
             yield from self._ns_read(op)
-            self.cpus.release(req)
+            self.cpus.release()
 
     # ----- namespace_sem -------------------------------------------------------------------
 
@@ -267,8 +308,10 @@ class LaunchSim:
         while done < self.mounts or first:
             chunk = min(lines, max(0.0, self.mounts - done))
             t0 = self.env.now
-            yield self.ns.acquire(False)
-            st.wait_ns += self.env.now - t0
+            grant = self.ns.acquire(False)
+            if grant is not None:
+                yield grant
+                st.wait_ns += self.env.now - t0
             hold = round((op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk)
             yield self.env.timeout(hold)
             st.hold_ns += hold
@@ -279,26 +322,31 @@ class LaunchSim:
 
     # ----- mount_lock ----------------------------------------------------------------------
 
-    def _ml_acquire(self) -> Proc:
-        """Take mount_lock's spinlock (spinning on the CPU) and then get the line exclusive."""
+    def _ml_acquire(self) -> Generator[simpy.Event, Any, float]:
+        """Take mount_lock's spinlock (FIFO, spinning on the CPU); return the line cost still to
+        pay before the section's work: the hand-off to us plus the wait for the line
+        exclusive behind the CPUs spinning on it."""
         st = self.stats["mount_lock"]
-        t0 = self.env.now
         if self.ml_held or self.ml_queue:
+            t0 = self.env.now
             ev = self.env.event()
             self.ml_queue.append(ev)
             st.max_waiters = max(st.max_waiters, len(self.ml_queue))
             yield ev  # granted by the releaser, who pays the hand-off below
+            st.wait_ns += self.env.now - t0
             handoff = self.costs.spinlock_ns(len(self.ml_queue) + 1)
         else:
             self.ml_held = True
             handoff = 0.0
-        line = self.costs.writer_ns(self.seq_spinners) + handoff
-        yield self.env.timeout(round(line))
-        st.wait_ns += self.env.now - t0
+        self._ml_changed()
+        return self.costs.writer_ns(self.seq_spinners) + handoff
+
+    def _ml_changed(self) -> None:
         self.ml_seq += 1
+        self.ml_change_times.append(self.env.now)
 
     def _ml_release(self) -> None:
-        self.ml_seq += 1
+        self._ml_changed()
         self.ml_releases += 1
         ev, self.ml_released = self.ml_released, self.env.event()
         if self.ml_queue:
@@ -312,6 +360,14 @@ class LaunchSim:
         busy = min(self.busy_bg, float(self.m.vcpus))
         if busy <= 0:
             return 0.0, hold_ns
+        key = (round(hold_ns), busy, self.seq_spinners)
+        hit = self._bg_memo.get(key)
+        if hit is not None:
+            return hit
+        self._bg_memo[key] = out = self._bg_fixed_point(hold_ns, busy)
+        return out
+
+    def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
         interval = self.k.walk_interval_ns
         k, h = 0.0, hold_ns
         for _ in range(20):
@@ -323,11 +379,13 @@ class LaunchSim:
             k = k_new
         return k, h
 
-    def _ml_hold(self, base_ns: float) -> Proc:
-        """Hold mount_lock for `base_ns` of work, lengthened by the spinners it attracts."""
+    def _ml_hold(self, base_ns: float, line_ns: float) -> Proc:
+        """Hold mount_lock for `base_ns` of work after `line_ns` of line transfer, lengthened
+        by the background CPUs it attracts into spinning (one timeout for all of it)."""
         k, h = self._bg_spinners(base_ns * self._smt())
         self.ml_bg_spinners = k
-        yield self.env.timeout(round(h))
+        self.stats["mount_lock"].wait_ns += line_ns
+        yield self.env.timeout(round(line_ns + h))
         if k > 0:
             spin = k * (h / 2 + self.costs.reader_ns(k + self.seq_spinners))
             self.bg_spin_ns += spin
@@ -335,10 +393,10 @@ class LaunchSim:
         self.ml_bg_spinners = 0.0
 
     def _ml_section(self, op: OpCost, tid: int) -> Proc:
-        yield from self._ml_acquire()
-        t0 = self.env.now
+        line = yield from self._ml_acquire()
+        t0 = self.env.now + round(line)
         hold = op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
-        yield from self._ml_hold(hold)
+        yield from self._ml_hold(hold, line)
         st = self.stats["mount_lock"]
         st.acquisitions += 1
         st.hold_ns += self.env.now - t0
@@ -348,9 +406,12 @@ class LaunchSim:
 
     # ----- path walks ----------------------------------------------------------------------
 
-    def _walk(self, n: int) -> Proc:
-        st = self.stats["seqcount_spin"]
+    def _walk(self, walk_ns: float, cpu_ns: float) -> Proc:
+        """Path walks then unlocked work: spin first while a writer holds mount_lock; if the
+        counter moves during the walks, legitimize under the spinlock (checked after the work,
+        so that walks and work take one event)."""
         if self.ml_held:
+            st = self.stats["seqcount_spin"]
             t0 = self.env.now
             self.seq_spinners += 1
             if self.record is not None:
@@ -362,14 +423,17 @@ class LaunchSim:
             yield self.env.timeout(round(self.costs.reader_ns(k)))
             st.wait_ns += self.env.now - t0
             st.acquisitions += 1
-        seq = self.ml_seq
-        yield self.env.timeout(round(n * self.k.walk_ns))
-        if self.ml_seq != seq:  # the counter moved: legitimize under the spinlock
-            self.legitimize += 1
-            yield from self._ml_acquire()
-            yield from self._ml_hold(self.k.legitimize_ns)
-            self.stats["mount_lock"].acquisitions += 1
-            self._ml_release()
+        start = self.env.now
+        yield self.env.timeout(round(walk_ns + cpu_ns * self._smt()))
+        times = self.ml_change_times
+        if walk_ns and times and times[-1] > start:
+            i = bisect.bisect_right(times, start)
+            if i < len(times) and times[i] <= start + walk_ns:  # moved under the walk
+                self.legitimize += 1
+                line = yield from self._ml_acquire()
+                yield from self._ml_hold(self.k.legitimize_ns, line)
+                self.stats["mount_lock"].acquisitions += 1
+                self._ml_release()
 
     # ----- RCU -----------------------------------------------------------------------------
 
@@ -424,8 +488,9 @@ class LaunchSim:
         start = env.now
         lock_wait = rcu_wait = runq = 0.0
         t0 = env.now
-        req = self.cpus.request(priority=1)
-        yield req
+        ev = self.cpus.acquire(1)
+        if ev is not None:
+            yield ev
         runq += env.now - t0
         state = ThreadState()
         layer_counts = layers_of(events) if self.layers is None else None
@@ -440,26 +505,23 @@ class LaunchSim:
             name = classify(e, state)
             op = k.op(name)
             layers = self.layers if self.layers is not None else layer_counts[i]
-            walks = op.walks + op.walks_per_layer * layers
-            if walks:
-                t0 = env.now
-                yield from self._walk(walks)
-                lock_wait += (env.now - t0) - walks * k.walk_ns
+            walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
             cpu = op.cpu_ns + op.per_layer_cpu_ns * layers
-            if cpu:
-                yield self._cpu(cpu)
+            if walk_ns or cpu:
+                t0 = env.now
+                yield from self._walk(walk_ns, cpu)
+                lock_wait += (env.now - t0) - walk_ns - cpu
             if op.ns_write_ns:
                 t0 = env.now
                 grant = self.ns.acquire(True)
-                if not grant.triggered:
+                if grant is not None:
                     # the rwsem's waiters sleep (optimistic spinning yields to need_resched
                     # under load); woken, the new owner goes ahead of ordinary runnable work
-                    self.cpus.release(req)
+                    self.cpus.release()
                     yield grant
-                    req = self.cpus.request(priority=0)
-                    yield req
-                else:
-                    yield grant
+                    ev = self.cpus.acquire(0)
+                    if ev is not None:
+                        yield ev
                 waited = env.now - t0
                 nss.wait_ns += waited
                 lock_wait += waited
@@ -480,25 +542,27 @@ class LaunchSim:
                 yield from self._ml_section(op, tid)
                 lock_wait += (env.now - t2) - op.mount_lock_ns
             if op.ns_read_ns or op.per_mount_read_ns:
-                self.cpus.release(req)
+                self.cpus.release()
                 t0 = env.now
                 yield from self._ns_read(op)
                 t0 = env.now
-                req = self.cpus.request(priority=0)
-                yield req
+                ev = self.cpus.acquire(0)
+                if ev is not None:
+                    yield ev
                 runq += env.now - t0
             if op.rcu:
-                self.cpus.release(req)
+                self.cpus.release()
                 t0 = env.now
                 yield self._rcu()
                 rcu_wait += env.now - t0
                 t0 = env.now
-                req = self.cpus.request(priority=0)
-                yield req
+                ev = self.cpus.acquire(0)
+                if ev is not None:
+                    yield ev
                 runq += env.now - t0
         mounts_done = env.now
         yield from self._runtime()
-        self.cpus.release(req)
+        self.cpus.release()
         self.stats["rcu"].wait_ns += rcu_wait
         self.results.append(
             ThreadResult(
