@@ -13,7 +13,9 @@ table, which asks the lock hand-off level once per (lock kind, CPU count) and ca
 
 Counts are answered exactly at 0, 1, 2, 4, 8, ... and the machine's CPU count, and interpolated
 linearly between; the CPUs are placed as the scheduler spreads busy threads (`scatter`). Which
-model answered (DES or Markov) is recorded in `level`.
+model answered is recorded in `level`. The seqcount questions are always answered by the DES:
+the Markov chain's state is the number of waiters for an exclusive lock, and its seqcount
+latency mixes queueing behind the writer into the transfer cost level 3 asks for.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .handoff import LockParams, simulate
+from .handoff import HandoffResult, LockParams, simulate
 from .machine import Machine
 
 #: pause_bench-like critical section used for the queries (ns): short, like mount_lock sections
@@ -47,26 +49,52 @@ class LineCosts:
     machine: Machine
     model: str = "des"  #: "des" or "markov"
     seed: int = 0
-    acquisitions_per_thread: int = 50  #: level-2 acquisitions per thread and query (DES)
+    acquisitions_per_thread: int = 30  #: level-2 acquisitions per thread and query (DES)
+    max_acquisitions: int = 3000  #: ... at most this many per query (big machines stay fast)
     params: LockParams | None = None  #: None: the level-2 defaults for the machine
     _cache: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
     _dense: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _runs: dict[int, HandoffResult] = field(default_factory=dict, repr=False)
     queries: int = 0  #: level-2 simulations run
 
     @property
     def level(self) -> str:
-        return f"level 2 lock hand-off ({self.model}, cached per CPU count)"
+        spin = "markov" if self.model == "markov" else "des"
+        return f"level 2 lock hand-off (spinlock: {spin}; seqcount: des; cached per CPU count)"
 
     def _max(self) -> int:
         return self.machine.vcpus
+
+    def _acquisitions(self, threads: int) -> int:
+        return min(self.max_acquisitions, self.acquisitions_per_thread * threads)
+
+    def _seqcount(self, threads: int) -> HandoffResult:
+        """One seqcount run answers both the writer's and the readers' question."""
+        r = self._runs.get(threads)
+        if r is None:
+            self.queries += 1
+            r = self._runs[threads] = simulate(
+                self.machine,
+                threads,
+                lock="seqcount",
+                placement="scatter",
+                cs_ns=CS_REF_NS,
+                think_ns=0.0,
+                acquisitions=self._acquisitions(threads),
+                seed=self.seed,
+                model="des",
+                params=self.params,
+                record=True,
+            )
+        return r
 
     def _ask(self, kind: str, n: int) -> float:
         key = (kind, n)
         if key in self._cache:
             return self._cache[key]
-        self.queries += 1
         m = self.machine
         if kind == "spinlock":
+            self.queries += 1
             threads = max(2, n)
             r = simulate(
                 m,
@@ -75,31 +103,16 @@ class LineCosts:
                 placement="scatter",
                 cs_ns=CS_REF_NS,
                 think_ns=0.0,
-                acquisitions=self.acquisitions_per_thread * threads,
+                acquisitions=self._acquisitions(threads),
                 seed=self.seed,
                 model=self.model,
                 params=self.params,
             )
             value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
         else:
-            threads = min(m.vcpus, max(2, n + 1))
-            record = self.model == "des"
-            r = simulate(
-                m,
-                threads,
-                lock="seqcount",
-                placement="scatter",
-                cs_ns=CS_REF_NS,
-                think_ns=0.0,
-                acquisitions=self.acquisitions_per_thread * threads,
-                seed=self.seed,
-                model=self.model,
-                params=self.params,
-                record=record,
-            )
-            if r.record is None:  # the chain gives one latency for everyone
-                value = r.mean_ns
-            elif kind == "writer":
+            r = self._seqcount(min(m.vcpus, max(2, n + 1)))
+            assert r.record is not None
+            if kind == "writer":
                 w = [(a - s) / 1000 for (t, s, a) in r.record.waits if t == 0]
                 value = float(np.mean(w)) if w else r.mean_ns
             else:
@@ -146,6 +159,11 @@ class LineCosts:
     def reader_ns(self, k: float) -> float:
         """A spinning reader seeing the release, among k spinning readers."""
         return self._interp("reader", max(k, 1.0))
+
+    def prefill(self) -> None:
+        """Ask level 2 every question now (the tables are then complete and picklable)."""
+        for kind in ("spinlock", "writer", "reader"):
+            self._table(kind)
 
     def table(self) -> dict[str, dict[int, float]]:
         """Everything asked so far, for reports: kind -> {CPU count: ns}."""

@@ -120,6 +120,8 @@ class _RWSem:
         return ev
 
     def _take(self, write: bool) -> None:
+        if self.writer or (write and self.readers):  # the invariant tests rely on this check
+            raise AssertionError("namespace_sem: exclusion violated")
         if write:
             self.writer = True
         else:

@@ -11,6 +11,10 @@ from a calibration fit widens the interval when a fit is given (cohsim.calibrate
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +145,62 @@ def _summarise(
     return launch, extra
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What one replicate gives back (picklable: replicates may run in worker processes)."""
+
+    launch_s: np.ndarray
+    failures: float
+    lock_wait_fraction: float
+    locks: dict[str, Any]
+    peak_mounts: int
+    record: LaunchRecord | None
+
+
+def _one(
+    machine: Machine,
+    kernel: KernelParams,
+    trace: Trace,
+    costs: LineCosts,
+    seed: int,
+    layers: int | None,
+    background: bool,
+    record: bool,
+    deadline_s: float,
+) -> _Run:
+    sim = LaunchSim(
+        machine,
+        kernel,
+        trace,
+        costs=costs,
+        seed=seed,
+        layers=layers,
+        background=background,
+        record=record,
+    )
+    res: list[ThreadResult] = sim.run()
+    launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / 1e9 for r in res])
+    busy = sum(r.end_ns - r.start_ns for r in res)
+    wait = sum(r.lock_wait_ns for r in res)
+    locks = {name: st.to_dict() for name, st in sim.stats.items()}
+    locks["rcu"]["grace_periods"] = sim.gps
+    locks["mount_lock"]["legitimize_fallbacks"] = sim.legitimize
+    locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
+    locks["seqcount_spin"]["background_spin_s"] = round(sim.bg_spin_ns / 1e9, 6)
+    return _Run(
+        launch,
+        float((launch > deadline_s).sum()),
+        wait / busy if busy else 0.0,
+        locks,
+        sim.peak_mounts,
+        sim.record,
+    )
+
+
+def _one_packed(args: tuple[Any, ...]) -> _Run:
+    return _one(*args)
+
+
 def run_workload(
     machine: Machine,
     trace: Trace,
@@ -156,44 +216,53 @@ def run_workload(
     machine_note: str = "",
     workload: dict[str, Any] | None = None,
     calibration: str = "none (catalog and kernel defaults)",
+    kernel_samples: Sequence[KernelParams] = (),
+    jobs: int | None = None,
 ) -> Prediction:
-    """Simulate `trace` on `machine` `replicates` times (child seeds of `seed`) and summarise."""
+    """Simulate `trace` on `machine` `replicates` times and summarise.
+
+    Replicate i runs with child seed i of `seed`; replicate 0 uses `kernel`, replicate i > 0
+    uses `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given,
+    so the interval carries parameter uncertainty as well as the simulation's own variation.
+    Replicates run in up to `jobs` worker processes (default: the CPUs this process may use);
+    the result does not depend on how many.
+    """
     if replicates < 1:
         raise CohsimError(f"replicates must be at least 1, not {replicates}")
     if deadline_s <= 0:
         raise CohsimError(f"deadline must be positive, not {deadline_s}")
     children = np.random.SeedSequence(seed).spawn(replicates)
     costs = LineCosts(machine, model=handoff_model, seed=seed)
-    per, values, sims = [], [], []
-    for child in children:
-        sim = LaunchSim(
+    costs.prefill()  # ask level 2 once, here, so worker processes inherit the answers
+    kernels = [kernel] + [
+        kernel_samples[(i - 1) % len(kernel_samples)] if kernel_samples else kernel
+        for i in range(1, replicates)
+    ]
+    tasks = [
+        (
             machine,
-            kernel,
+            kernels[i],
             trace,
-            costs=costs,
-            seed=int(child.generate_state(1)[0]),
-            layers=layers,
-            background=background,
-            record=record and not sims,
+            costs,
+            int(c.generate_state(1)[0]),
+            layers,
+            background,
+            record and i == 0,
+            deadline_s,
         )
-        res: list[ThreadResult] = sim.run()
-        launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / 1e9 for r in res])
-        busy = sum(r.end_ns - r.start_ns for r in res)
-        wait = sum(r.lock_wait_ns for r in res)
-        per.append(launch)
-        values.append(
-            {
-                "failures": float((launch > deadline_s).sum()),
-                "lock_wait_fraction": wait / busy if busy else 0.0,
-            }
-        )
-        sims.append(sim)
+        for i, c in enumerate(children)
+    ]
+    workers = min(replicates, jobs if jobs is not None else len(os.sched_getaffinity(0)))
+    if workers > 1:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            runs = list(pool.map(_one_packed, tasks))
+    else:
+        runs = [_one(*t) for t in tasks]
+    per = [r.launch_s for r in runs]
+    values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
     launch_s, extra = _summarise(per, values)
-    first = sims[0]
-    locks = {name: st.to_dict() for name, st in first.stats.items()}
-    locks["rcu"]["grace_periods"] = first.gps
-    locks["mount_lock"]["legitimize_fallbacks"] = first.legitimize
-    locks["namespace_sem"]["mountinfo_reads"] = first.mountinfo_reads
+    first = runs[0]
     return Prediction(
         machine=machine.name,
         machine_note=machine_note,
@@ -206,8 +275,8 @@ def run_workload(
         failures=extra["failures"],
         deadline_s=deadline_s,
         lock_wait_fraction=extra["lock_wait_fraction"],
-        locks=locks,
-        peak_mount_table=max(s.peak_mounts for s in sims),
+        locks=first.locks,
+        peak_mount_table=max(r.peak_mounts for r in runs),
         calibration=calibration,
         level=[
             "level 3: kernel mount path and workload (simpy)",
@@ -240,6 +309,7 @@ def predict(
     background: bool = True,
     record: bool = False,
     catalog: Catalog | None = None,
+    jobs: int | None = None,
 ) -> Prediction:
     """How long `containers` containers of an L-layer image take to start, launched at once."""
     if strategy not in STRATEGIES:
@@ -263,6 +333,7 @@ def predict(
         record=record,
         machine_note=note,
         workload={"strategy": strategy, "arrival": "all at once"},
+        jobs=jobs,
     )
     return p
 

@@ -1,0 +1,232 @@
+"""`cohsim predict` and `cohsim replay`: container launch latency on the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import provenance
+from .catalog import Catalog
+from .errors import CohsimError
+from .kernel import load_kernel
+from .predict import Prediction, predict, resolve_machine, run_workload
+from .synth import STRATEGIES
+from .trace import parse_trace
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return v
+
+
+def _print(p: Prediction) -> None:
+    d = p.to_dict()
+    print(
+        f"{p.machine}: {p.containers} containers"
+        + (f" x {p.layers} layers" if p.layers else "")
+        + f", {d['workload']}"
+    )
+    if p.machine_note:
+        print(f"  ({p.machine_note})")
+    print(
+        f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
+    )
+    print("  launch latency (s):      value    [interval]")
+    for k, v in p.launch_s.items():
+        print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
+    print(
+        f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
+        f"[{p.failures.low:g}, {p.failures.high:g}]"
+    )
+    print(f"  lock wait fraction: {p.lock_wait_fraction.value:.3f}")
+    for name, st in d["locks"].items():
+        extra = {k: v for k, v in st.items() if k not in ("wait_s", "hold_s", "acquisitions")}
+        print(
+            f"    {name:>14s}: {st['acquisitions']:7d} acquisitions, wait {st['wait_s']:.4f} s, "
+            f"hold {st['hold_s']:.4f} s {extra if extra else ''}"
+        )
+    print(f"  calibration: {p.calibration}")
+    print(f"  kernel: {p.kernel}; answered by: " + "; ".join(p.level))
+
+
+def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
+    if args.plot:
+        from .launchplots import launch_figure
+        from .plots import save_figure
+
+        save_figure(launch_figure(p), args.plot)
+    if args.json:
+        doc: dict[str, Any] = p.to_dict()
+        doc["provenance"] = provenance.stamp(
+            seed=p.seed, inputs=inputs, command=getattr(args, "command", "")
+        )
+        print(provenance.dumps(doc), end="")
+    else:
+        _print(p)
+        if args.plot:
+            print(f"  plots: {args.plot}")
+    return 0
+
+
+def _predict(args: argparse.Namespace) -> int:
+    if args.arch is None and args.instance is None:
+        raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
+    p = predict(
+        arch=args.arch,
+        instance=args.instance,
+        containers=args.containers,
+        layers=args.layers,
+        strategy=args.strategy,
+        smt=args.smt == "on",
+        sockets=args.sockets,
+        deadline_s=args.deadline,
+        seed=args.seed,
+        replicates=args.replicates,
+        kernel=args.kernel,
+        handoff_model=args.handoff,
+        background=not args.no_background,
+        record=bool(args.plot),
+    )
+    return _emit(p, args, [])
+
+
+def _replay(args: argparse.Namespace) -> int:
+    trace = parse_trace(args.trace, format=args.format, lenient=args.lenient)
+    if not trace.threads:
+        raise CohsimError("the trace has no mount-related syscalls to replay", args.trace)
+    machine, note = resolve_machine(
+        Catalog(),
+        arch=args.arch,
+        instance=args.instance,
+        smt=args.smt == "on",
+        sockets=args.sockets,
+    )
+    p = run_workload(
+        machine,
+        trace,
+        kernel=load_kernel(args.kernel),
+        seed=args.seed,
+        replicates=args.replicates,
+        layers=args.layers,
+        deadline_s=args.deadline,
+        handoff_model=args.handoff,
+        background=not args.no_background,
+        record=bool(args.plot),
+        machine_note=note,
+        workload={
+            "trace": Path(args.trace).name,
+            "format": trace.format,
+            "unknown_skipped": trace.unknown_skipped,
+            "malformed_skipped": trace.malformed_skipped,
+        },
+    )
+    return _emit(p, args, [args.trace])
+
+
+def _common(
+    p: argparse.ArgumentParser, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    p.add_argument(
+        "--arch",
+        choices=["mesh", "chiplet", "cmn"],
+        help="use the catalog's representative of this interconnect kind",
+    )
+    p.add_argument("--instance", help="catalog name (see `cohsim machines`) or a machine TOML")
+    p.add_argument(
+        "--smt",
+        choices=["on", "off"],
+        default="on",
+        help="off: one hardware thread per core (default on)",
+    )
+    p.add_argument(
+        "--sockets", type=_positive_int, help="use only the first N sockets (default: all)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=_positive_float,
+        default=30.0,
+        help="seconds; containers slower than this count as failures (default 30)",
+    )
+    p.add_argument(
+        "--kernel",
+        help="kernel parameters: a name under models/kernel/ or a TOML file (default linux-6.18)",
+    )
+    p.add_argument(
+        "--handoff",
+        choices=["des", "markov"],
+        default="des",
+        help="which level-2 model prices line transfers (default des)",
+    )
+    p.add_argument(
+        "--replicates",
+        type=_positive_int,
+        default=3,
+        help="simulations with child seeds; the interval is their range (default 3)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--no-background",
+        action="store_true",
+        help="leave out systemd, probes and background path walkers",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="latency CDF, lock ownership timeline, mount table (PNG/SVG/PDF)",
+    )
+    add_json(p)
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add `predict` and `replay` to the cohsim parser."""
+    p = sub.add_parser("predict", help="container launch latency for a synthesised workload")
+    _common(p, add_json)
+    p.add_argument(
+        "--containers",
+        type=_positive_int,
+        default=100,
+        help="containers launched at once (default 100)",
+    )
+    p.add_argument("--layers", type=_positive_int, default=50, help="image layers (default 50)")
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="per-layer",
+        help="containerd's idmap strategy (default per-layer)",
+    )
+    p.set_defaults(func=_predict)
+
+    p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")
+    p.add_argument("trace", help="strace -f -tt|-ttt|-r [-T] or perf trace output")
+    _common(p, add_json)
+    p.add_argument("--format", choices=["auto", "strace", "perf"], default="auto")
+    p.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip (and count) malformed lines instead of stopping",
+    )
+    p.add_argument(
+        "--layers",
+        type=_positive_int,
+        help="image layers, if the trace does not show them (default: inferred)",
+    )
+    p.set_defaults(func=_replay)

@@ -1,0 +1,83 @@
+"""`cohsim predict` / `cohsim replay` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DATA
+
+from cohsim.cli import main
+
+TRACE = str(
+    DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "common-parent-2workers-3layers.strace"
+)
+FAST = ["--containers", "8", "--layers", "3", "--replicates", "1"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_predict_json(capsys):
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == 1 and doc["machine"] == "m7i.metal-24xl"
+    assert doc["mount_ops"] == 8 * 2 * 7 and doc["provenance"]["seed"] == 0
+
+
+def test_predict_table_and_plot(capsys, tmp_path):
+    png = tmp_path / "launch.png"
+    code, out, _ = run(
+        capsys,
+        "predict",
+        "--instance",
+        "m7a.24xlarge",
+        *FAST,
+        "--strategy",
+        "common-parent",
+        "--plot",
+        str(png),
+    )
+    assert code == 0 and "launch latency" in out and "calibration:" in out
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_replay(capsys):
+    code, out, _ = run(
+        capsys, "replay", TRACE, "--instance", "c6a.metal", "--replicates", "1", "--json"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["workload"]["trace"].endswith(".strace")
+    assert doc["provenance"]["input_digests"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["predict", *FAST], "say which machine"),
+        (["predict", "--instance", "m9z.metal", *FAST], "unknown instance 'm9z.metal'"),
+        (["replay", "/nonexistent.strace", "--arch", "mesh"], "/nonexistent.strace"),
+    ],
+)
+def test_bad_input_one_line_exit_1(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_foreign_trace_line(capsys, tmp_path):
+    bad = tmp_path / "bad.strace"
+    bad.write_text(
+        '1234 00:00:01.000000 open_tree(-9, "/a", OPEN_TREE_CLONE) = 3 <0.000010>\n'
+        "this is not strace\n"
+    )
+    code, out, err = run(capsys, "replay", str(bad), "--arch", "mesh")
+    assert code == 1 and f"{bad}:2" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["predict", "--arch", "mesh", "--containers", "0"])
+    assert e.value.code == 2
