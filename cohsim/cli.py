@@ -21,7 +21,8 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cohsim",
-        description="Cache coherence under lock contention and container launch latency on server CPUs.",
+        description="Cache coherence under lock contention and container launch latency "
+        "on server CPUs.",
     )
     parser.add_argument("--version", action="version", version=f"cohsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -67,20 +67,29 @@ class Topology:
 
     def __post_init__(self) -> None:
         if self.interconnect not in INTERCONNECTS:
-            raise CohsimError(f"interconnect must be one of {', '.join(INTERCONNECTS)}, "
-                              f"not {self.interconnect!r}")
-        for name in ("sockets", "cores_per_socket", "threads_per_core", "llc_domain_cores",
-                     "numa_nodes"):
+            raise CohsimError(
+                f"interconnect must be one of {', '.join(INTERCONNECTS)}, not {self.interconnect!r}"
+            )
+        for name in (
+            "sockets",
+            "cores_per_socket",
+            "threads_per_core",
+            "llc_domain_cores",
+            "numa_nodes",
+        ):
             if getattr(self, name) < 1:
                 raise CohsimError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.threads_per_core > 2:
             raise CohsimError(f"threads_per_core must be 1 or 2, not {self.threads_per_core}")
         if self.cores_per_socket % self.llc_domain_cores:
-            raise CohsimError(f"cores_per_socket ({self.cores_per_socket}) is not a multiple of "
-                              f"llc_domain_cores ({self.llc_domain_cores})")
+            raise CohsimError(
+                f"cores_per_socket ({self.cores_per_socket}) is not a multiple of "
+                f"llc_domain_cores ({self.llc_domain_cores})"
+            )
         if self.numa_nodes % self.sockets:
-            raise CohsimError(f"numa_nodes ({self.numa_nodes}) is not a multiple of sockets "
-                              f"({self.sockets})")
+            raise CohsimError(
+                f"numa_nodes ({self.numa_nodes}) is not a multiple of sockets ({self.sockets})"
+            )
 
     @property
     def cores(self) -> int:
@@ -153,8 +162,10 @@ class Coherence:
         for (k1, v1), (k2, v2) in zip(chain, chain[1:], strict=False):
             strict = k1 == "smt_ns" or k2 == "cross_llc_ns"
             if v2 < v1 or (strict and v2 == v1):
-                raise CohsimError(f"coherence.{k2} ({v2}) must be "
-                                  f"{'greater than' if strict else 'at least'} {k1} ({v1})")
+                raise CohsimError(
+                    f"coherence.{k2} ({v2}) must be "
+                    f"{'greater than' if strict else 'at least'} {k1} ({v1})"
+                )
 
 
 @dataclass(frozen=True)
@@ -212,8 +223,9 @@ class Machine:
 
     def _check_home(self, home: int | None) -> None:
         if home is not None and not 0 <= home < self.topology.sockets:
-            raise CohsimError(f"home socket {home} is out of range 0..{self.topology.sockets - 1}",
-                              self.name)
+            raise CohsimError(
+                f"home socket {home} is out of range 0..{self.topology.sockets - 1}", self.name
+            )
 
     # ----- the graph -------------------------------------------------------------------------
 
@@ -222,7 +234,8 @@ class Machine:
         """Weight of each edge kind, derived so that graph walks reproduce `coherence`."""
         c, t = self.coherence, self.topology
         smt = c.smt_ns or 0.0
-        cross_llc = c.cross_llc_ns if t.llc_domains_per_socket > 1 and c.cross_llc_ns else c.same_llc_ns
+        several = t.llc_domains_per_socket > 1 and c.cross_llc_ns
+        cross_llc = c.cross_llc_ns if several else c.same_llc_ns
         cross_socket = c.cross_socket_ns if c.cross_socket_ns is not None else cross_llc
         return {
             "cpu-core": smt / 4,
@@ -259,7 +272,9 @@ class Machine:
     def _distance(self, a: tuple[str, int], b: tuple[str, int]) -> float:
         return float(nx.shortest_path_length(self.graph, a, b, weight="weight"))
 
-    def coherence_point(self, owner: int, requester: int, home: int | None = None) -> tuple[str, int]:
+    def coherence_point(
+        self, owner: int, requester: int, home: int | None = None
+    ) -> tuple[str, int]:
         """The node that orders a transfer between two CPUs: shared core, shared LLC, or home.
 
         `home` is the socket whose home agent owns the line; None means the line is homed on the
@@ -354,8 +369,9 @@ class Machine:
         if sockets == self.topology.sockets:
             return self
         if not 1 <= sockets <= self.topology.sockets:
-            raise CohsimError(f"sockets must be between 1 and {self.topology.sockets}, not "
-                              f"{sockets}", self.name)
+            raise CohsimError(
+                f"sockets must be between 1 and {self.topology.sockets}, not {sockets}", self.name
+            )
         per_node = self.topology.numa_nodes // self.topology.sockets
         topo = replace(self.topology, sockets=sockets, numa_nodes=per_node * sockets)
         return replace(self, name=f"{self.name}+{sockets}s", topology=topo)
