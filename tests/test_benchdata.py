@@ -1,0 +1,117 @@
+"""benchdata: reading the tidy bench CSVs, and mount_bench's calls as a simulated trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from cohsim.benchdata import (
+    bench_kernel,
+    load_bench,
+    medians,
+    mount_bench_trace,
+    simulate_run,
+)
+from cohsim.catalog import Catalog
+from cohsim.errors import CohsimError
+from cohsim.kernel import ThreadState, classify, load_kernel
+
+from conftest import DATA
+
+DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"
+MOUNT_HEADER = "bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_bench([DEVVM / "pause", DEVVM / "mount"])
+
+
+def test_reads_the_committed_devvm_data(data):
+    assert len(data.mount) == 135  # 3 strategies x 3 workers x 3 layers x 5 repeats
+    assert len(data.pause) == 20  # ttas/ticket x 1/2 threads x 5 repeats
+    assert len(data.digests) == 2 and all(d.startswith("sha256:") for d in data.digests.values())
+    run = next(r for r in data.mount if r.key == ("per-layer", 4, 50) and r.repeat == 0)
+    assert run.containers == 20 and run.sequences_per_container == 2
+    assert run.baseline_mounts == 21
+    assert run.calls_per_sequence == 4 * 50 + 1 + 50 + 1
+    assert run.stride_ns > run.sequence_mean_ns > 0
+    p = next(r for r in data.pause if r.lock == "ticket" and r.threads == 2 and r.repeat == 0)
+    assert p.p50_ns == pytest.approx(711.75, rel=1e-6) and p.pause_ns > 10
+
+
+def test_select_and_medians(data):
+    sub = data.select(workers=[1], repeats=[0, 1, 2])
+    assert {r.workers for r in sub.mount} == {1} and {r.repeat for r in sub.mount} == {0, 1, 2}
+    med = medians(sub.mount)
+    assert len(med) == 9 and all(s > 0 and c > 0 for s, c in med.values())
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "unexpected CSV header"),
+        ("bench,strategy,workers\n", "unexpected CSV header"),
+        (MOUNT_HEADER, "no data rows"),
+        (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,fast,s,0\n", ":2: value 'fast' is not a number"),
+        (MOUNT_HEADER + "mount,per-layer,one,1,run,wall_s,1,s,0\n", ":2: workers 'one' is not an integer"),
+        (MOUNT_HEADER + "disk,per-layer,1,1,run,wall_s,1,s,0\n", ":2: unknown bench 'disk'"),
+        (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,1,s,0\n", "has no run,containers row"),
+        (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,1,s\n", ":2: 8 fields, expected 9"),
+        (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,nan,s,0\n", "is not finite"),
+    ],
+)
+def test_bad_csv_is_one_line_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "mount_bench.csv"
+    path.write_text(text)
+    with pytest.raises(CohsimError, match=message) as exc:
+        load_bench([path])
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_missing_paths_and_empty_directories(tmp_path):
+    with pytest.raises(CohsimError, match="no such file"):
+        load_bench([tmp_path / "nope"])
+    with pytest.raises(CohsimError, match=r"no \*_bench.csv"):
+        load_bench([tmp_path])
+
+
+@pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
+def test_trace_replays_mount_bench_calls(strategy):
+    layers = 3
+    trace = mount_bench_trace(strategy, 2, layers, 1)
+    assert len(trace.threads) == 2
+    st = ThreadState()
+    ops = [classify(e, st) for e in trace.threads[0].events]
+    half = len(ops) // 2  # two sequences per container, identical
+    assert ops[:half] == ops[half:]
+    expected = {
+        "per-layer": {"open_tree_clone": 3, "mount_setattr": 3, "move_mount": 3,
+                      "close_attached": 3, "mount_overlay": 1, "umount_detach": 3,
+                      "umount_overlay": 1, "mountinfo_open": 1, "mountinfo_read": 1},
+        "common-parent": {"open_tree_clone": 1, "mount_setattr_ro": 1, "move_mount": 1,
+                          "close_attached": 1, "mount_overlay": 1, "umount": 1,
+                          "umount_einval": 1, "umount_overlay": 1, "mountinfo_open": 2,
+                          "mountinfo_read": 2},
+        # the overlay attached by move_mount(fsmount fd) is not known to kernel.classify as
+        # an overlay: its umount2 prices as a plain umount (see the calibration report)
+        "lowerdir-plus": {"fsopen": 1, "open_tree_clone": 3, "mount_setattr": 3, "fsconfig": 5,
+                          "fsconfig_create": 1, "close_detached": 3, "fsmount": 1,
+                          "move_mount": 1, "mountinfo_open": 1, "mountinfo_read": 1, "umount": 1},
+    }[strategy]
+    counts: dict[str, int] = {}
+    for op in ops[:half]:
+        counts[op] = counts.get(op, 0) + 1
+    assert counts == expected
+
+
+def test_simulated_run_scales_with_work():
+    m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
+    k = bench_kernel(load_kernel())
+    small = simulate_run(m, k, "per-layer", 1, 1, containers=1)
+    big = simulate_run(m, k, "per-layer", 1, 10, containers=1)
+    assert big.stride_ns > 2 * small.stride_ns
+    slow = simulate_run(m, k, "per-layer", 1, 1, containers=1, think_ns=5000)
+    assert slow.stride_ns > small.stride_ns
+    # same seed, same answer
+    assert simulate_run(m, k, "per-layer", 2, 1, containers=1) == simulate_run(
+        m, k, "per-layer", 2, 1, containers=1)
