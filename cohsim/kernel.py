@@ -266,6 +266,8 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
     if name == "move_mount":
         if e.fd is not None:
             st.attached_fds.add(e.fd)
+        if e.fd_source == "fsmount" and e.path:  # lowerdir+: the overlay itself is attached
+            st.overlay_targets.add(e.path)
         return "move_mount"
     if name == "close":
         if e.fd_source == "open_tree":

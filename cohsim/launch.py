@@ -17,8 +17,10 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
 4. namespace_sem read sections (mountinfo readers sleep while they wait);
 5. synchronize_rcu_expedited() after unmounts: callers sleep; concurrent callers share grace
    periods (one starts when the previous ends, for everyone who asked meanwhile); a grace
-   period costs a fixed part plus a part per online CPU and cannot end before every CPU that
-   was spinning in the kernel when it started (seqcount readers, spinlock waiters) is done.
+   period costs a fixed part plus a part per online CPU, its worker needs a CPU (when every
+   CPU is inside a syscall it waits for the first to leave its kernel phase: the kernel is not
+   preempted there), and it cannot end before every CPU that was spinning in the kernel when
+   it started (seqcount readers, spinlock waiters) is done.
 
 Background readers re-read /proc/self/mountinfo under namespace_sem (read), one 4 KiB read()
 per lock hold as seq_file does: systemd after mount-table changes, rate-limited as systemd does,
@@ -192,10 +194,15 @@ class LaunchSim:
         seed: int = 0,
         layers: int | None = None,
         background: bool = True,
-        node_mounts: int = 50,
+        node_mounts: int | None = None,
         record: bool = False,
+        op_durations: dict[str, list[int]] | None = None,
     ) -> None:
+        """`node_mounts` overrides the kernel file's mounts before the launch; `op_durations`,
+        when given, collects every syscall's simulated duration (ns, waits included) by op."""
         self.m, self.k, self.trace = machine, kernel, trace
+        self.op_durations = op_durations
+        node_mounts = round(kernel.node_mounts) if node_mounts is None else node_mounts
         self.costs = costs
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
@@ -238,6 +245,8 @@ class LaunchSim:
         lat = machine.latency_matrix(0)
         self.percpu_sum_ns = float(lat.sum(axis=1).mean()) / kernel.percpu_mlp
         self.rcu_gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
+        self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
+        self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
 
     # ----- mount table and background readers ---------------------------------------------
@@ -408,7 +417,7 @@ class LaunchSim:
 
     # ----- path walks ----------------------------------------------------------------------
 
-    def _walk(self, walk_ns: float, cpu_ns: float) -> Proc:
+    def _walk(self, walk_ns: float, cpu_ns: float, tid: int) -> Proc:
         """Path walks then unlocked work: spin first while a writer holds mount_lock; if the
         counter moves during the walks, legitimize under the spinlock (checked after the work,
         so that walks and work take one event)."""
@@ -426,7 +435,7 @@ class LaunchSim:
             st.wait_ns += self.env.now - t0
             st.acquisitions += 1
         start = self.env.now
-        yield self.env.timeout(round(walk_ns + cpu_ns * self._smt()))
+        yield self._cpu(walk_ns + cpu_ns, tid)
         times = self.ml_change_times
         if walk_ns and times and times[-1] > start:
             i = bisect.bisect_right(times, start)
@@ -453,7 +462,7 @@ class LaunchSim:
         # CPUs spinning in the kernel now must finish before the grace period can end
         spinning = self.seq_spinners > 0 or self.ml_bg_spinners > 0 or bool(self.ml_queue)
         target = self.ml_releases + len(self.ml_queue) + (1 if self.ml_held and spinning else 0)
-        yield self.env.timeout(round(self.rcu_gp_ns))
+        yield self.env.timeout(round(self._gp_cpu_wait() + self.rcu_gp_ns))
         while self.ml_releases < target and (self.ml_held or self.ml_queue):
             yield self.ml_released
         for ev in waiters:
@@ -464,17 +473,33 @@ class LaunchSim:
         else:
             self.gp_running = False
 
+    def _gp_cpu_wait(self) -> float:
+        """How long the grace period's worker waits for a CPU: none while a CPU is free or runs
+        preemptible user code; otherwise until the first CPU leaves its kernel phase (the
+        kernel is not preempted inside a syscall: no preemption point)."""
+        if self.cpus.busy < self.cpus.capacity or self.user_running:
+            return 0.0
+        now = self.env.now
+        ends = [e for e in self.kernel_until.values() if e > now]
+        return float(min(ends) - now) if ends else 0.0
+
     # ----- the threads ---------------------------------------------------------------------
 
-    def _cpu(self, ns: float) -> simpy.Event:
-        """CPU work of `ns` on an idle core, slowed when the core's sibling is busy."""
-        return self.env.timeout(round(ns * self._smt()))
+    def _cpu(self, ns: float, tid: int) -> simpy.Event:
+        """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
+        it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
+        end = self.env.now + round(ns * self._smt())
+        self.kernel_until[tid] = end
+        return self.env.timeout(end - self.env.now)
 
-    def _runtime(self) -> Proc:
-        """The container's runtime after its mounts: CPU work that also repays spinning debt."""
+    def _runtime(self, tid: int) -> Proc:
+        """The container's runtime after its mounts: user-space CPU work (preemptible at any
+        moment) that also repays the spinning debt its CPU ran up meanwhile."""
+        self.kernel_until.pop(tid, None)
         self.busy_bg += 1
+        self.user_running += 1
         debt0 = self.debt_per_cpu
-        yield self._cpu(self.k.runtime_cpu_ns)
+        yield self.env.timeout(round(self.k.runtime_cpu_ns * self._smt()))
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
             owed = self.debt_per_cpu - debt0
             if owed < 1000:
@@ -482,6 +507,7 @@ class LaunchSim:
             debt0 = self.debt_per_cpu
             yield self.env.timeout(round(owed))
         self.busy_bg -= 1
+        self.user_running -= 1
 
     def _thread(self, tid: int, events: tuple, arrival: int) -> Proc:
         env, k = self.env, self.k
@@ -506,12 +532,13 @@ class LaunchSim:
                 yield env.timeout(think[i])
             name = classify(e, state)
             op = k.op(name)
+            t_call = env.now
             layers = self.layers if self.layers is not None else layer_counts[i]
             walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
             cpu = op.cpu_ns + op.per_layer_cpu_ns * layers
             if walk_ns or cpu:
                 t0 = env.now
-                yield from self._walk(walk_ns, cpu)
+                yield from self._walk(walk_ns, cpu, tid)
                 lock_wait += (env.now - t0) - walk_ns - cpu
             if op.ns_write_ns:
                 t0 = env.now
@@ -528,7 +555,7 @@ class LaunchSim:
                 nss.wait_ns += waited
                 lock_wait += waited
                 t1 = env.now
-                yield self._cpu(op.ns_write_ns)
+                yield self._cpu(op.ns_write_ns, tid)
                 if op.mount_lock_ns or op.percpu_sum:
                     t2 = env.now
                     yield from self._ml_section(op, tid)
@@ -562,8 +589,10 @@ class LaunchSim:
                 if ev is not None:
                     yield ev
                 runq += env.now - t0
+            if self.op_durations is not None:
+                self.op_durations.setdefault(name, []).append(int(env.now - t_call))
         mounts_done = env.now
-        yield from self._runtime()
+        yield from self._runtime(tid)
         self.cpus.release()
         self.stats["rcu"].wait_ns += rcu_wait
         self.results.append(
