@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import __version__, cli_bench, cli_lock, cli_machine, cli_predict, cli_trace
+from . import __version__, cli_bench, cli_calibrate, cli_lock, cli_machine, cli_predict, cli_trace
 from .errors import CohsimError
 
 
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     # Each group of commands lives in its own cli_* module with a register() function.
-    for module in (cli_machine, cli_lock, cli_predict, cli_bench, cli_trace):
+    for module in (cli_machine, cli_lock, cli_predict, cli_bench, cli_calibrate, cli_trace):
         module.register(sub, _add_json)
 
     return parser
