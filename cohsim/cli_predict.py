@@ -11,7 +11,7 @@ from . import provenance
 from .catalog import Catalog
 from .errors import CohsimError
 from .kernel import load_kernel
-from .predict import Prediction, predict, resolve_machine, run_workload
+from .predict import Prediction, predict, resolve_calibration, resolve_machine, run_workload
 from .synth import STRATEGIES
 from .trace import parse_trace
 
@@ -103,8 +103,10 @@ def _predict(args: argparse.Namespace) -> int:
         handoff_model=args.handoff,
         background=not args.no_background,
         record=bool(args.plot),
+        calibration=args.calibration,
     )
-    return _emit(p, args, [])
+    fit = [args.calibration] if args.calibration not in (None, "none") else []
+    return _emit(p, args, fit)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -118,10 +120,15 @@ def _replay(args: argparse.Namespace) -> int:
         smt=args.smt == "on",
         sockets=args.sockets,
     )
+    machine, kparams, draws, cal_note = resolve_calibration(
+        args.calibration, machine, load_kernel(args.kernel), args.replicates - 1, args.seed
+    )
     p = run_workload(
         machine,
         trace,
-        kernel=load_kernel(args.kernel),
+        kernel=kparams,
+        kernel_samples=draws,
+        calibration=cal_note,
         seed=args.seed,
         replicates=args.replicates,
         layers=args.layers,
@@ -137,7 +144,8 @@ def _replay(args: argparse.Namespace) -> int:
             "malformed_skipped": trace.malformed_skipped,
         },
     )
-    return _emit(p, args, [args.trace])
+    inputs = [args.trace] + ([args.calibration] if args.calibration not in (None, "none") else [])
+    return _emit(p, args, inputs)
 
 
 def _common(
@@ -169,6 +177,12 @@ def _common(
         help="kernel parameters: a name under models/kernel/ or a TOML file (default linux-6.18)",
     )
     p.add_argument(
+        "--calibration",
+        metavar="FIT.json",
+        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
+        "(default: the committed fit that describes the machine)",
+    )
+    p.add_argument(
         "--handoff",
         choices=["des", "markov"],
         default="des",
@@ -178,7 +192,9 @@ def _common(
         "--replicates",
         type=_positive_int,
         default=3,
-        help="simulations with child seeds; the interval is their range (default 3)",
+        help="simulations: the first with the fitted parameters, the others with parameters "
+        "drawn from the fit's covariance and their own seeds; the interval is their range "
+        "(default 3)",
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument(

@@ -4,9 +4,15 @@
 a catalog machine against the kernel model (cohsim.launch, asking level 2 for line costs), and
 summarises launch latency per container. `replay` does the same for a parsed trace.
 
-Uncertainty: the simulation is run for several seeds (replicates); each reported statistic is
-the median over replicates with the replicates' range as its interval. Parameter uncertainty
-from a calibration fit widens the interval when a fit is given (cohsim.calibrate).
+Uncertainty: the simulation is run several times (replicates); each reported statistic is the
+median over replicates with the replicates' range as its interval. Replicate 0 uses the fitted
+parameters; the others use parameter sets drawn from the calibration's covariance (and their
+own seeds), so the interval carries the fit's uncertainty. Without a fit, it only covers the
+simulation's own randomness and says so.
+
+Calibration: by default the committed fit that describes the machine (`calibrate.default_fit`)
+is used for what it applies to — a kernel fit to every instance, a lock fit only to the
+instances it names; `calibration="none"` uses the catalog and kernel files as they are.
 """
 
 from __future__ import annotations
@@ -104,6 +110,40 @@ class Prediction:
         }
 
 
+def resolve_calibration(
+    spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
+) -> tuple[Machine, KernelParams, list[KernelParams], str]:
+    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path."""
+    from .calibrate import default_fit, load_fit
+
+    if spec == "none":
+        return machine, kernel, [], "none (catalog and kernel files as they are)"
+    cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
+    if cal is None:
+        return machine, kernel, [], "none (no committed fit describes this machine)"
+    applies = getattr(cal, "applies_to_", None) or cal._applies_to()
+    used, notes = [], []
+    fitted_kernel, draws = kernel, []
+    if "kernel" in applies:
+        fitted_kernel = cal.kernel_params(kernel)
+        if samples:
+            draws = cal.sample_kernels(kernel, samples, seed)
+        used.append("kernel")
+        notes.append(applies["kernel"].get("caveat", ""))
+    lock = applies.get("lock", {})
+    base_name = machine.name.split("+")[0]
+    if base_name in lock.get("instances", []) or machine.family in lock.get("families", []):
+        machine = cal.machine(machine)
+        used.append("lock")
+    if not used:
+        return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)"
+    source = spec if spec is not None else f"committed fit of {cal.instance_}"
+    note = f"{source}: {' and '.join(used)} parameters"
+    if notes and notes[0]:
+        note += f" (caveat: {notes[0]})"
+    return machine, fitted_kernel, draws, note
+
+
 def resolve_machine(
     catalog: Catalog,
     *,
@@ -186,7 +226,7 @@ def _one(
     locks["rcu"]["grace_periods"] = sim.gps
     locks["mount_lock"]["legitimize_fallbacks"] = sim.legitimize
     locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
-    locks["seqcount_spin"]["background_spin_s"] = round(sim.bg_spin_ns / 1e9, 6)
+    locks["seqcount_spin"]["background_spin_s"] = round(float(sim.bg_spin_ns) / 1e9, 6)
     return _Run(
         launch,
         float((launch > deadline_s).sum()),
@@ -310,6 +350,7 @@ def predict(
     record: bool = False,
     catalog: Catalog | None = None,
     jobs: int | None = None,
+    calibration: str | None = None,
 ) -> Prediction:
     """How long `containers` containers of an L-layer image take to start, launched at once."""
     if strategy not in STRATEGIES:
@@ -320,10 +361,15 @@ def predict(
         catalog or Catalog(), arch=arch, instance=instance, smt=smt, sockets=sockets
     )
     trace = burst_workload(strategy, containers, layers, seed=seed)
+    machine, kparams, draws, cal_note = resolve_calibration(
+        calibration, machine, load_kernel(kernel), replicates - 1, seed
+    )
     p = run_workload(
         machine,
         trace,
-        kernel=load_kernel(kernel),
+        kernel=kparams,
+        kernel_samples=draws,
+        calibration=cal_note,
         seed=seed,
         replicates=replicates,
         layers=layers,

@@ -81,3 +81,16 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["predict", "--arch", "mesh", "--containers", "0"])
     assert e.value.code == 2
+
+
+def test_calibration_choice_is_reported(capsys, tmp_path):
+    code, out, _ = run(
+        capsys, "predict", "--arch", "mesh", *FAST, "--calibration", "none", "--json"
+    )
+    assert code == 0 and json.loads(out)["calibration"].startswith("none")
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
+    assert code == 0 and "committed fit" in json.loads(out)["calibration"]
+    bad = tmp_path / "fit.json"
+    bad.write_text("{not json")
+    code, out, err = run(capsys, "predict", "--arch", "mesh", *FAST, "--calibration", str(bad))
+    assert code == 1 and str(bad) in err and "invalid JSON" in err
