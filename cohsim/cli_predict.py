@@ -51,6 +51,11 @@ def _print(p: Prediction) -> None:
     print("  launch latency (s):      value    [interval]")
     for k, v in p.launch_s.items():
         print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
+    m = p.mount_s
+    print(
+        f"  mount phase (s): p50 {m['p50'].value:.4f}, p99 {m['p99'].value:.4f}, "
+        f"max {m['max'].value:.4f} [{m['max'].low:.4f}, {m['max'].high:.4f}]"
+    )
     print(
         f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
         f"[{p.failures.low:g}, {p.failures.high:g}]"

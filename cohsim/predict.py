@@ -70,6 +70,7 @@ class Prediction:
     mount_ops: int
     syscalls: int
     launch_s: dict[str, Interval]
+    mount_s: dict[str, Interval]  #: the mount phase alone: first mount syscall to the last
     failures: Interval
     deadline_s: float
     lock_wait_fraction: Interval
@@ -95,6 +96,7 @@ class Prediction:
             "mount_ops": self.mount_ops,
             "syscalls": self.syscalls,
             "launch_s": {k: v.to_dict() for k, v in self.launch_s.items()},
+            "mount_s": {k: v.to_dict() for k, v in self.mount_s.items()},
             "failures": self.failures.to_dict(),
             "deadline_s": self.deadline_s,
             "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
@@ -190,6 +192,7 @@ class _Run:
     """What one replicate gives back (picklable: replicates may run in worker processes)."""
 
     launch_s: np.ndarray
+    mount_s: np.ndarray
     failures: float
     lock_wait_fraction: float
     locks: dict[str, Any]
@@ -220,6 +223,7 @@ def _one(
     )
     res: list[ThreadResult] = sim.run()
     launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / 1e9 for r in res])
+    mounts = np.array([(r.mounts_done_ns - r.start_ns) / 1e9 for r in res])
     busy = sum(r.end_ns - r.start_ns for r in res)
     wait = sum(r.lock_wait_ns for r in res)
     locks = {name: st.to_dict() for name, st in sim.stats.items()}
@@ -229,6 +233,7 @@ def _one(
     locks["seqcount_spin"]["background_spin_s"] = round(float(sim.bg_spin_ns) / 1e9, 6)
     return _Run(
         launch,
+        mounts,
         float((launch > deadline_s).sum()),
         wait / busy if busy else 0.0,
         locks,
@@ -302,6 +307,7 @@ def run_workload(
     per = [r.launch_s for r in runs]
     values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
     launch_s, extra = _summarise(per, values)
+    mount_s, _ = _summarise([r.mount_s for r in runs], values)
     first = runs[0]
     return Prediction(
         machine=machine.name,
@@ -312,6 +318,7 @@ def run_workload(
         mount_ops=trace.mount_ops,
         syscalls=trace.syscalls,
         launch_s=launch_s,
+        mount_s=mount_s,
         failures=extra["failures"],
         deadline_s=deadline_s,
         lock_wait_fraction=extra["lock_wait_fraction"],
