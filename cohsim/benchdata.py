@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .bench import read_bench_csv
 from .contention import LineCosts
 from .errors import CohsimError
@@ -39,6 +41,42 @@ from .provenance import file_digest
 from .trace import RawCall, Trace, assemble
 
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+#: mount_bench's per-syscall labels -> the `cohsim.kernel.classify` op they time, per strategy
+#: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")
+LABEL_OPS: dict[str, dict[str, str]] = {
+    "per-layer": {
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr",
+        "move_mount": "move_mount",
+        "close": "close_attached",
+        "mount": "mount_overlay",
+        "umount2": "umount_detach",
+        "umount2_overlay": "umount_overlay",
+    },
+    "common-parent": {
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr_ro",
+        "move_mount": "move_mount",
+        "close": "close_attached",
+        "mount": "mount_overlay",
+        "mountinfo_read": "mountinfo_read",
+        "umount2": "umount",
+        "umount2_einval": "umount_einval",
+        "umount2_overlay": "umount_overlay",
+    },
+    "lowerdir-plus": {
+        "fsopen": "fsopen",
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr",
+        "fsconfig": "fsconfig",
+        "fsconfig_create": "fsconfig_create",
+        "close": "close_detached",
+        "fsmount": "fsmount",
+        "move_mount_overlay": "move_mount",
+        "umount2_overlay": "umount_overlay",
+    },
+}
+_NOT_CALLS = ("sequence", "container", "run", "mount_table", "mountinfo_sample")
 _ROOT = "/tmp/mount_bench.cohsim"  # the scratch tmpfs (mount_bench's mkdtemp)
 _USERNS_FD, _FD_A, _FD_B, _FD_C = 4, 5, 6, 7
 
@@ -70,6 +108,27 @@ class MountRun:
         """What a worker spends per sequence: its wall time plus the mountinfo sample."""
         return self.sequence_mean_ns + self.sample_ns
 
+    @property
+    def op_means(self) -> dict[str, float]:
+        """Mean duration (ns) of one call of each op mount_bench timed apart (`LABEL_OPS`)."""
+        out = {}
+        for label, op in LABEL_OPS[self.strategy].items():
+            v = self.labels.get(label, {})
+            if v.get("count", 0.0) > 0 and "mean_ns" in v:
+                out[op] = v["mean_ns"]
+        return out
+
+    @property
+    def user_ns(self) -> float:
+        """mount_bench's own time per call: the sequence's wall time minus the time spent in
+        its syscalls (every label's mean x calls per sequence), spread over the calls."""
+        in_calls = sum(
+            v.get("mean_ns", 0.0) * v.get("calls_per_sequence", 0.0)
+            for label, v in self.labels.items()
+            if label not in _NOT_CALLS
+        )
+        return (self.sequence_mean_ns - in_calls) / max(1, self.calls_per_sequence)
+
 
 @dataclass(frozen=True)
 class PauseRun:
@@ -94,13 +153,15 @@ class BenchData:
     pause: tuple[PauseRun, ...] = ()
     digests: dict[str, str] = field(default_factory=dict)
 
-    def select(self, *, workers: Iterable[int] | None = None,
-               repeats: Iterable[int] | None = None) -> BenchData:
+    def select(
+        self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
+    ) -> BenchData:
         """The mount runs with these worker counts / repeats (pause runs by repeat)."""
         w = set(workers) if workers is not None else None
         r = set(repeats) if repeats is not None else None
-        mount = tuple(m for m in self.mount
-                      if (w is None or m.workers in w) and (r is None or m.repeat in r))
+        mount = tuple(
+            m for m in self.mount if (w is None or m.workers in w) and (r is None or m.repeat in r)
+        )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
         return BenchData(mount, pause, dict(self.digests))
 
@@ -155,19 +216,21 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
         raise CohsimError("not a UTF-8 text file", str(path)) from None
     except CohsimError as exc:
         if "unexpected CSV header" in exc.what:
-            raise CohsimError(f"{exc.what}: not a pause_bench or mount_bench CSV (missing or "
-                              f"unknown columns)", exc.where) from None
+            raise CohsimError(
+                f"{exc.what}: not a pause_bench or mount_bench CSV (missing or unknown columns)",
+                exc.where,
+            ) from None
         raise
     if not rows:
         raise CohsimError("no data rows", str(path))
     out = []
     for i, row in enumerate(rows, start=2):
         if row["bench"] not in ("pause", "mount"):
-            raise CohsimError(f"unknown bench {row['bench']!r} (expected pause or mount)",
-                              f"{path}:{i}")
+            raise CohsimError(
+                f"unknown bench {row['bench']!r} (expected pause or mount)", f"{path}:{i}"
+            )
         if row["bench"] != rows[0]["bench"]:
-            raise CohsimError(f"bench {row['bench']!r} in a {rows[0]['bench']} CSV",
-                              f"{path}:{i}")
+            raise CohsimError(f"bench {row['bench']!r} in a {rows[0]['bench']} CSV", f"{path}:{i}")
         out.append((i, row))
     return out
 
@@ -184,8 +247,9 @@ def _num(row: dict[str, str], col: str, where: str, *, integer: bool = False) ->
     return value
 
 
-def _table(rows: list[tuple[int, dict[str, str]]], where: str, keys: tuple[str, ...],
-           ints: tuple[str, ...]) -> dict[tuple, dict[tuple[str, str], float]]:
+def _table(
+    rows: list[tuple[int, dict[str, str]]], where: str, keys: tuple[str, ...], ints: tuple[str, ...]
+) -> dict[tuple, dict[tuple[str, str], float]]:
     """Group rows by run key; within a run, (label, metric) -> value."""
     runs: dict[tuple, dict[tuple[str, str], float]] = {}
     for line, row in rows:
@@ -196,8 +260,9 @@ def _table(rows: list[tuple[int, dict[str, str]]], where: str, keys: tuple[str, 
     return runs
 
 
-def _need(run: dict[tuple[str, str], float], label: str, metric: str, where: str,
-          key: tuple) -> float:
+def _need(
+    run: dict[tuple[str, str], float], label: str, metric: str, where: str, key: tuple
+) -> float:
     if (label, metric) not in run:
         raise CohsimError(f"run {'/'.join(map(str, key))} has no {label},{metric} row", where)
     return run[(label, metric)]
@@ -215,20 +280,27 @@ def _mount_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[Moun
         labels: dict[str, dict[str, float]] = {}
         for (label, metric), value in run.items():
             labels.setdefault(label, {})[metric] = value
-        calls = sum(v.get("calls_per_sequence", 0.0) for lab, v in labels.items()
-                    if lab not in ("sequence", "container", "run", "mount_table",
-                                   "mountinfo_sample"))
+        calls = sum(
+            v.get("calls_per_sequence", 0.0) for lab, v in labels.items() if lab not in _NOT_CALLS
+        )
         sample = labels.get("mountinfo_sample", {})
-        out.append(MountRun(
-            strategy=strategy, workers=workers, layers=layers, repeat=repeat,
-            containers=round(containers / workers),
-            sequences_per_container=max(1, round(sequences / max(containers, 1))),
-            sequence_mean_ns=_need(run, "sequence", "mean_ns", where, key),
-            sample_ns=sample.get("mean_ns", 0.0) * sample.get("calls_per_sequence", 0.0),
-            containers_per_s=_need(run, "run", "containers_per_s", where, key),
-            wall_s=_need(run, "run", "wall_s", where, key),
-            baseline_mounts=int(_need(run, "mount_table", "baseline", where, key)),
-            calls_per_sequence=round(calls), labels=labels))
+        out.append(
+            MountRun(
+                strategy=strategy,
+                workers=workers,
+                layers=layers,
+                repeat=repeat,
+                containers=round(containers / workers),
+                sequences_per_container=max(1, round(sequences / max(containers, 1))),
+                sequence_mean_ns=_need(run, "sequence", "mean_ns", where, key),
+                sample_ns=sample.get("mean_ns", 0.0) * sample.get("calls_per_sequence", 0.0),
+                containers_per_s=_need(run, "run", "containers_per_s", where, key),
+                wall_s=_need(run, "run", "wall_s", where, key),
+                baseline_mounts=int(_need(run, "mount_table", "baseline", where, key)),
+                calls_per_sequence=round(calls),
+                labels=labels,
+            )
+        )
     return out
 
 
@@ -244,13 +316,19 @@ def _pause_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[Paus
         base = none.get(repeat)
         if base is None:
             raise CohsimError(f"repeat {repeat} has no lock=none rows (pause_ns)", where)
-        out.append(PauseRun(
-            lock=lock, threads=threads, placement=placement, repeat=repeat,
-            p50_ns=_need(run, lock, "p50_ns", where, key),
-            mean_ns=_need(run, lock, "mean_ns", where, key),
-            acquisitions_per_s=_need(run, lock, "acquisitions_per_s", where, key),
-            pause_ns=_need(base, "none", "pause_ns", where, key),
-            timer_overhead_ns=_need(base, "none", "timer_overhead_ns", where, key)))
+        out.append(
+            PauseRun(
+                lock=lock,
+                threads=threads,
+                placement=placement,
+                repeat=repeat,
+                p50_ns=_need(run, lock, "p50_ns", where, key),
+                mean_ns=_need(run, lock, "mean_ns", where, key),
+                acquisitions_per_s=_need(run, lock, "acquisitions_per_s", where, key),
+                pause_ns=_need(base, "none", "pause_ns", where, key),
+                timer_overhead_ns=_need(base, "none", "timer_overhead_ns", where, key),
+            )
+        )
     if not out:
         raise CohsimError("no ttas/ticket runs", where)
     return out
@@ -261,9 +339,13 @@ def medians(runs: Iterable[MountRun]) -> dict[tuple[str, int, int], tuple[float,
     groups: dict[tuple[str, int, int], list[MountRun]] = {}
     for r in runs:
         groups.setdefault(r.key, []).append(r)
-    return {k: (statistics.median(r.stride_ns for r in v),
-                statistics.median(r.containers_per_s for r in v))
-            for k, v in sorted(groups.items())}
+    return {
+        k: (
+            statistics.median(r.stride_ns for r in v),
+            statistics.median(r.containers_per_s for r in v),
+        )
+        for k, v in sorted(groups.items())
+    }
 
 
 # --------------------------------------------------------------------------- simulating
@@ -274,81 +356,126 @@ def _sequence(strategy: str, w: int, layers: int, sample: bool) -> list[tuple]:
     d = f"{_ROOT}/{w}"
     merged = f'"{d}/m"'
     data = f'"lowerdir=...,upperdir={d}/u,workdir={d}/k"'
-    idmap = ("{attr_set=MOUNT_ATTR_IDMAP, attr_clr=0, propagation=0 /* MS_??? */, "
-             f"userns_fd={_USERNS_FD}}}")
-    parent = ("{attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_IDMAP, attr_clr=0, "
-              f"propagation=MS_PRIVATE, userns_fd={_USERNS_FD}}}")
+    idmap = (
+        "{attr_set=MOUNT_ATTR_IDMAP, attr_clr=0, propagation=0 /* MS_??? */, "
+        f"userns_fd={_USERNS_FD}}}"
+    )
+    parent = (
+        "{attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_IDMAP, attr_clr=0, "
+        f"propagation=MS_PRIVATE, userns_fd={_USERNS_FD}}}"
+    )
     flags = "OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC|AT_EMPTY_PATH"
-    mountinfo = [("openat", 'AT_FDCWD, "/proc/self/mountinfo", O_RDONLY|O_CLOEXEC', _FD_C, None),
-                 ("read", f'{_FD_C}, "22 1 0:21 / / rw"..., 4096', 4096, None),
-                 ("close", str(_FD_C), 0, None)]
+    mountinfo = [
+        ("openat", 'AT_FDCWD, "/proc/self/mountinfo", O_RDONLY|O_CLOEXEC', _FD_C, None),
+        ("read", f'{_FD_C}, "22 1 0:21 / / rw"..., 4096', 4096, None),
+        ("close", str(_FD_C), 0, None),
+    ]
     calls: list[tuple] = []
     if strategy == "per-layer":
         for i in range(layers):
-            calls += [("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', _FD_A, None),
-                      ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
-                      ("move_mount", f'{_FD_A}, "", -9, "{d}/{i}", MOVE_MOUNT_F_EMPTY_PATH', 0,
-                       None),
-                      ("close", str(_FD_A), 0, None)]
+            calls += [
+                ("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', _FD_A, None),
+                ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
+                ("move_mount", f'{_FD_A}, "", -9, "{d}/{i}", MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+                ("close", str(_FD_A), 0, None),
+            ]
         calls.append(("mount", f'"overlay", {merged}, "overlay", 0, {data}', 0, None))
         calls += mountinfo if sample else []
         calls += [("umount2", f'"{d}/{i}", MNT_DETACH', 0, None) for i in range(layers)]
         calls.append(("umount2", f"{merged}, 0", 0, None))
     elif strategy == "common-parent":
-        calls += [("open_tree", f'-9, "{_ROOT}/l/{w}", {flags}|AT_RECURSIVE', _FD_A, None),
-                  ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH|AT_RECURSIVE, {parent}, 32', 0,
-                   None),
-                  ("move_mount", f'{_FD_A}, "", -9, "{d}/c", MOVE_MOUNT_F_EMPTY_PATH', 0, None),
-                  ("close", str(_FD_A), 0, None),
-                  ("mount", f'"overlay", {merged}, "overlay", 0, {data}', 0, None)]
+        calls += [
+            ("open_tree", f'-9, "{_ROOT}/l/{w}", {flags}|AT_RECURSIVE', _FD_A, None),
+            ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH|AT_RECURSIVE, {parent}, 32', 0, None),
+            ("move_mount", f'{_FD_A}, "", -9, "{d}/c", MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+            ("close", str(_FD_A), 0, None),
+            ("mount", f'"overlay", {merged}, "overlay", 0, {data}', 0, None),
+        ]
         calls += mountinfo if sample else []
         calls += mountinfo  # UnmountRecursive reads the table
-        calls += [("umount2", f'"{d}/c", 0', 0, None), ("umount2", f'"{d}/c", 0', -1, "EINVAL"),
-                  ("umount2", f"{merged}, 0", 0, None)]
+        calls += [
+            ("umount2", f'"{d}/c", 0', 0, None),
+            ("umount2", f'"{d}/c", 0', -1, "EINVAL"),
+            ("umount2", f"{merged}, 0", 0, None),
+        ]
     elif strategy == "lowerdir-plus":
         calls.append(("fsopen", '"overlay", FSOPEN_CLOEXEC', _FD_A, None))
         fds = [100 + i for i in range(layers)]
         for i, fd in enumerate(fds):
-            calls += [("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', fd, None),
-                      ("mount_setattr", f'{fd}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
-                      ("fsconfig", f'{_FD_A}, FSCONFIG_SET_FD, "lowerdir+", NULL, {fd}', 0,
-                       None)]
-        calls += [("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "upperdir", "{d}/u", 0', 0, None),
-                  ("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "workdir", "{d}/k", 0', 0, None),
-                  ("fsconfig", f"{_FD_A}, FSCONFIG_CMD_CREATE, NULL, NULL, 0", 0, None)]
+            calls += [
+                ("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', fd, None),
+                ("mount_setattr", f'{fd}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
+                ("fsconfig", f'{_FD_A}, FSCONFIG_SET_FD, "lowerdir+", NULL, {fd}', 0, None),
+            ]
+        calls += [
+            ("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "upperdir", "{d}/u", 0', 0, None),
+            ("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "workdir", "{d}/k", 0', 0, None),
+            ("fsconfig", f"{_FD_A}, FSCONFIG_CMD_CREATE, NULL, NULL, 0", 0, None),
+        ]
         calls += [("close", str(fd), 0, None) for fd in fds]
-        calls += [("fsmount", f"{_FD_A}, FSMOUNT_CLOEXEC, 0", _FD_B, None),
-                  ("move_mount", f'{_FD_B}, "", -9, {merged}, MOVE_MOUNT_F_EMPTY_PATH', 0, None)]
+        calls += [
+            ("fsmount", f"{_FD_A}, FSMOUNT_CLOEXEC, 0", _FD_B, None),
+            ("move_mount", f'{_FD_B}, "", -9, {merged}, MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+        ]
         calls += mountinfo if sample else []
-        calls += [("close", str(_FD_B), 0, None), ("close", str(_FD_A), 0, None),
-                  ("umount2", f"{merged}, 0", 0, None)]
+        calls += [
+            ("close", str(_FD_B), 0, None),
+            ("close", str(_FD_A), 0, None),
+            ("umount2", f"{merged}, 0", 0, None),
+        ]
     else:
         raise CohsimError(f"unknown strategy {strategy!r} ({', '.join(STRATEGIES)})")
     return calls
 
 
-def mount_bench_trace(strategy: str, workers: int, layers: int, containers: int, *,
-                      sequences_per_container: int = 2, think_ns: int = 0,
-                      mountinfo_sample: bool = True) -> Trace:
+def mount_bench_trace(
+    strategy: str,
+    workers: int,
+    layers: int,
+    containers: int,
+    *,
+    sequences_per_container: int = 2,
+    think_ns: int = 0,
+    mountinfo_sample: bool = True,
+    rng: np.random.Generator | None = None,
+    start_spread_ns: float = 0.0,
+) -> Trace:
     """mount_bench's calls: `workers` threads, each `containers` x `sequences` sequences.
 
     Every call lasts 0 (the simulator prices it) and is followed by `think_ns` of the worker's
     own user-space work; all workers are released together at t=0, as mount_bench does.
+    With `rng`, each gap is drawn uniformly from [0, 2 think_ns] (same mean) and each worker
+    starts at a uniform offset in [0, start_spread_ns): real workers never start or run in
+    lock step, and these draws let calibration average over interleavings (common random
+    numbers: the same rng seed for every candidate parameter set).
     """
     if workers < 1 or layers < 1 or containers < 1 or sequences_per_container < 1:
         raise CohsimError("workers, layers, containers and sequences must be at least 1")
     raw: list[RawCall] = []
     for w in range(workers):
         seq = _sequence(strategy, w, layers, mountinfo_sample)
-        now = 0
+        n = containers * sequences_per_container * len(seq)
+        if rng is None:
+            now, gaps = 0, [think_ns] * n
+        else:
+            now = int(rng.uniform(0.0, start_spread_ns)) if start_spread_ns > 0 else 0
+            gaps = np.rint(rng.uniform(0.0, 2.0 * think_ns, n)).astype(int).tolist()
+        i = 0
         for _ in range(containers * sequences_per_container):
             for name, args, ret, err in seq:
                 raw.append(RawCall(w + 1, now, 0, name, args, ret, err))
-                now += think_ns
-    meta = (("strategy", strategy), ("workers", str(workers)), ("layers", str(layers)),
-            ("containers", str(containers)), ("think_ns", str(think_ns)))
-    return assemble(raw, source=f"mount_bench:{strategy}:{workers}x{layers}", format="synth",
-                    meta=meta)
+                now += gaps[i]
+                i += 1
+    meta = (
+        ("strategy", strategy),
+        ("workers", str(workers)),
+        ("layers", str(layers)),
+        ("containers", str(containers)),
+        ("think_ns", str(think_ns)),
+    )
+    return assemble(
+        raw, source=f"mount_bench:{strategy}:{workers}x{layers}", format="synth", meta=meta
+    )
 
 
 @dataclass(frozen=True)
@@ -357,6 +484,10 @@ class SimRun:
 
     stride_ns: float  #: mean over workers of (their time) / (their sequences)
     containers_per_s: float
+    #: mean simulated duration of one call of each op (ns, waits included)
+    op_means: dict[str, float] = field(default_factory=dict, compare=False)
+    #: calls of each op per sequence (all workers' calls / all sequences)
+    op_calls: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 def bench_kernel(kernel: KernelParams) -> KernelParams:
@@ -364,20 +495,79 @@ def bench_kernel(kernel: KernelParams) -> KernelParams:
     return kernel.with_values(runtime_cpu_ns=0.0, daemon_cpus=0.0, base_launch_ns=0.0)
 
 
-def simulate_run(machine: Machine, kernel: KernelParams, strategy: str, workers: int,
-                 layers: int, *, containers: int = 2, sequences_per_container: int = 2,
-                 think_ns: float = 0.0, baseline_mounts: int = 21, seed: int = 0,
-                 costs: LineCosts | None = None) -> SimRun:
-    """Replay mount_bench's run on `machine` with `kernel` (already `bench_kernel`-ed)."""
-    trace = mount_bench_trace(strategy, workers, layers, containers,
-                              sequences_per_container=sequences_per_container,
-                              think_ns=round(think_ns))
+def with_op_extra(kernel: KernelParams, extra_ns: dict[str, float], layers: int) -> KernelParams:
+    """`kernel` with each op's own work (unlocked + namespace_sem section, per-layer part at
+    `layers`) lengthened by `extra_ns[op]` (may be negative), its split kept: how mount_bench's
+    1-worker mean of that op differs from the model's p50-based total (tails, this VM)."""
+    values: dict[str, float] = {}
+    for name, extra in sorted(extra_ns.items()):
+        if name not in kernel.ops or not extra:
+            continue
+        op = kernel.ops[name]
+        body = op.cpu_ns + op.per_layer_cpu_ns * layers + op.ns_write_ns
+        if body <= 0:
+            continue
+        f = max(0.05, (body + extra) / body)
+        values[f"{name}.cpu_ns"] = op.cpu_ns * f
+        values[f"{name}.per_layer_cpu_ns"] = op.per_layer_cpu_ns * f
+        values[f"{name}.ns_write_ns"] = op.ns_write_ns * f
+    return kernel.with_values(**values) if values else kernel
+
+
+def simulate_run(
+    machine: Machine,
+    kernel: KernelParams,
+    strategy: str,
+    workers: int,
+    layers: int,
+    *,
+    containers: int = 2,
+    sequences_per_container: int = 2,
+    think_ns: float = 0.0,
+    baseline_mounts: int = 21,
+    seed: int = 0,
+    costs: LineCosts | None = None,
+    jitter: bool = False,
+    start_spread_ns: float = 20_000.0,
+) -> SimRun:
+    """Replay mount_bench's run on `machine` with `kernel` (already `bench_kernel`-ed).
+
+    `jitter`: draw the think gaps and the workers' start offsets from `seed`
+    (`mount_bench_trace`); without it every run of the same inputs is the same lock-step run.
+    """
+    rng = np.random.default_rng(seed) if jitter else None
+    trace = mount_bench_trace(
+        strategy,
+        workers,
+        layers,
+        containers,
+        sequences_per_container=sequences_per_container,
+        think_ns=round(think_ns),
+        rng=rng,
+        start_spread_ns=start_spread_ns,
+    )
     # layers=: every sequence's overlay, fsconfig create and fsmount see all `layers` lowers
     # (kernel.layers_of would count common-parent's one recursive clone as one layer)
-    sim = LaunchSim(machine, kernel, trace, costs=costs or LineCosts(machine, seed=seed),
-                    seed=seed, layers=layers, background=False, node_mounts=baseline_mounts)
+    durations: dict[str, list[int]] = {}
+    sim = LaunchSim(
+        machine,
+        kernel,
+        trace,
+        costs=costs or LineCosts(machine, seed=seed),
+        seed=seed,
+        layers=layers,
+        background=False,
+        node_mounts=baseline_mounts,
+        op_durations=durations,
+    )
     res = sim.run()
     per_worker = containers * sequences_per_container
     stride = statistics.fmean((r.mounts_done_ns - r.start_ns) / per_worker for r in res)
     span = max(r.mounts_done_ns for r in res) - min(r.start_ns for r in res)
-    return SimRun(stride_ns=stride, containers_per_s=workers * containers / (span / 1e9))
+    seqs = workers * per_worker
+    return SimRun(
+        stride_ns=stride,
+        containers_per_s=workers * containers / (span / 1e9),
+        op_means={k: statistics.fmean(v) for k, v in sorted(durations.items())},
+        op_calls={k: len(v) / seqs for k, v in sorted(durations.items())},
+    )

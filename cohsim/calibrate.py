@@ -50,16 +50,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, minimize
+from scipy.stats import qmc
 
 from . import __version__, provenance
 from .benchdata import (
     BenchData,
     MountRun,
     PauseRun,
+    SimRun,
     bench_kernel,
     load_bench,
     simulate_run,
+    with_op_extra,
 )
 from .catalog import Catalog
 from .contention import LineCosts
@@ -79,12 +82,14 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "ser_umount": ("umount_detach", "umount", "umount_overlay", "close_detached"),
 }
 KERNEL_PARAMS = (*GROUPS, "rcu_exp_base_ns")
+#: ops whose per-call mean at 2+ workers is fitted (those whose split the parameters set)
+FIT_OPS = tuple(op for ops in GROUPS.values() for op in ops)
 LOCK_PARAMS = ("same_llc_ns",)
 _DOC = {
     "ser_bind": "fraction of the bind-mount ops' unlocked work held under namespace_sem (write)",
     "ser_overlay": "fraction of the overlay mount's fixed work held under namespace_sem (write)",
     "ser_umount": "fraction of the unmounts' (and dissolving close's) work, RCU wait excluded, "
-                  "held under namespace_sem (write)",
+    "held under namespace_sem (write)",
     "rcu_exp_base_ns": "synchronize_rcu_expedited() fixed part, ns (caller sleeps)",
     "same_llc_ns": "cache-line transfer between two cores of the LLC (the two vCPUs), ns",
     "pause_ns": "latency of one PAUSE, ns (measured directly, pause_bench pause_ns)",
@@ -124,8 +129,9 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
     rcu = float(values.get("rcu_exp_base_ns", base.rcu_exp_base_ns))
     shift = base.rcu_exp_base_ns - rcu  # on-CPU work the shorter grace period leaves
     new: dict[str, float] = {"rcu_exp_base_ns": rcu}
-    body = {n: op.cpu_ns + op.ns_write_ns + (shift if op.rcu else 0.0)
-            for n, op in base.ops.items()}
+    body = {
+        n: op.cpu_ns + op.ns_write_ns + (shift if op.rcu else 0.0) for n, op in base.ops.items()
+    }
     for n in _rcu_ops(base):
         if body[n] < 0:
             raise CohsimError(f"rcu_exp_base_ns {rcu:.0f} exceeds op {n}'s total")
@@ -176,8 +182,81 @@ def _group_runs(runs: Sequence[MountRun]) -> dict[tuple[str, int, int], list[Mou
 def _progress(total: int, enabled: bool, desc: str) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=None, desc=desc, unit="sim", file=sys.stderr, delay=1.0, leave=False,
-                disable=not enabled)
+    return tqdm(
+        total=None,
+        desc=desc,
+        unit="sim",
+        file=sys.stderr,
+        delay=1.0,
+        leave=False,
+        disable=not enabled,
+    )
+
+
+def _surface(
+    cost: Callable[[np.ndarray], float], u: np.ndarray, radius: float, seed: int, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fit cost ~ c + g.d + d'Hd/2 (d = v - u) over `n` Sobol points within `radius` of `u`
+    (clipped to [0, 1]); return the surface's minimum (kept within the design box, or `u` if
+    the surface is not convex) and H, positive definite (eigenvalues floored)."""
+    p = u.size
+    pts = np.clip(u + radius * (2 * qmc.Sobol(p, seed=seed + 1).random(n) - 1), 0.0, 1.0)
+    pts = np.vstack([u[None, :], pts])
+    y = np.array([cost(v) for v in pts])
+    d = pts - u
+    iu = [(i, j) for i in range(p) for j in range(i, p)]
+    cols = [
+        np.ones(len(d)),
+        *(d[:, i] for i in range(p)),
+        *(d[:, i] * d[:, j] * (0.5 if i == j else 1.0) for i, j in iu),
+    ]
+    coef = np.linalg.lstsq(np.column_stack(cols), y, rcond=None)[0]
+    g = coef[1 : p + 1]
+    h = np.zeros((p, p))
+    for (i, j), c in zip(iu, coef[p + 1 :], strict=True):
+        h[i, j] = h[j, i] = c
+    w, v = np.linalg.eigh(h)
+    best = u
+    if w.min() > 0:
+        step = -np.linalg.solve(h, g)
+        cand = np.clip(u + np.clip(step, -radius, radius), 0.0, 1.0)
+        if cost(cand) <= y[0]:
+            best = cand
+    # a flat or concave direction: curvature floored at what the design could resolve
+    w = np.maximum(w, max(float(np.abs(y - y.mean()).max()), 1e-9) * 1e-3 / radius**2)
+    return best, (v * w) @ v.T
+
+
+def _kernel_pairs(r: MountRun, sim: SimRun) -> list[tuple[str, str, float, float]]:
+    """(metric, op, simulated, measured) compared for one run: its worker time per sequence
+    and containers/s, and at 2+ workers each fitted op's mean time per call (at 1 worker
+    those means set the op terms and carry no information about the split)."""
+    out = [
+        ("stride_ns", "", sim.stride_ns, r.stride_ns),
+        ("containers_per_s", "", sim.containers_per_s, r.containers_per_s),
+    ]
+    if r.workers > 1:
+        means = r.op_means
+        out += [
+            ("op_mean_ns", op, sim.op_means[op], means[op])
+            for op in FIT_OPS
+            if op in means and op in sim.op_means
+        ]
+    return out
+
+
+def _kernel_residuals(
+    groups: Mapping[tuple[str, int, int], Sequence[MountRun]],
+    sims: Mapping[tuple[str, int, int], SimRun],
+) -> np.ndarray:
+    return np.array(
+        [
+            math.log(s / m)
+            for key, group in groups.items()
+            for r in group
+            for _, _, s, m in _kernel_pairs(r, sims[key])
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -192,8 +271,10 @@ class Calibration:
         *,
         kernel: str = DEFAULT_KERNEL,
         seed: int = 0,
-        containers: int = 2,
-        max_nfev: int = 40,
+        containers: int = 4,
+        seeds: int = 2,
+        max_nfev: int = 60,
+        starts: int = 8,
         free: Sequence[str] | None = None,
         progress: bool = False,
     ) -> None:
@@ -201,8 +282,13 @@ class Calibration:
         self.kernel = kernel
         self.seed = seed
         self.containers = containers
-        self.max_nfev = max_nfev
-        self.diff_step = 0.03  # finite-difference step in scaled units (the committed fit used it)
+        self.seeds = seeds  #: simulations (common random numbers) averaged per 2+-worker run
+        self.max_nfev = max_nfev  #: the kernel optimizer's evaluation budget (Nelder-Mead)
+        self.starts = starts  #: Sobol starting points tried before it (plus the model's split)
+        #: half-width of the response-surface design in scaled units (bounds -> [0, 1]): 0.15
+        #: moves an op's split by thousands of ns, far above the integer-ns and scheduling
+        #: granularity that makes the simulated objective rough at the scale of 0.01
+        self.radius = 0.15
         self.free = free  #: kernel parameters to fit (None: all of KERNEL_PARAMS)
         self.progress = progress
 
@@ -210,8 +296,7 @@ class Calibration:
 
     def _machine(self, data: BenchData | None = None) -> Machine:
         if self.instance is None:
-            raise CohsimError("no instance: pass --instance (the machine the data was "
-                              "measured on)")
+            raise CohsimError("no instance: pass --instance (the machine the data was measured on)")
         return Catalog().get(self.instance)
 
     def _check_fitted(self) -> None:
@@ -234,6 +319,7 @@ class Calibration:
         self.optimizer_: dict[str, Any] = {}
         self.fixed_: dict[str, dict[str, Any]] = {}
         self.think_ns_: dict[str, dict[str, float]] = {}
+        self.op_extra_ns_: dict[str, dict[str, dict[str, float]]] = {}
         names: list[str] = []
         blocks: list[np.ndarray] = []
         if data.mount:
@@ -248,142 +334,269 @@ class Calibration:
         cov = np.zeros((size, size))
         i = 0
         for b in blocks:
-            cov[i:i + b.shape[0], i:i + b.shape[0]] = b
+            cov[i : i + b.shape[0], i : i + b.shape[0]] = b
             i += b.shape[0]
         self.cov_ = {"names": names, "matrix": cov}
-        self.kind_ = "kernel+lock" if data.mount and data.pause else (
-            "kernel" if data.mount else "lock")
-        self.data_digests_ = {f"{Path(p).parent.name}/{Path(p).name}": d
-                              for p, d in sorted(data.digests.items())}
+        self.kind_ = (
+            "kernel+lock" if data.mount and data.pause else ("kernel" if data.mount else "lock")
+        )
+        self.data_digests_ = {
+            f"{Path(p).parent.name}/{Path(p).name}": d for p, d in sorted(data.digests.items())
+        }
         self.instance_ = machine.name
         self.kernel_name_ = base.name
         self.__dict__.pop("applies_to_", None)  # a refit describes its own data
         self.applies_to_ = self._applies_to()
         return self
 
-    def _think(self, machine: Machine, base: KernelParams, costs: LineCosts,
-               runs: Sequence[MountRun]) -> dict[tuple[str, int], float]:
-        """Per (strategy, layers): mount_bench's own time per call, from its 1-worker runs."""
-        k = bench_kernel(base)
-        out: dict[tuple[str, int], float] = {}
+    def _bench_terms(
+        self, machine: Machine, base: KernelParams, costs: LineCosts, runs: Sequence[MountRun]
+    ) -> None:
+        """Per (strategy, layers), from the 1-worker runs: mount_bench's own time per call
+        (`think_ns_`, measured directly: sequence wall time minus the timed calls) and how much
+        each timed op's mean exceeds the model's p50-based total (`op_extra_ns_`); the mountinfo
+        sample (timed as a whole) puts its difference on its one untimed call, the open."""
+        k0 = bench_kernel(base)
+        self.think_ns_ = {}
+        self.op_extra_ns_ = {}
         for (strategy, workers, layers), group in _group_runs(runs).items():
             if workers != 1:
                 continue
-            sim = simulate_run(machine, k, strategy, 1, layers, containers=self.containers,
-                               baseline_mounts=group[0].baseline_mounts, seed=self.seed,
-                               costs=costs)
-            measured = statistics.median(r.stride_ns for r in group)
-            calls = max(1, group[0].calls_per_sequence)
-            out[(strategy, layers)] = max(0.0, (measured - sim.stride_ns) / calls)
+            think = max(0.0, statistics.median(r.user_ns for r in group))
+            kw = {
+                "containers": self.containers,
+                "think_ns": think,
+                "seed": self.seed,
+                "costs": costs,
+                "baseline_mounts": group[0].baseline_mounts,
+            }
+            sim = simulate_run(machine, k0, strategy, 1, layers, **kw)
+            extra = {
+                op: statistics.median(r.op_means[op] for r in group) - sim.op_means[op]
+                for op in sorted(group[0].op_means)
+                if op in sim.op_means and all(op in r.op_means for r in group)
+            }
+            sim = simulate_run(machine, with_op_extra(k0, extra, layers), strategy, 1, layers, **kw)
+            opens = sim.op_calls.get("mountinfo_open", 0.0)
+            if opens:
+                measured = statistics.median(r.stride_ns for r in group)
+                extra["mountinfo_open"] = (measured - sim.stride_ns) / opens
+            self.think_ns_.setdefault(strategy, {})[str(layers)] = _round(think)
+            self.op_extra_ns_.setdefault(strategy, {})[str(layers)] = {
+                op: _round(v) for op, v in sorted(extra.items())
+            }
         for r in runs:
-            if (r.strategy, r.layers) not in out:
-                raise CohsimError(f"no 1-worker run of {r.strategy} at {r.layers} layers: "
-                                  f"mount_bench's own time per call cannot be measured")
-        return out
+            if str(r.layers) not in self.think_ns_.get(r.strategy, {}):
+                raise CohsimError(
+                    f"no 1-worker run of {r.strategy} at {r.layers} layers: "
+                    f"mount_bench's own time per call cannot be measured"
+                )
 
-    def _fit_kernel(self, machine: Machine, base: KernelParams,
-                    runs: Sequence[MountRun]) -> tuple[list[str], np.ndarray]:
+    def _bench_sim(
+        self,
+        machine: Machine,
+        kernel: KernelParams,
+        costs: LineCosts,
+        strategy: str,
+        workers: int,
+        layers: int,
+        baseline_mounts: int,
+        containers: int | None = None,
+        seeds: Sequence[int] | None = None,
+    ) -> SimRun:
+        """A mount_bench run with the fit's think and op terms, averaged over `seeds` (common
+        random numbers: the same seeds for every candidate; one run at 1 worker, where there
+        is no interleaving to average over)."""
+        think = self.think_ns_[strategy][str(layers)]
+        extra = self.op_extra_ns_.get(strategy, {}).get(str(layers), {})
+        k = with_op_extra(bench_kernel(kernel), extra, layers)
+        if seeds is None:
+            seeds = [self.seed + j for j in range(self.seeds if workers > 1 else 1)]
+        sims = [
+            simulate_run(
+                machine,
+                k,
+                strategy,
+                workers,
+                layers,
+                containers=containers or self.containers,
+                think_ns=think,
+                seed=s,
+                costs=costs,
+                baseline_mounts=baseline_mounts,
+                jitter=True,
+            )
+            for s in seeds
+        ]
+        ops = sorted(set.intersection(*(set(x.op_means) for x in sims)))
+        return SimRun(
+            statistics.fmean(x.stride_ns for x in sims),
+            statistics.fmean(x.containers_per_s for x in sims),
+            {op: statistics.fmean(x.op_means[op] for x in sims) for op in ops},
+            {op: statistics.fmean(x.op_calls[op] for x in sims) for op in ops},
+        )
+
+    def _fit_kernel(
+        self, machine: Machine, base: KernelParams, runs: Sequence[MountRun]
+    ) -> tuple[list[str], np.ndarray]:
         costs = LineCosts(machine, seed=self.seed)
-        think = self._think(machine, base, costs, runs)
-        self.think_ns_ = {s: {str(L): _round(v) for (s2, L), v in sorted(think.items())
-                              if s2 == s} for s in sorted({s for s, _ in think})}
+        self._bench_terms(machine, base, costs, runs)
         groups = _group_runs(runs)
         bounds = kernel_bounds(base)
         start = kernel_start(base)
-        start_of = start.__getitem__
         names = list(self.free or KERNEL_PARAMS)
         for n in names:
             if n not in KERNEL_PARAMS:
                 raise CohsimError(f"unknown kernel parameter {n!r} ({', '.join(KERNEL_PARAMS)})")
         for n in KERNEL_PARAMS:
             if n not in names:
-                self.fixed_[n] = {"value": _round(start_of(n)), "why": "not fitted (free=)"}
+                self.fixed_[n] = {"value": _round(start[n]), "why": "not fitted (free=)"}
         lo = np.array([bounds[n][0] for n in names])
         hi = np.array([bounds[n][1] for n in names])
         scale = hi - lo
         u0 = np.clip((np.array([start[n] for n in names]) - lo) / scale, 0.0, 1.0)
-        bar = _progress(self.max_nfev * (len(names) + 1) * len(groups), self.progress,
-                        "calibrate kernel")
+        bar = _progress(0, self.progress, "calibrate kernel")
+        memo: dict[tuple[float, ...], tuple[np.ndarray, dict[Any, SimRun]]] = {}
 
-        def simulate_all(x: np.ndarray) -> dict[tuple[str, int, int], Any]:
-            k = bench_kernel(apply_kernel_params(base, dict(zip(names, x, strict=True))))
-            out = {}
-            for key, group in groups.items():
-                s, w, L = key
-                out[key] = simulate_run(machine, k, s, w, L, containers=self.containers,
-                                        think_ns=think[(s, L)], seed=self.seed, costs=costs,
-                                        baseline_mounts=group[0].baseline_mounts)
+        def evaluate(u: np.ndarray) -> tuple[np.ndarray, dict[Any, SimRun]]:
+            key = tuple(round(float(v), 12) for v in np.clip(u, 0.0, 1.0))
+            if key in memo:
+                return memo[key]
+            k = apply_kernel_params(base, dict(zip(names, lo + np.array(key) * scale, strict=True)))
+            sims = {}
+            for (s, w, L), group in groups.items():
+                sims[(s, w, L)] = self._bench_sim(
+                    machine, k, costs, s, w, L, group[0].baseline_mounts
+                )
                 bar.update(1)
+            memo[key] = out = (_kernel_residuals(groups, sims), sims)
             return out
 
-        def resid(u: np.ndarray) -> np.ndarray:
-            sims = simulate_all(lo + u * scale)
-            out = []
-            for key, group in groups.items():
-                for r in group:
-                    out.append(math.log(sims[key].stride_ns / r.stride_ns))
-                    out.append(math.log(sims[key].containers_per_s / r.containers_per_s))
-            return np.array(out)
+        def cost(u: np.ndarray) -> float:
+            r = evaluate(u)[0]
+            return 0.5 * float(r @ r)
 
-        res = least_squares(resid, u0, bounds=(0.0, 1.0), diff_step=self.diff_step, x_scale=1.0,
-                            max_nfev=self.max_nfev, method="trf")
+        # a design of starts (the model file's split and a scrambled Sobol set), then
+        # Nelder-Mead from the best with a simplex of 0.1 (scaled): the simulated objective is
+        # rough below a few hundredths, so line searches (Powell, BFGS) stop at local dents
+        p = len(names)
+        starts = np.vstack([u0[None, :], qmc.Sobol(p, seed=self.seed).random(self.starts)])
+        best = min(starts, key=cost)
+        simplex = np.array(
+            [best]
+            + [
+                best + np.where(np.arange(p) == i, 0.1, 0.0) * (1 if best[i] <= 0.9 else -1)
+                for i in range(p)
+            ]
+        )
+        res = minimize(
+            cost,
+            best,
+            method="Nelder-Mead",
+            bounds=[(0.0, 1.0)] * p,
+            options={
+                "xatol": 0.01,
+                "fatol": 1e-3,
+                "initial_simplex": simplex,
+                "maxfev": self.max_nfev,
+            },
+        )
+        # the covariance (and a last step) from a quadratic response surface of the cost fitted
+        # to a Sobol design around the optimum: a finite-difference Jacobian of this rough
+        # objective reads its dents as slopes and so reports far too small errors
+        u, hess = _surface(
+            cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, 4 * (p + 1) * (p + 2) // 2
+        )
+        fun, sims = evaluate(u)
         bar.close()
-        x = lo + res.x * scale
-        cov = _cov(res.jac, res.fun, scale)
-        sims = simulate_all(x)
+        x = lo + u * scale
+        s2 = float(fun @ fun) / max(1, fun.size - p)
+        cov = np.linalg.pinv(hess) * s2 * np.outer(scale, scale)
         for i, n in enumerate(names):
             self.params_[n] = float(x[i])
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
             self.bounds_[n] = bounds[n]
         for key, group in groups.items():
+            sim = sims[key]
             for r in group:
-                for metric, sim_v, meas in (("stride_ns", sims[key].stride_ns, r.stride_ns),
-                                            ("containers_per_s", sims[key].containers_per_s,
-                                             r.containers_per_s)):
-                    self.residuals_.append({
-                        "kind": "kernel", "strategy": r.strategy, "workers": r.workers,
-                        "layers": r.layers, "repeat": r.repeat, "metric": metric,
-                        "measured": _round(meas), "fitted": _round(sim_v),
-                        "log_residual": _round(math.log(sim_v / meas), 4)})
+                for metric, op, sim_v, meas in _kernel_pairs(r, sim):
+                    row = {
+                        "kind": "kernel",
+                        "strategy": r.strategy,
+                        "workers": r.workers,
+                        "layers": r.layers,
+                        "repeat": r.repeat,
+                        "metric": metric,
+                    }
+                    if op:
+                        row["op"] = op
+                    row.update(
+                        {
+                            "measured": _round(meas),
+                            "fitted": _round(sim_v),
+                            "log_residual": _round(math.log(sim_v / meas), 4),
+                        }
+                    )
+                    self.residuals_.append(row)
         self.optimizer_["kernel"] = {
-            "method": "scipy.optimize.least_squares trf, log residuals, scaled coordinates",
-            "status": int(res.status), "message": str(res.message), "nfev": int(res.nfev),
-            "cost": _round(float(res.cost)), "residuals": int(res.fun.size),
-            "containers_per_worker": self.containers}
+            "method": f"best of the model's split and {self.starts} Sobol starts, then "
+            "scipy.optimize.minimize Nelder-Mead (bounded, scaled coordinates) on the sum "
+            "of squared log residuals (per-run worker time per sequence and "
+            "containers/s, per-op mean times at 2+ workers); covariance s^2 H^-1 "
+            "from a quadratic surface fitted to the cost over a Sobol design of "
+            f"half-width {self.radius} (scaled) around the optimum",
+            "status": int(res.status),
+            "message": str(res.message),
+            "nfev": int(res.nfev),
+            "evaluations": len(memo),
+            "cost": _round(float(0.5 * fun @ fun)),
+            "residuals": int(fun.size),
+            "containers_per_worker": self.containers,
+            "seeds": self.seeds,
+        }
         self.fixed_["rcu_exp_per_cpu_ns"] = {
             "value": base.rcu_exp_per_cpu_ns,
             "why": f"not identifiable: every run had the same {machine.vcpus} online CPUs, so "
-                   "the per-CPU part cannot be told from the fixed part (model file value kept)"}
+            "the per-CPU part cannot be told from the fixed part (model file value kept)",
+        }
         self.fixed_["ops.totals"] = {
             "value": "models/kernel/" + base.name + ".toml",
             "why": "each op's 1-worker total (work + RCU wait) is kept as measured; only its "
-                   "split into unlocked work, namespace_sem section and RCU sleep is fitted"}
+            "split into unlocked work, namespace_sem section and RCU sleep is fitted",
+        }
         self.fixed_["mount_lock_ns"] = {
-            "value": "model file", "why": "mount_lock sections (a few hundred ns) are too short "
-            "to move the runs' wall times on 2 CPUs; kept as the model file has them"}
+            "value": "model file",
+            "why": "mount_lock sections (a few hundred ns) are too short "
+            "to move the runs' wall times on 2 CPUs; kept as the model file has them",
+        }
         self.fixed_["unlocked_ops"] = {
             "value": "fsopen, fsconfig, fsconfig_create, fsmount, mount_setattr (IDMAP only), "
-                     "umount_einval, mountinfo_*",
+            "umount_einval, mountinfo_*",
             "why": "no namespace_sem write section in the kernel (fs/namespace.c); overlay "
-                   "per-layer work stays unlocked too (parsed before do_new_mount locks)"}
+            "per-layer work stays unlocked too (parsed before do_new_mount locks)",
+        }
         self.fixed_["smt_slowdown"] = {
             "value": base.smt_slowdown,
-            "why": f"{machine.name} has no SMT: nothing in the data can show it"}
+            "why": f"{machine.name} has no SMT: nothing in the data can show it",
+        }
         return names, cov
 
-    def _fit_lock(self, machine: Machine, runs: Sequence[PauseRun]
-                  ) -> tuple[list[str], np.ndarray]:
+    def _fit_lock(self, machine: Machine, runs: Sequence[PauseRun]) -> tuple[list[str], np.ndarray]:
         by_repeat = {r.repeat: r.pause_ns for r in runs}
         pauses = np.array([by_repeat[k] for k in sorted(by_repeat)])
         pause = float(pauses.mean())
         pause_se = float(pauses.std(ddof=1) / math.sqrt(len(pauses))) if len(pauses) > 1 else 0.0
         timer = statistics.median(r.timer_overhead_ns for r in runs)
-        m0 = replace(machine, microarch=replace(machine.microarch,
-                                                pause_cycles=pause * machine.microarch.freq_ghz))
+        m0 = replace(
+            machine,
+            microarch=replace(machine.microarch, pause_cycles=pause * machine.microarch.freq_ghz),
+        )
         multi = [r for r in runs if r.threads >= 2 and r.threads <= machine.vcpus]
         if not multi:
-            raise CohsimError("pause_bench data has no run with 2 or more threads: the "
-                              "line transfer cannot be fitted")
+            raise CohsimError(
+                "pause_bench data has no run with 2 or more threads: the "
+                "line transfer cannot be fitted"
+            )
         keys = sorted({(r.lock, r.threads, r.placement) for r in multi})
         lo, hi = 5.0, 2000.0
 
@@ -391,10 +604,21 @@ class Calibration:
             m = replace(m0, coherence=replace(m0.coherence, same_llc_ns=llc))
             out = {}
             for lock, threads, placement in keys:
-                cpus: Any = placement if not placement.startswith("cpus=") else [
-                    int(c) for c in placement[5:].split(";")]
-                h = handoff_simulate(m, threads, lock=lock, placement=cpus, cs_ns=100.0,
-                                     think_ns=0.0, acquisitions=2000, seed=self.seed)
+                cpus: Any = (
+                    placement
+                    if not placement.startswith("cpus=")
+                    else [int(c) for c in placement[5:].split(";")]
+                )
+                h = handoff_simulate(
+                    m,
+                    threads,
+                    lock=lock,
+                    placement=cpus,
+                    cs_ns=100.0,
+                    think_ns=0.0,
+                    acquisitions=2000,
+                    seed=self.seed,
+                )
                 out[(lock, threads, placement)] = (h.p50_ns + timer, h.acquisitions_per_s)
             return out
 
@@ -407,20 +631,31 @@ class Calibration:
             return np.array(out)
 
         u0 = np.array([(machine.coherence.same_llc_ns - lo) / (hi - lo)])
-        res = least_squares(resid, np.clip(u0, 0, 1), bounds=(0.0, 1.0), diff_step=0.02,
-                            max_nfev=30)
+        res = least_squares(
+            resid, np.clip(u0, 0, 1), bounds=(0.0, 1.0), diff_step=0.02, max_nfev=30
+        )
         llc = lo + float(res.x[0]) * (hi - lo)
         cov = _cov(res.jac, res.fun, np.array([hi - lo]))
         final = sims(llc)
         for r in multi:
             p50, acq = final[(r.lock, r.threads, r.placement)]
-            for metric, sim_v, meas in (("p50_ns", p50, r.p50_ns),
-                                        ("acquisitions_per_s", acq, r.acquisitions_per_s)):
-                self.residuals_.append({
-                    "kind": "lock", "lock": r.lock, "threads": r.threads,
-                    "placement": r.placement, "repeat": r.repeat, "metric": metric,
-                    "measured": _round(meas), "fitted": _round(sim_v),
-                    "log_residual": _round(math.log(sim_v / meas), 4)})
+            for metric, sim_v, meas in (
+                ("p50_ns", p50, r.p50_ns),
+                ("acquisitions_per_s", acq, r.acquisitions_per_s),
+            ):
+                self.residuals_.append(
+                    {
+                        "kind": "lock",
+                        "lock": r.lock,
+                        "threads": r.threads,
+                        "placement": r.placement,
+                        "repeat": r.repeat,
+                        "metric": metric,
+                        "measured": _round(meas),
+                        "fitted": _round(sim_v),
+                        "log_residual": _round(math.log(sim_v / meas), 4),
+                    }
+                )
         self.params_["same_llc_ns"] = llc
         self.stderr_["same_llc_ns"] = float(math.sqrt(max(cov[0, 0], 0.0)))
         self.bounds_["same_llc_ns"] = (lo, hi)
@@ -429,19 +664,31 @@ class Calibration:
         self.bounds_["pause_ns"] = (0.0, math.inf)
         self.optimizer_["lock"] = {
             "method": "scipy.optimize.least_squares trf, log residuals of 2+-thread p50 and "
-                      "acquisitions/s; pause_ns measured directly (mean over repeats)",
-            "status": int(res.status), "message": str(res.message), "nfev": int(res.nfev),
-            "cost": _round(float(res.cost)), "residuals": int(res.fun.size),
-            "timer_overhead_ns": _round(timer)}
+            "acquisitions/s; pause_ns measured directly (mean over repeats)",
+            "status": int(res.status),
+            "message": str(res.message),
+            "nfev": int(res.nfev),
+            "cost": _round(float(res.cost)),
+            "residuals": int(res.fun.size),
+            "timer_overhead_ns": _round(timer),
+        }
         self.fixed_["llc_service_ns"] = {
-            "value": "same_llc_ns / 2", "why": "derived from same_llc_ns by "
-            "cohsim.handoff.params_from_machine; one LLC and two threads cannot separate them"}
+            "value": "same_llc_ns / 2",
+            "why": "derived from same_llc_ns by "
+            "cohsim.handoff.params_from_machine; one LLC and two threads cannot separate them",
+        }
         self.fixed_["hub_service_ns"] = {
-            "value": "= llc_service_ns", "why": "one socket, one LLC: no hub to measure"}
+            "value": "= llc_service_ns",
+            "why": "one socket, one LLC: no hub to measure",
+        }
         self.fixed_["lock.smt_slowdown"] = {
-            "value": 1.2, "why": "no SMT on this machine (threads_per_core 1)"}
+            "value": 1.2,
+            "why": "no SMT on this machine (threads_per_core 1)",
+        }
         self.fixed_["spin_loop_ns"] = {
-            "value": "10 cycles", "why": "not separable from the transfer at 2 threads"}
+            "value": "10 cycles",
+            "why": "not separable from the transfer at 2 threads",
+        }
         # pause_ns is measured, not fitted: it has a variance of its own, no covariance term
         return ["same_llc_ns"], cov
 
@@ -458,8 +705,12 @@ class Calibration:
         self._check_fitted()
         m = machine or Catalog().get(self.instance_)
         if "pause_ns" in self.params_:
-            m = replace(m, microarch=replace(
-                m.microarch, pause_cycles=self.params_["pause_ns"] * m.microarch.freq_ghz))
+            m = replace(
+                m,
+                microarch=replace(
+                    m.microarch, pause_cycles=self.params_["pause_ns"] * m.microarch.freq_ghz
+                ),
+            )
         if "same_llc_ns" in self.params_:
             m = replace(m, coherence=replace(m.coherence, same_llc_ns=self.params_["same_llc_ns"]))
         return m
@@ -485,47 +736,84 @@ class Calibration:
         draws = np.clip(draws, lo, hi)
         return [apply_kernel_params(base, dict(zip(names, d, strict=True))) for d in draws]
 
-    def predict(self, strategy: str, workers: int, layers: int, *, samples: int = 8,
-                containers: int | None = None, level: float = 0.9,
-                seed: int = 0, baseline_mounts: int = 21) -> dict[str, dict[str, float]]:
+    def predict(
+        self,
+        strategy: str,
+        workers: int,
+        layers: int,
+        *,
+        samples: int = 8,
+        containers: int | None = None,
+        level: float = 0.9,
+        seed: int = 0,
+        baseline_mounts: int = 21,
+    ) -> dict[str, dict[str, float]]:
         """A mount_bench run predicted: worker time per sequence (ns) and containers/s, each
-        {value, low, high}: value at the fitted parameters, the interval over `samples`
-        parameter draws x 2 seeds (central `level` fraction)."""
+        {value, low, high}. value: at the fitted parameters (the fit's seeds averaged). The
+        interval is for one run (central `level` fraction, lognormal): the spread of `samples`
+        parameter draws (each with its own seed) and the fit's residual scatter of that metric
+        (log residuals' root mean square), added in quadrature."""
         self._check_fitted()
-        think = self.think_ns_.get(strategy, {}).get(str(layers))
-        if think is None:
-            raise CohsimError(f"no measured think time for {strategy} at {layers} layers "
-                              f"(the fit saw no 1-worker run of it)")
+        if str(layers) not in self.think_ns_.get(strategy, {}):
+            raise CohsimError(
+                f"no measured think time for {strategy} at {layers} layers "
+                f"(the fit saw no 1-worker run of it)"
+            )
         machine = Catalog().get(self.instance_)
-        c = containers or self.containers
         base = load_kernel(self.kernel)
-
-        def run(k: KernelParams, s: int) -> tuple[float, float]:
-            r = simulate_run(machine, bench_kernel(k), strategy, workers, layers, containers=c,
-                             think_ns=think, seed=s, baseline_mounts=baseline_mounts,
-                             costs=LineCosts(machine, seed=s))
-            return r.stride_ns, r.containers_per_s
-
-        point = run(self.kernel_params(base), self.seed)
-        draws = [run(k, seed + j % 2) for j, k in
-                 enumerate(self.sample_kernels(base, samples, seed))]
-        a = np.array(draws + [point])
-        q = (1 - level) / 2
+        costs = LineCosts(machine, seed=self.seed)
+        point = self._bench_sim(
+            machine,
+            self.kernel_params(base),
+            costs,
+            strategy,
+            workers,
+            layers,
+            baseline_mounts,
+            containers,
+        )
+        draws = [
+            self._bench_sim(
+                machine,
+                k,
+                costs,
+                strategy,
+                workers,
+                layers,
+                baseline_mounts,
+                containers,
+                seeds=[seed + 1000 + j],
+            )
+            for j, k in enumerate(self.sample_kernels(base, samples, seed))
+        ]
+        z = float(statistics.NormalDist().inv_cdf(0.5 + level / 2))
         out = {}
-        for i, name in enumerate(("stride_ns", "containers_per_s")):
-            out[name] = {"value": point[i],
-                         "low": min(point[i], float(np.quantile(a[:, i], q))),
-                         "high": max(point[i], float(np.quantile(a[:, i], 1 - q)))}
+        for name in ("stride_ns", "containers_per_s"):
+            v = float(getattr(point, name))
+            logs = np.log([getattr(d, name) / v for d in draws])
+            spread = float(np.sqrt(np.mean(logs**2))) if len(logs) else 0.0
+            res = [
+                r["log_residual"]
+                for r in self.residuals_
+                if r.get("kind") == "kernel" and r["metric"] == name
+            ]
+            scatter = float(np.sqrt(np.mean(np.square(res)))) if res else 0.0
+            half = z * math.hypot(spread, scatter)
+            out[name] = {"value": v, "low": v * math.exp(-half), "high": v * math.exp(half)}
         return out
 
     def plot(self, ax: Any) -> list[Any]:
         """Measured vs fitted (log-log), one marker per metric; returns the artists drawn."""
         self._check_fitted()
         artists = []
-        for metric, marker in (("stride_ns", "o"), ("containers_per_s", "s"),
-                               ("p50_ns", "^"), ("acquisitions_per_s", "v")):
-            pts = [(r["measured"], r["fitted"]) for r in self.residuals_
-                   if r["metric"] == metric]
+        for metric, marker in (
+            ("stride_ns", "o"),
+            ("containers_per_s", "s"),
+            ("op_mean_ns", "x"),
+            ("p50_ns", "^"),
+            ("acquisitions_per_s", "v"),
+        ):
+            pts = [(r["measured"], r["fitted"]) for r in self.residuals_ if r["metric"] == metric]
             if pts:
                 m, f = zip(*pts, strict=True)
                 artists.append(ax.scatter(m, f, marker=marker, s=14, label=metric))
@@ -550,21 +838,43 @@ class Calibration:
         params = {}
         for n in sorted(self.params_):
             lo, hi = self.bounds_[n]
-            params[n] = {"value": _round(self.params_[n]), "stderr": _round(self.stderr_[n]),
-                         "low": _round(lo), "high": None if math.isinf(hi) else _round(hi),
-                         "group": "kernel" if n in KERNEL_PARAMS else "lock",
-                         "doc": _DOC[n]}
+            params[n] = {
+                "value": _round(self.params_[n]),
+                "stderr": _round(self.stderr_[n]),
+                "low": _round(lo),
+                "high": None if math.isinf(hi) else _round(hi),
+                "group": "kernel" if n in KERNEL_PARAMS else "lock",
+                "doc": _DOC[n],
+            }
         return {
-            "schema": SCHEMA, "kind": self.kind_, "instance": self.instance_,
-            "kernel": self.kernel_name_, "applies_to": applies, "parameters": params,
-            "covariance": {"names": list(self.cov_["names"]),
-                           "matrix": [[_round(float(v)) for v in row]
-                                      for row in np.asarray(self.cov_["matrix"])]},
-            "residuals": self.residuals_, "think_ns": self.think_ns_, "fixed": self.fixed_,
-            "data_digests": self.data_digests_, "optimizer": self.optimizer_,
-            "settings": {"containers_per_worker": self.containers, "max_nfev": self.max_nfev,
-                         "free": list(self.free) if self.free else None},
-            "cohsim_version": __version__, "seed": self.seed,
+            "schema": SCHEMA,
+            "kind": self.kind_,
+            "instance": self.instance_,
+            "kernel": self.kernel_name_,
+            "applies_to": applies,
+            "parameters": params,
+            "covariance": {
+                "names": list(self.cov_["names"]),
+                "matrix": [
+                    [_round(float(v)) for v in row] for row in np.asarray(self.cov_["matrix"])
+                ],
+            },
+            "residuals": self.residuals_,
+            "think_ns": self.think_ns_,
+            "op_extra_ns": self.op_extra_ns_,
+            "fixed": self.fixed_,
+            "data_digests": self.data_digests_,
+            "optimizer": self.optimizer_,
+            "settings": {
+                "containers_per_worker": self.containers,
+                "seeds": self.seeds,
+                "max_nfev": self.max_nfev,
+                "starts": self.starts,
+                "radius": self.radius,
+                "free": list(self.free) if self.free else None,
+            },
+            "cohsim_version": __version__,
+            "seed": self.seed,
         }
 
     def _applies_to(self) -> dict[str, Any]:
@@ -573,16 +883,20 @@ class Calibration:
         applies: dict[str, Any] = {}
         if self.kind_ in ("kernel", "kernel+lock"):
             applies["kernel"] = {
-                "instances": "*", "kernel": self.kernel_name_,
+                "instances": "*",
+                "kernel": self.kernel_name_,
                 "caveat": f"measured on {self.instance_} (2 vCPUs): the critical-section split "
-                          "and the grace period are properties of the kernel, but were seen "
-                          "only at 1-4 workers on 2 CPUs; per-CPU effects are not identified"}
+                "and the grace period are properties of the kernel, but were seen "
+                "only at 1-4 workers on 2 CPUs; per-CPU effects are not identified",
+            }
         if self.kind_ in ("lock", "kernel+lock"):
             fam = Catalog().get(self.instance_).family
             applies["lock"] = {
-                "instances": [self.instance_], "families": [],
+                "instances": [self.instance_],
+                "families": [],
                 "caveat": f"a VM's vCPU-to-vCPU transfer; do not apply to bare-metal {fam} "
-                          "hosts (calibration/data README)"}
+                "hosts (calibration/data README)",
+            }
         return applies
 
     def save(self, path: str | Path) -> None:
@@ -595,18 +909,39 @@ class Calibration:
         if not isinstance(doc, Mapping):
             raise CohsimError("a fit must be a JSON object", where)
         if doc.get("schema") != SCHEMA:
-            raise CohsimError(f"fit schema {doc.get('schema')!r} is not supported "
-                              f"(expected {SCHEMA})", where)
-        for key in ("kind", "instance", "kernel", "parameters", "covariance", "residuals",
-                    "fixed", "data_digests", "optimizer", "seed", "think_ns", "applies_to"):
+            raise CohsimError(
+                f"fit schema {doc.get('schema')!r} is not supported (expected {SCHEMA})", where
+            )
+        for key in (
+            "kind",
+            "instance",
+            "kernel",
+            "parameters",
+            "covariance",
+            "residuals",
+            "fixed",
+            "data_digests",
+            "optimizer",
+            "seed",
+            "think_ns",
+            "applies_to",
+        ):
             if key not in doc:
                 raise CohsimError(f"missing key {key}", where)
         if doc["kind"] not in KINDS:
             raise CohsimError(f"kind {doc['kind']!r} is not one of {', '.join(KINDS)}", where)
         settings = doc.get("settings", {})
-        c = cls(doc["instance"], kernel=doc["kernel"], seed=int(doc["seed"]),
-                containers=int(settings.get("containers_per_worker", 2)),
-                max_nfev=int(settings.get("max_nfev", 40)), free=settings.get("free"))
+        c = cls(
+            doc["instance"],
+            kernel=doc["kernel"],
+            seed=int(doc["seed"]),
+            containers=int(settings.get("containers_per_worker", 2)),
+            seeds=int(settings.get("seeds", 2)),
+            max_nfev=int(settings.get("max_nfev", 60)),
+            starts=int(settings.get("starts", 8)),
+            free=settings.get("free"),
+        )
+        c.radius = float(settings.get("radius", c.radius))
         c.params_, c.stderr_, c.bounds_ = {}, {}, {}
         for n, p in doc["parameters"].items():
             if n not in _DOC:
@@ -617,11 +952,17 @@ class Calibration:
                 hi = math.inf if p["high"] is None else float(p["high"])
                 c.bounds_[n] = (float(p["low"]), hi)
             except (KeyError, TypeError, ValueError):
-                raise CohsimError(f"parameters.{n} needs numeric value, stderr, low, high",
-                                  where) from None
+                raise CohsimError(
+                    f"parameters.{n} needs numeric value, stderr, low, high", where
+                ) from None
         names = list(doc["covariance"].get("names", []))
-        matrix = np.array(doc["covariance"].get("matrix", []), dtype=float).reshape(
-            len(names), len(names)) if names else np.zeros((0, 0))
+        matrix = (
+            np.array(doc["covariance"].get("matrix", []), dtype=float).reshape(
+                len(names), len(names)
+            )
+            if names
+            else np.zeros((0, 0))
+        )
         for n in names:
             if n not in c.params_:
                 raise CohsimError(f"covariance names {n}, which is not a parameter", where)
@@ -631,6 +972,9 @@ class Calibration:
         c.data_digests_ = dict(doc["data_digests"])
         c.optimizer_ = dict(doc["optimizer"])
         c.think_ns_ = {s: dict(v) for s, v in doc["think_ns"].items()}
+        c.op_extra_ns_ = {
+            s: {L: dict(ops) for L, ops in v.items()} for s, v in doc.get("op_extra_ns", {}).items()
+        }
         c.kind_ = doc["kind"]
         c.instance_ = doc["instance"]
         c.kernel_name_ = doc["kernel"]
@@ -676,9 +1020,15 @@ def default_fit(instance_or_family: str) -> Calibration | None:
     return None
 
 
-def calibrate(paths: Sequence[str | Path], *, instance: str | None, kernel: str = DEFAULT_KERNEL,
-              seed: int = 0, progress: bool = False,
-              on_data: Callable[[BenchData], None] | None = None) -> Calibration:
+def calibrate(
+    paths: Sequence[str | Path],
+    *,
+    instance: str | None,
+    kernel: str = DEFAULT_KERNEL,
+    seed: int = 0,
+    progress: bool = False,
+    on_data: Callable[[BenchData], None] | None = None,
+) -> Calibration:
     """Read the bench data and fit (the library call behind `cohsim calibrate`)."""
     data = load_bench(paths)
     if on_data is not None:

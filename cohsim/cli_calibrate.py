@@ -20,22 +20,30 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise CohsimError(f"--out {args.out!r} must name a .json file")
     data = load_bench(args.data)  # every input error surfaces before any work or output
     t0 = time.perf_counter()
-    fit = Calibration(args.instance, kernel=args.kernel, seed=args.seed,
-                      progress=not args.no_progress).fit(data)
+    fit = Calibration(
+        args.instance, kernel=args.kernel, seed=args.seed, progress=not args.no_progress
+    ).fit(data)
     wall = time.perf_counter() - t0
     fit.save(args.out)
     doc = fit.to_dict()
     if args.json:
         summary: dict[str, Any] = {
-            "schema": doc["schema"], "kind": doc["kind"], "instance": doc["instance"],
-            "out": args.out, "parameters": doc["parameters"], "fixed": doc["fixed"],
-            "optimizer": doc["optimizer"], "data_digests": doc["data_digests"],
+            "schema": doc["schema"],
+            "kind": doc["kind"],
+            "instance": doc["instance"],
+            "out": args.out,
+            "parameters": doc["parameters"],
+            "fixed": doc["fixed"],
+            "optimizer": doc["optimizer"],
+            "data_digests": doc["data_digests"],
             "provenance": provenance.stamp(seed=args.seed, command="calibrate"),
         }
         print(provenance.dumps(summary), end="")
         return 0
-    print(f"{doc['instance']}: {doc['kind']} fit ({len(data.mount)} mount runs, "
-          f"{len(data.pause)} pause runs) -> {args.out}")
+    print(
+        f"{doc['instance']}: {doc['kind']} fit ({len(data.mount)} mount runs, "
+        f"{len(data.pause)} pause runs) -> {args.out}"
+    )
     for name, p in doc["parameters"].items():
         print(f"  {name:<16s} {p['value']:>12.6g} +/- {p['stderr']:<10.3g} ({p['group']})")
     for name, f in doc["fixed"].items():
@@ -44,18 +52,29 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction,
-             add_json: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """Add this group's subcommands to the cohsim parser."""
-    p = sub.add_parser("calibrate", help="fit kernel and lock parameters to real bench data",
-                       description="Fit the kernel's critical sections and RCU wait to "
-                                   "mount_bench data and the lock line's transfer to "
-                                   "pause_bench data, with standard errors.")
-    p.add_argument("data", nargs="+", metavar="DATA",
-                   help="bench output directories or *_bench.csv files (pause and/or mount)")
+    p = sub.add_parser(
+        "calibrate",
+        help="fit kernel and lock parameters to real bench data",
+        description="Fit the kernel's critical sections and RCU wait to "
+        "mount_bench data and the lock line's transfer to "
+        "pause_bench data, with standard errors.",
+    )
+    p.add_argument(
+        "data",
+        nargs="+",
+        metavar="DATA",
+        help="bench output directories or *_bench.csv files (pause and/or mount)",
+    )
     p.add_argument("--instance", help="catalog machine the data was measured on")
-    p.add_argument("--kernel", default=DEFAULT_KERNEL,
-                   help="kernel model name or TOML file (default %(default)s)")
+    p.add_argument(
+        "--kernel",
+        default=DEFAULT_KERNEL,
+        help="kernel model name or TOML file (default %(default)s)",
+    )
     p.add_argument("--out", required=True, help="fit JSON to write")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import DATA
 
 from cohsim.benchdata import (
     bench_kernel,
@@ -14,8 +15,6 @@ from cohsim.benchdata import (
 from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
 from cohsim.kernel import ThreadState, classify, load_kernel
-
-from conftest import DATA
 
 DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"
 MOUNT_HEADER = "bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"
@@ -52,8 +51,14 @@ def test_select_and_medians(data):
         ("", "unexpected CSV header"),
         ("bench,strategy,workers\n", "unexpected CSV header"),
         (MOUNT_HEADER, "no data rows"),
-        (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,fast,s,0\n", ":2: value 'fast' is not a number"),
-        (MOUNT_HEADER + "mount,per-layer,one,1,run,wall_s,1,s,0\n", ":2: workers 'one' is not an integer"),
+        (
+            MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,fast,s,0\n",
+            ":2: value 'fast' is not a number",
+        ),
+        (
+            MOUNT_HEADER + "mount,per-layer,one,1,run,wall_s,1,s,0\n",
+            ":2: workers 'one' is not an integer",
+        ),
         (MOUNT_HEADER + "disk,per-layer,1,1,run,wall_s,1,s,0\n", ":2: unknown bench 'disk'"),
         (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,1,s,0\n", "has no run,containers row"),
         (MOUNT_HEADER + "mount,per-layer,1,1,run,wall_s,1,s\n", ":2: 8 fields, expected 9"),
@@ -85,18 +90,43 @@ def test_trace_replays_mount_bench_calls(strategy):
     half = len(ops) // 2  # two sequences per container, identical
     assert ops[:half] == ops[half:]
     expected = {
-        "per-layer": {"open_tree_clone": 3, "mount_setattr": 3, "move_mount": 3,
-                      "close_attached": 3, "mount_overlay": 1, "umount_detach": 3,
-                      "umount_overlay": 1, "mountinfo_open": 1, "mountinfo_read": 1},
-        "common-parent": {"open_tree_clone": 1, "mount_setattr_ro": 1, "move_mount": 1,
-                          "close_attached": 1, "mount_overlay": 1, "umount": 1,
-                          "umount_einval": 1, "umount_overlay": 1, "mountinfo_open": 2,
-                          "mountinfo_read": 2},
+        "per-layer": {
+            "open_tree_clone": 3,
+            "mount_setattr": 3,
+            "move_mount": 3,
+            "close_attached": 3,
+            "mount_overlay": 1,
+            "umount_detach": 3,
+            "umount_overlay": 1,
+            "mountinfo_open": 1,
+            "mountinfo_read": 1,
+        },
+        "common-parent": {
+            "open_tree_clone": 1,
+            "mount_setattr_ro": 1,
+            "move_mount": 1,
+            "close_attached": 1,
+            "mount_overlay": 1,
+            "umount": 1,
+            "umount_einval": 1,
+            "umount_overlay": 1,
+            "mountinfo_open": 2,
+            "mountinfo_read": 2,
+        },
         # the overlay attached by move_mount(fsmount fd) unmounts as an overlay
-        "lowerdir-plus": {"fsopen": 1, "open_tree_clone": 3, "mount_setattr": 3, "fsconfig": 5,
-                          "fsconfig_create": 1, "close_detached": 3, "fsmount": 1,
-                          "move_mount": 1, "mountinfo_open": 1, "mountinfo_read": 1,
-                          "umount_overlay": 1},
+        "lowerdir-plus": {
+            "fsopen": 1,
+            "open_tree_clone": 3,
+            "mount_setattr": 3,
+            "fsconfig": 5,
+            "fsconfig_create": 1,
+            "close_detached": 3,
+            "fsmount": 1,
+            "move_mount": 1,
+            "mountinfo_open": 1,
+            "mountinfo_read": 1,
+            "umount_overlay": 1,
+        },
     }[strategy]
     counts: dict[str, int] = {}
     for op in ops[:half]:
@@ -114,4 +144,5 @@ def test_simulated_run_scales_with_work():
     assert slow.stride_ns > small.stride_ns
     # same seed, same answer
     assert simulate_run(m, k, "per-layer", 2, 1, containers=1) == simulate_run(
-        m, k, "per-layer", 2, 1, containers=1)
+        m, k, "per-layer", 2, 1, containers=1
+    )

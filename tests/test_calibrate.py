@@ -8,11 +8,20 @@ import math
 
 import numpy as np
 import pytest
+from conftest import DATA, REPO
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from cohsim import cli, cli_calibrate
-from cohsim.benchdata import BenchData, MountRun, bench_kernel, load_bench, medians, simulate_run
+from cohsim.benchdata import (
+    LABEL_OPS,
+    BenchData,
+    MountRun,
+    bench_kernel,
+    load_bench,
+    medians,
+    simulate_run,
+)
 from cohsim.calibrate import (
     KERNEL_PARAMS,
     Calibration,
@@ -24,8 +33,6 @@ from cohsim.calibrate import (
 from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
-
-from conftest import DATA, REPO
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
 DEVVM_DATA = DATA / DEVVM
@@ -51,73 +58,146 @@ def _main(argv: list[str]) -> int:
 
 def _total(k, name, vcpus=2):
     op = k.op(name)
-    return op.cpu_ns + op.ns_write_ns + (
-        k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus if op.rcu else 0.0)
+    return (
+        op.cpu_ns
+        + op.ns_write_ns
+        + (k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus if op.rcu else 0.0)
+    )
 
 
 def test_applying_parameters_keeps_every_op_total():
     base = load_kernel()
-    k = apply_kernel_params(base, {"ser_bind": 0.5, "ser_overlay": 0.1, "ser_umount": 0.9,
-                                   "rcu_exp_base_ns": 4000.0})
+    k = apply_kernel_params(
+        base, {"ser_bind": 0.5, "ser_overlay": 0.1, "ser_umount": 0.9, "rcu_exp_base_ns": 4000.0}
+    )
     for name in base.ops:
         assert _total(k, name) == pytest.approx(_total(base, name))
-    assert k.op("umount_detach").ns_write_ns == pytest.approx(0.9 * (_total(base, "umount_detach") - 4000 - 1000))
+    body = _total(base, "umount_detach") - 4000 - 1000
+    assert k.op("umount_detach").ns_write_ns == pytest.approx(0.9 * body)
     lo, hi = kernel_bounds(base)["rcu_exp_base_ns"]
     assert lo < base.rcu_exp_base_ns < hi
 
 
 def test_unfitted_calibration_refuses():
     c = Calibration(DEVVM)
-    for call in (lambda: c.predict("per-layer", 1, 1), lambda: c.sample_kernels(None, 2, 0),
-                 lambda: c.to_dict(), lambda: c.kernel_params()):
+    for call in (
+        lambda: c.predict("per-layer", 1, 1),
+        lambda: c.sample_kernels(None, 2, 0),
+        lambda: c.to_dict(),
+        lambda: c.kernel_params(),
+    ):
         with pytest.raises(CohsimError, match="not fitted"):
             call()
 
 
-def _synthetic(truth: dict[str, float], noise: float, seed: int) -> BenchData:
-    """mount_bench runs as the simulator itself produces them at `truth`, with lognormal noise."""
+def _synthetic(
+    truth: dict[str, float],
+    noise: float,
+    seed: int,
+    layers: int = 1,
+    containers: int = 4,
+    think: float = 150.0,
+) -> BenchData:
+    """mount_bench runs as the simulator itself produces them at `truth` (seeds other than the
+    fit's), per-op means and times with lognormal noise, mount_bench's own time `think`."""
     machine = Catalog().get(DEVVM)
     k = bench_kernel(apply_kernel_params(load_kernel(), truth))
     rng = np.random.default_rng(seed)
     runs = []
     for strategy in ("per-layer", "lowerdir-plus"):
         for workers in (1, 2, 4):
-            sim = simulate_run(machine, k, strategy, workers, 10, containers=1)
             for repeat in range(3):
-                e = float(rng.normal(0, noise))
-                runs.append(MountRun(strategy, workers, 10, repeat, 1, 2,
-                                     sim.stride_ns * math.exp(e), 0.0,
-                                     sim.containers_per_s * math.exp(-e), 0.0, 21,
-                                     {"per-layer": 42, "lowerdir-plus": 47}[strategy]))
+                sim = simulate_run(
+                    machine,
+                    k,
+                    strategy,
+                    workers,
+                    layers,
+                    containers=containers,
+                    think_ns=think,
+                    seed=10_000 + 97 * seed + repeat,
+                    jitter=True,
+                )
+                labels, seq, calls = {}, 0.0, 0.0
+                for label, op in LABEL_OPS[strategy].items():
+                    if op in sim.op_means:
+                        mean = sim.op_means[op] * math.exp(float(rng.normal(0, noise)))
+                        c = sim.op_calls[op]
+                        labels[label] = {"mean_ns": mean, "count": c, "calls_per_sequence": c}
+                        seq, calls = seq + mean * c, calls + c
+                seq += think * calls
+                e = math.exp(float(rng.normal(0, noise)))
+                runs.append(
+                    MountRun(
+                        strategy,
+                        workers,
+                        layers,
+                        repeat,
+                        containers,
+                        2,
+                        seq,
+                        sim.stride_ns * e - seq,
+                        sim.containers_per_s / e,
+                        0.0,
+                        21,
+                        round(calls),
+                        labels,
+                    )
+                )
     return BenchData(tuple(runs), (), {"synthetic.csv": "sha256:0"})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect: least_squares stops at wrong points with too-small standard errors "
-    "(e.g. truth ser_umount 0.5, rcu 8000 -> 0.08 +/- 0.001, 8536 +/- 186): the simulated "
-    "objective is piecewise constant in the parameters (integer-ns times, discrete "
-    "scheduling), so finite-difference Jacobians mislead the optimizer"))
+def _recovered(ser: float, rcu: float, seed: int) -> list[tuple[str, float, float, float]]:
+    data = _synthetic({"ser_umount": ser, "rcu_exp_base_ns": rcu}, 0.02, seed)
+    c = Calibration(DEVVM, free=("ser_umount", "rcu_exp_base_ns")).fit(data)
+    out = []
+    for name, true in (("ser_umount", ser), ("rcu_exp_base_ns", rcu)):
+        span = c.bounds_[name][1] - c.bounds_[name][0]
+        # within 3 reported standard errors, plus a floor of 0.02 of the bounds' span: the
+        # optimizer stops at xatol 0.01 (scaled) and the simulated objective is rough below it
+        out.append((name, true, c.params_[name], 3 * c.stderr_[name] + 0.02 * span))
+    return out
+
+
+_RECOVERY_XFAIL = (
+    "known defect: recovery fails (e.g. truth ser_umount 0.5, rcu 8000 -> 0.66 +/- 0.39, "
+    "11,278 +/- 146; truth 0.8, 5000 -> 0.82, 2,051 +/- 111): the simulator's 2- and 4-worker "
+    "runs fall into different interleaving regimes from seed to seed (per-layer 1 layer, 2 "
+    "workers: open_tree mean 3.1 us with the fit's seeds, 16.8 us with the data's), so the "
+    "cost at the true parameters (13.7) is far above that at wrong ones (1.3) with 2 seeds x "
+    "4 containers; needs many more simulated sequences per point than the fit can afford"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=_RECOVERY_XFAIL)
+def test_fit_recovers_one_example():
+    for name, true, est, tol in _recovered(0.5, 8000.0, 1):
+        assert abs(est - true) <= tol, (name, true, est, tol)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=_RECOVERY_XFAIL)
 @settings(max_examples=3, deadline=None, phases=[Phase.generate])
 @given(ser=st.floats(0.2, 0.9), rcu=st.floats(4000.0, 11000.0), seed=st.integers(0, 100))
 def test_fit_recovers_parameters_of_simulated_data(ser, rcu, seed):
-    data = _synthetic({"ser_umount": ser, "rcu_exp_base_ns": rcu}, 0.02, seed)
-    c = Calibration(DEVVM, containers=1, free=("ser_umount", "rcu_exp_base_ns")).fit(data)
-    for name, true in (("ser_umount", ser), ("rcu_exp_base_ns", rcu)):
-        est, se = c.params_[name], c.stderr_[name]
-        span = c.bounds_[name][1] - c.bounds_[name][0]
-        # within the reported uncertainty (4 standard errors), with a floor for the ns
-        # rounding of simulated time
-        assert abs(est - true) <= 4 * se + 0.02 * span, (name, true, est, se)
+    for name, true, est, tol in _recovered(ser, rcu, seed):
+        assert abs(est - true) <= tol, (name, true, est, tol)
 
 
 @pytest.fixture(scope="module")
 def small_fit():
     data = load_bench([DEVVM_DATA / "pause", DEVVM_DATA / "mount"])
-    sub = dataclasses.replace(data, mount=tuple(
-        r for r in data.mount if r.strategy == "per-layer" and r.layers == 1
-        and r.workers in (1, 2)))
-    return Calibration(DEVVM, containers=1, max_nfev=4,
-                       free=("ser_umount", "rcu_exp_base_ns")).fit(sub)
+    sub = dataclasses.replace(
+        data,
+        mount=tuple(
+            r
+            for r in data.mount
+            if r.strategy == "per-layer" and r.layers == 1 and r.workers in (1, 2)
+        ),
+    )
+    return Calibration(
+        DEVVM, containers=1, seeds=1, max_nfev=4, starts=1, free=("ser_umount", "rcu_exp_base_ns")
+    ).fit(sub)
 
 
 def test_fit_json_round_trip_and_same_bytes(small_fit, tmp_path):
@@ -135,11 +215,17 @@ def test_fit_json_round_trip_and_same_bytes(small_fit, tmp_path):
     assert all(v.startswith("sha256:") for v in doc["data_digests"].values())
     # refitting the same data with the same seed gives the same bytes
     data = load_bench([DEVVM_DATA / "pause", DEVVM_DATA / "mount"])
-    sub = dataclasses.replace(data, mount=tuple(
-        r for r in data.mount if r.strategy == "per-layer" and r.layers == 1
-        and r.workers in (1, 2)))
-    Calibration(DEVVM, containers=1, max_nfev=4,
-                free=("ser_umount", "rcu_exp_base_ns")).fit(sub).save(b)
+    sub = dataclasses.replace(
+        data,
+        mount=tuple(
+            r
+            for r in data.mount
+            if r.strategy == "per-layer" and r.layers == 1 and r.workers in (1, 2)
+        ),
+    )
+    Calibration(
+        DEVVM, containers=1, seeds=1, max_nfev=4, starts=1, free=("ser_umount", "rcu_exp_base_ns")
+    ).fit(sub).save(b)
     assert a.read_bytes() == b.read_bytes()
 
 
@@ -178,12 +264,18 @@ def test_bad_fit_files(tmp_path):
         load_fit(p)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "unexpected CSV header"),
-    ("bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n", "no data rows"),
-    ("bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"
-     "mount,per-layer,1,1,run,wall_s,x,s,0\n", "mount_bench.csv:2: value 'x' is not a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "unexpected CSV header"),
+        ("bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n", "no data rows"),
+        (
+            "bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"
+            "mount,per-layer,1,1,run,wall_s,x,s,0\n",
+            "mount_bench.csv:2: value 'x' is not a number",
+        ),
+    ],
+)
 def test_cli_bad_input_exits_1_with_one_line(tmp_path, capsys, text, message):
     csv = tmp_path / "mount_bench.csv"
     csv.write_text(text)
@@ -196,8 +288,10 @@ def test_cli_bad_input_exits_1_with_one_line(tmp_path, capsys, text, message):
 
 def test_cli_unknown_instance(tmp_path, capsys):
     out = tmp_path / "fit.json"
-    assert _main(["calibrate", str(DEVVM_DATA / "pause"), "--instance", "nope",
-                  "--out", str(out)]) == 1
+    assert (
+        _main(["calibrate", str(DEVVM_DATA / "pause"), "--instance", "nope", "--out", str(out)])
+        == 1
+    )
     assert not out.exists() and capsys.readouterr().err.count("\n") == 1
 
 
@@ -215,7 +309,7 @@ def _held_out():
     fit = Calibration(DEVVM).fit(data.select(workers=(1, 2)))
     held = medians(r for r in data.mount if r.workers == 4)
     errors, covered, total = {}, 0, 0
-    for (s, w, L), (stride, cps) in held.items():
+    for (s, w, L), (stride, _cps) in held.items():
         p = fit.predict(s, w, L, samples=6)
         errors[(s, L)] = abs(p["stride_ns"]["value"] / stride - 1)
         for r in (r for r in data.mount if r.key == (s, w, L)):
@@ -225,12 +319,16 @@ def _held_out():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "the level-3 model prices an expedited RCU grace period the same whether the other CPU is "
-    "idle or busy; on the devvm the unmounts' and the dissolving close's RCU waits grow 3-17x "
-    "from 1 to 2-4 workers (mount_bench.csv: common-parent 50 layers umount2 14 -> 240 -> "
-    "920 us per sequence), so throughput stays flat and 4-worker times are underpredicted by "
-    "~40-60 % for every strategy"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the level-3 model prices an expedited RCU grace period the same whether the other CPU is "
+        "idle or busy; on the devvm the unmounts' and the dissolving close's RCU waits grow 3-17x "
+        "from 1 to 2-4 workers (mount_bench.csv: common-parent 50 layers umount2 14 -> 240 -> "
+        "920 us per sequence), so throughput stays flat and 4-worker times are underpredicted by "
+        "~40-60 % for every strategy"
+    ),
+)
 def test_held_out_4_workers_within_15_percent():
     errors, _coverage = _held_out()
     assert max(errors.values()) < 0.15, errors
