@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import CohsimError
+from .files import read_toml
 from .machine import Coherence, Machine, Microarch, Topology
 from .paths import catalog_dir
 
@@ -61,27 +61,31 @@ ARCHETYPES = ("mesh", "chiplet", "cmn")
 
 
 def _type_name(types: tuple[type, ...]) -> str:
-    return " or ".join("number" if t is float else t.__name__ for t in types if t is not int or
-                       float not in types)
+    return " or ".join(
+        "number" if t is float else t.__name__ for t in types if t is not int or float not in types
+    )
 
 
 def _check_value(where: str, key: str, value: Any, types: tuple[type, ...]) -> None:
     ok = isinstance(value, types) and not isinstance(value, bool)
     if not ok:
-        raise CohsimError(f"{key} must be a {_type_name(types)}, not {type(value).__name__} "
-                          f"{value!r}", where)
+        raise CohsimError(
+            f"{key} must be a {_type_name(types)}, not {type(value).__name__} {value!r}", where
+        )
     if isinstance(value, float) and not math.isfinite(value):
         raise CohsimError(f"{key} must be finite, not {value!r}", where)
     if isinstance(value, int | float) and value < 0:
         raise CohsimError(f"{key} must not be negative, not {value!r}", where)
 
 
-def _check_keys(where: str, prefix: str, doc: dict[str, Any],
-                spec: dict[str, tuple[tuple[type, ...], bool]]) -> None:
+def _check_keys(
+    where: str, prefix: str, doc: dict[str, Any], spec: dict[str, tuple[tuple[type, ...], bool]]
+) -> None:
     for key in doc:
         if key not in spec:
-            raise CohsimError(f"unknown key {prefix}{key} (expected one of "
-                              f"{', '.join(spec)})", where)
+            raise CohsimError(
+                f"unknown key {prefix}{key} (expected one of {', '.join(spec)})", where
+            )
     for key, (types, required) in spec.items():
         if key not in doc:
             if required:
@@ -95,8 +99,9 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
     top = {k: v for k, v in doc.items() if k not in _TABLES and k != "sources"}
     _check_keys(where, "", top, _TOP)
     if doc["schema"] != SCHEMA:
-        raise CohsimError(f"schema {doc['schema']} is not supported (this cohsim reads "
-                          f"schema {SCHEMA})", where)
+        raise CohsimError(
+            f"schema {doc['schema']} is not supported (this cohsim reads schema {SCHEMA})", where
+        )
     if doc["kind"] not in KINDS:
         raise CohsimError(f"kind must be one of {', '.join(KINDS)}, not {doc['kind']!r}", where)
     tables: dict[str, dict[str, Any]] = {}
@@ -117,20 +122,34 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
             raise CohsimError(f"sources.{key} names no parameter of this file", where)
     for table, values in tables.items():
         for key, value in values.items():
-            if isinstance(value, int | float) and f"{table}.{key}" not in sources \
-                    and table not in sources:
-                raise CohsimError(f"{table}.{key} has no source: add sources.\"{table}.{key}\" "
-                                  f"(a file under calibration/data/, or \"assumption: why\")",
-                                  where)
+            if (
+                isinstance(value, int | float)
+                and f"{table}.{key}" not in sources
+                and table not in sources
+            ):
+                raise CohsimError(
+                    f'{table}.{key} has no source: add sources."{table}.{key}" '
+                    f'(a file under calibration/data/, or "assumption: why")',
+                    where,
+                )
     try:
         topo = Topology(**tables["topology"])
-        micro = Microarch(**{k: float(v) if k != "uarch" else v
-                             for k, v in tables["microarch"].items()})
+        micro = Microarch(
+            **{k: float(v) if k != "uarch" else v for k, v in tables["microarch"].items()}
+        )
         coh = Coherence(**{k: float(v) for k, v in tables["coherence"].items()})
-        return Machine(name=doc["name"], topology=topo, microarch=micro, coherence=coh,
-                       kind=doc["kind"], vendor=doc["vendor"], cpu_model=doc["cpu_model"],
-                       family=doc["family"], description=doc.get("description", ""),
-                       sources=dict(sources))
+        return Machine(
+            name=doc["name"],
+            topology=topo,
+            microarch=micro,
+            coherence=coh,
+            kind=doc["kind"],
+            vendor=doc["vendor"],
+            cpu_model=doc["cpu_model"],
+            family=doc["family"],
+            description=doc.get("description", ""),
+            sources=dict(sources),
+        )
     except CohsimError as exc:
         raise CohsimError(exc.what, where) from None
 
@@ -138,16 +157,7 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
 def load_machine(path: str | Path) -> Machine:
     """Read one machine TOML file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CohsimError("no such file", str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CohsimError(f"cannot read: {exc}", str(path)) from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CohsimError(f"invalid TOML: {exc}", str(path)) from None
+    doc = read_toml(path)
     return machine_from_dict(doc, str(path))
 
 
@@ -197,8 +207,9 @@ class Catalog:
             for path in sorted((self.root / sub).glob("*.toml")):
                 m = load_machine(path)
                 if m.name in self._machines:
-                    raise CohsimError(f"machine {m.name!r} is also defined in "
-                                      f"{self._paths[m.name]}", str(path))
+                    raise CohsimError(
+                        f"machine {m.name!r} is also defined in {self._paths[m.name]}", str(path)
+                    )
                 if path.stem != m.name:
                     raise CohsimError(f"name {m.name!r} does not match the file name", str(path))
                 self._machines[m.name] = m
@@ -222,31 +233,36 @@ class Catalog:
         close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
         if not close:
             close = [n for n in self.names() if n.split(".")[0] == name.split(".")[0]][:3]
-        hint = f"; did you mean {', '.join(close)}?" if close else \
-            "; `cohsim machines` lists the catalog"
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else "; `cohsim machines` lists the catalog"
+        )
         raise CohsimError(f"unknown instance {name!r}{hint}")
 
     def archetype(self, kind: str) -> Archetype:
         """The representative of an interconnect kind (models/archetypes/KIND.toml)."""
         if kind not in ARCHETYPES:
-            raise CohsimError(f"unknown architecture {kind!r}; choose one of "
-                              f"{', '.join(ARCHETYPES)}")
+            raise CohsimError(
+                f"unknown architecture {kind!r}; choose one of {', '.join(ARCHETYPES)}"
+            )
         path = self.root / "archetypes" / f"{kind}.toml"
-        try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CohsimError("no such file", str(path)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise CohsimError(f"invalid TOML: {exc}", str(path)) from None
-        spec = {"schema": ((int,), True), "archetype": ((str,), True),
-                "instance": ((str,), True), "why": ((str,), True)}
+        doc = read_toml(path)
+        spec = {
+            "schema": ((int,), True),
+            "archetype": ((str,), True),
+            "instance": ((str,), True),
+            "why": ((str,), True),
+        }
         _check_keys(str(path), "", doc, spec)
         if doc["archetype"] != kind:
             raise CohsimError(f"archetype is {doc['archetype']!r}, expected {kind!r}", str(path))
         machine = self.get(doc["instance"])
         if machine.topology.interconnect != kind:
-            raise CohsimError(f"{machine.name} is a {machine.topology.interconnect} machine, "
-                              f"not {kind}", str(path))
+            raise CohsimError(
+                f"{machine.name} is a {machine.topology.interconnect} machine, not {kind}",
+                str(path),
+            )
         return Archetype(kind=kind, instance=doc["instance"], why=doc["why"])
 
 
@@ -254,9 +270,18 @@ def summary_row(m: Machine) -> dict[str, Any]:
     """The `cohsim machines` row of a machine (DESIGN.md section 4)."""
     t = m.topology
     return {
-        "name": m.name, "kind": m.kind, "vendor": m.vendor, "cpu_model": m.cpu_model,
-        "uarch": m.microarch.uarch, "family": m.family, "interconnect": t.interconnect,
-        "sockets": t.sockets, "numa_nodes": t.numa_nodes, "cores": t.cores,
-        "threads_per_core": t.threads_per_core, "vcpus": t.vcpus, "llc_domains": t.llc_domains,
+        "name": m.name,
+        "kind": m.kind,
+        "vendor": m.vendor,
+        "cpu_model": m.cpu_model,
+        "uarch": m.microarch.uarch,
+        "family": m.family,
+        "interconnect": t.interconnect,
+        "sockets": t.sockets,
+        "numa_nodes": t.numa_nodes,
+        "cores": t.cores,
+        "threads_per_core": t.threads_per_core,
+        "vcpus": t.vcpus,
+        "llc_domains": t.llc_domains,
         "source": m.sources.get("topology", ""),
     }

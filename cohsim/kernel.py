@@ -24,12 +24,12 @@ Format history: schema 1 — path, rcu, percpu, background, launch, ops.*, sourc
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import CohsimError
+from .files import read_toml
 from .paths import catalog_dir
 from .trace import SyscallEvent
 
@@ -229,12 +229,7 @@ def load_kernel(name_or_path: str | Path | None = None) -> KernelParams:
     """Read kernel parameters: a TOML path, or a name under models/kernel/ (default linux-6.18)."""
     text = str(name_or_path) if name_or_path is not None else DEFAULT_KERNEL
     path = Path(text) if text.endswith(".toml") else catalog_dir() / "kernel" / f"{text}.toml"
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CohsimError("no such kernel parameter file", str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CohsimError(f"invalid TOML: {exc}", str(path)) from None
+    doc = read_toml(path, "kernel parameter file")
     return kernel_from_dict(doc, str(path))
 
 

@@ -12,24 +12,19 @@ once, so cores of the other socket see a remotely homed line; see the README's c
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .errors import CohsimError
+from .files import read_text, read_toml
 
 
 def read_matrix(path: str | Path) -> np.ndarray:
     """The full symmetric matrix (ns, float64, NaN on the diagonal) of a lower-triangle CSV."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CohsimError("no such file", str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CohsimError(f"cannot read: {exc}", str(path)) from None
+    text = read_text(path)
     rows = [line.rstrip("\r").split(",") for line in text.split("\n")]
     while rows and rows[-1] == [""]:
         rows.pop()
@@ -40,25 +35,27 @@ def read_matrix(path: str | Path) -> np.ndarray:
     for i, fields in enumerate(rows):
         where = f"{path}:{i + 1}"
         if len(fields) != n:
-            raise CohsimError(f"row has {len(fields)} fields, expected {n} (ragged matrix)",
-                              where)
+            raise CohsimError(f"row has {len(fields)} fields, expected {n} (ragged matrix)", where)
         for j, field in enumerate(fields):
             field = field.strip()
             if j >= i:
                 if field:
-                    raise CohsimError(f"column {j + 1} is on or above the diagonal but holds "
-                                      f"{field!r} (expected a lower triangle)", where)
+                    raise CohsimError(
+                        f"column {j + 1} is on or above the diagonal but holds "
+                        f"{field!r} (expected a lower triangle)",
+                        where,
+                    )
                 continue
             if not field:
-                raise CohsimError(f"column {j + 1} is empty below the diagonal "
-                                  "(expected a lower triangle)", where)
+                raise CohsimError(
+                    f"column {j + 1} is empty below the diagonal (expected a lower triangle)", where
+                )
             try:
                 value = float(field)
             except ValueError:
                 raise CohsimError(f"column {j + 1} is not a number: {field!r}", where) from None
             if not np.isfinite(value) or value <= 0:
-                raise CohsimError(f"column {j + 1} must be a positive latency, not {field}",
-                                  where)
+                raise CohsimError(f"column {j + 1} must be a positive latency, not {field}", where)
             out[i, j] = out[j, i] = value
     return out
 
@@ -91,12 +88,7 @@ def matrix_index(root: str | Path) -> list[MatrixInfo]:
     """Read `matrices.toml` in `root` (the directory holding the matrices)."""
     root = Path(root)
     path = root / "matrices.toml"
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CohsimError("no such file", str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CohsimError(f"invalid TOML: {exc}", str(path)) from None
+    doc = read_toml(path)
     out = []
     for k, entry in enumerate(doc.get("matrix", [])):
         where = f"{path}[matrix {k + 1}]"
@@ -106,7 +98,13 @@ def matrix_index(root: str | Path) -> list[MatrixInfo]:
         missing = {"file", "machine", "family", "home"} - set(entry)
         if missing:
             raise CohsimError(f"missing key {sorted(missing)[0]}", where)
-        out.append(MatrixInfo(path=root / entry["file"], machine=entry["machine"],
-                              family=entry["family"], home=home_from_text(entry["home"], where),
-                              note=entry.get("note", "")))
+        out.append(
+            MatrixInfo(
+                path=root / entry["file"],
+                machine=entry["machine"],
+                family=entry["family"],
+                home=home_from_text(entry["home"], where),
+                note=entry.get("note", ""),
+            )
+        )
     return out
