@@ -13,7 +13,7 @@ from .errors import CohsimError
 from .kernel import load_kernel
 from .predict import Prediction, predict, resolve_calibration, resolve_machine, run_workload
 from .synth import STRATEGIES
-from .trace import parse_trace
+from .traceparse import parse_trace
 
 
 def _positive_int(text: str) -> int:

@@ -11,7 +11,8 @@ from typing import Any
 
 from . import provenance
 from .synth import STRATEGIES, STYLES, synthesize, write_strace
-from .trace import parse_trace, summarize
+from .trace import summarize
+from .traceparse import parse_trace
 
 
 def register(

@@ -22,7 +22,7 @@ import pytest
 from cohsim import bench, provenance
 from cohsim.cli import main
 from cohsim.errors import CohsimError
-from cohsim.trace import parse_trace
+from cohsim.traceparse import parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"

@@ -10,7 +10,7 @@ from conftest import DATA
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
 from cohsim.predict import burst_workload, predict, resolve_machine, run_workload
-from cohsim.trace import parse_trace
+from cohsim.traceparse import parse_trace
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 

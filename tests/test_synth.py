@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.synth import STRATEGIES, expected_mount_ops, synthesize, write_strace
-from cohsim.trace import Trace, parse_text, parse_trace
+from cohsim.trace import Trace
+from cohsim.traceparse import parse_text, parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cohsim.errors import CohsimError
-from cohsim.trace import Trace, parse_text, parse_trace, split_args, summarize
+from cohsim.trace import Trace, split_args, summarize
+from cohsim.traceparse import parse_text, parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
