@@ -50,8 +50,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import least_squares, minimize
-from scipy.stats import qmc
 
 from . import __version__, provenance
 from .benchdata import (
@@ -200,6 +198,8 @@ def _surface(
     (clipped to [0, 1]); return the surface's minimum (kept within the design box, or `u` if
     the surface is not convex) and H, positive definite (eigenvalues floored)."""
     p = u.size
+    from scipy.stats import qmc  # imported here: predictions that only read a fit stay fast
+
     pts = np.clip(u + radius * (2 * qmc.Sobol(p, seed=seed + 1).random(n) - 1), 0.0, 1.0)
     pts = np.vstack([u[None, :], pts])
     y = np.array([cost(v) for v in pts])
@@ -480,6 +480,9 @@ class Calibration:
         # Nelder-Mead from the best with a simplex of 0.1 (scaled): the simulated objective is
         # rough below a few hundredths, so line searches (Powell, BFGS) stop at local dents
         p = len(names)
+        from scipy.optimize import minimize
+        from scipy.stats import qmc
+
         starts = np.vstack([u0[None, :], qmc.Sobol(p, seed=self.seed).random(self.starts)])
         best = min(starts, key=cost)
         simplex = np.array(
@@ -631,6 +634,8 @@ class Calibration:
             return np.array(out)
 
         u0 = np.array([(machine.coherence.same_llc_ns - lo) / (hi - lo)])
+        from scipy.optimize import least_squares
+
         res = least_squares(
             resid, np.clip(u0, 0, 1), bounds=(0.0, 1.0), diff_step=0.02, max_nfev=30
         )

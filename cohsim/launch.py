@@ -248,6 +248,7 @@ class LaunchSim:
         self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
+        self._plans: dict[int, tuple[tuple, list[tuple[int, str, OpCost, float, float]]]] = {}
 
     # ----- mount table and background readers ---------------------------------------------
 
@@ -509,8 +510,30 @@ class LaunchSim:
         self.busy_bg -= 1
         self.user_running -= 1
 
+    def _plan(self, events: tuple) -> list[tuple[int, str, OpCost, float, float]]:
+        """Per event: think time before it, op name, op cost, walk and unlocked work (ns).
+        A burst workload gives every container the same events tuple: plan it once."""
+        key = id(events)
+        plan = self._plans.get(key)
+        if plan is not None and plan[0] is events:
+            return plan[1]
+        k, state = self.k, ThreadState()
+        layer_counts = layers_of(events) if self.layers is None else None
+        steps = []
+        for i, e in enumerate(events):
+            think = 0
+            if i and events[i - 1].duration_ns is not None:
+                think = max(0, e.start_ns - events[i - 1].end_ns)
+            name = classify(e, state)
+            op = k.op(name)
+            layers = self.layers if self.layers is not None else layer_counts[i]
+            walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
+            steps.append((think, name, op, walk_ns, op.cpu_ns + op.per_layer_cpu_ns * layers))
+        self._plans[key] = (events, steps)
+        return steps
+
     def _thread(self, tid: int, events: tuple, arrival: int) -> Proc:
-        env, k = self.env, self.k
+        env = self.env
         if arrival:
             yield env.timeout(arrival)
         start = env.now
@@ -520,22 +543,11 @@ class LaunchSim:
         if ev is not None:
             yield ev
         runq += env.now - t0
-        state = ThreadState()
-        layer_counts = layers_of(events) if self.layers is None else None
-        think = [0] * len(events)
-        for i in range(1, len(events)):
-            gap = events[i].start_ns - events[i - 1].end_ns
-            think[i] = gap if events[i - 1].duration_ns is not None and gap > 0 else 0
         nss = self.stats["namespace_sem"]
-        for i, e in enumerate(events):
-            if think[i]:
-                yield env.timeout(think[i])
-            name = classify(e, state)
-            op = k.op(name)
+        for think, name, op, walk_ns, cpu in self._plan(events):
+            if think:
+                yield env.timeout(think)
             t_call = env.now
-            layers = self.layers if self.layers is not None else layer_counts[i]
-            walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
-            cpu = op.cpu_ns + op.per_layer_cpu_ns * layers
             if walk_ns or cpu:
                 t0 = env.now
                 yield from self._walk(walk_ns, cpu, tid)
