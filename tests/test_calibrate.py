@@ -169,6 +169,7 @@ _RECOVERY_XFAIL = (
 )
 
 
+@pytest.mark.slow  # 12-27 s, and a known defect (strict xfail): not worth the default run
 @pytest.mark.xfail(strict=True, reason=_RECOVERY_XFAIL)
 def test_fit_recovers_one_example():
     for name, true, est, tol in _recovered(0.5, 8000.0, 1):
