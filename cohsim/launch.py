@@ -556,6 +556,7 @@ class LaunchSim:
                 t0 = env.now
                 grant = self.ns.acquire(True)
                 if grant is not None:
+                    nss.max_waiters = max(nss.max_waiters, len(self.ns.queue))
                     # the rwsem's waiters sleep (optimistic spinning yields to need_resched
                     # under load); woken, the new owner goes ahead of ordinary runnable work
                     self.cpus.release()
