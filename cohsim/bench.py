@@ -136,6 +136,8 @@ def build(bench: str, *, env: Mapping[str, str] | None = None, cache: Path | Non
     src = source_path(bench)
     compiler = find_compiler(env)
     h = hashlib.sha256(src.read_bytes())
+    for header in sorted(src.parent.glob("*.h")):  # shared code the source includes
+        h.update(header.read_bytes())
     for part in (*compiler.command, compiler.version, *compiler.flags):
         h.update(b"\0" + part.encode())
     out_dir = (cache or cache_root(env)) / f"{bench}_bench-{h.hexdigest()[:16]}"

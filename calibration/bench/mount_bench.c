@@ -1073,29 +1073,7 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 
 /* ------------------------------------------------------------------ arguments */
 
-static int parse_int_list(const char *s, int *out, int max, const char *what, long lo, long hi)
-{
-	int n = 0;
-	const char *p = s;
-	if (!*p)
-		die("--%s: empty list", what);
-	while (*p) {
-		char *end;
-		errno = 0;
-		long v = strtol(p, &end, 10);
-		if (end == p || errno || v < lo || v > hi)
-			die("--%s: '%s' is not a comma-separated list of integers in %ld..%ld", what, s, lo, hi);
-		if (n >= max)
-			die("--%s: more than %d values", what, max);
-		out[n++] = (int)v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			die("--%s: '%s' is not a comma-separated list of integers", what, s);
-	}
-	return n;
-}
+#include "bench_util.h"
 
 static int parse_int(const char *s, const char *what, long lo, long hi)
 {

@@ -452,29 +452,7 @@ static int placement_order(const char *placement, struct cpuinfo *ci, int n, int
 
 /* ------------------------------------------------------------------ arguments */
 
-static int parse_int_list(const char *s, int *out, int max, const char *what, long lo, long hi)
-{
-	int n = 0;
-	const char *p = s;
-	if (!*p)
-		die("--%s: empty list", what);
-	while (*p) {
-		char *end;
-		errno = 0;
-		long v = strtol(p, &end, 10);
-		if (end == p || errno || v < lo || v > hi)
-			die("--%s: '%s' is not a comma-separated list of integers in %ld..%ld", what, s, lo, hi);
-		if (n >= max)
-			die("--%s: more than %d values", what, max);
-		out[n++] = (int)v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			die("--%s: '%s' is not a comma-separated list of integers", what, s);
-	}
-	return n;
-}
+#include "bench_util.h"
 
 static uint64_t parse_u64(const char *s, const char *what, uint64_t hi)
 {
