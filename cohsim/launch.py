@@ -214,7 +214,6 @@ class LaunchSim:
         # mount_lock: holder, FIFO of waiting writers, sequence count, release event
         self.ml_held = False
         self.ml_queue: deque[simpy.Event] = deque()
-        self.ml_seq = 0
         self.ml_change_times: list[int] = []  # when the sequence counter moved
         self.ml_releases = 0
         self.ml_released = self.env.event()
@@ -238,7 +237,6 @@ class LaunchSim:
         # mount table
         self.mounts = node_mounts
         self.peak_mounts = node_mounts
-        self.changes = 0
         self.systemd_dirty = self.env.event()  # a change since systemd's last re-read
         self.systemd_next_ok = 0
         self.mountinfo_reads = 0
@@ -254,7 +252,6 @@ class LaunchSim:
 
     def _table(self, delta: int) -> None:
         self.mounts += delta
-        self.changes += 1
         if self.mounts > self.peak_mounts:
             self.peak_mounts = self.mounts
         if self.record is not None:
@@ -354,7 +351,7 @@ class LaunchSim:
         return self.costs.writer_ns(self.seq_spinners) + handoff
 
     def _ml_changed(self) -> None:
-        self.ml_seq += 1
+        """The sequence counter moved (a writer took or released mount_lock)."""
         self.ml_change_times.append(self.env.now)
 
     def _ml_release(self) -> None:
