@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from . import provenance
-from .catalog import Catalog
 from .errors import CohsimError
-from .kernel import load_kernel
-from .predict import Prediction, predict, resolve_calibration, resolve_machine, run_workload
+from .predict import Prediction, predict, replay
 from .synth import STRATEGIES
-from .traceparse import parse_trace
 
 
 def _positive_int(text: str) -> int:
@@ -90,6 +86,25 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
     return 0
 
 
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "smt": args.smt == "on",
+        "sockets": args.sockets,
+        "deadline_s": args.deadline,
+        "seed": args.seed,
+        "replicates": args.replicates,
+        "kernel": args.kernel,
+        "handoff_model": args.handoff,
+        "background": not args.no_background,
+        "record": bool(args.plot),
+        "calibration": args.calibration,
+    }
+
+
+def _fit_input(args: argparse.Namespace) -> list[str]:
+    return [args.calibration] if args.calibration not in (None, "none") else []
+
+
 def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
@@ -99,58 +114,22 @@ def _predict(args: argparse.Namespace) -> int:
         containers=args.containers,
         layers=args.layers,
         strategy=args.strategy,
-        smt=args.smt == "on",
-        sockets=args.sockets,
-        deadline_s=args.deadline,
-        seed=args.seed,
-        replicates=args.replicates,
-        kernel=args.kernel,
-        handoff_model=args.handoff,
-        background=not args.no_background,
-        record=bool(args.plot),
-        calibration=args.calibration,
+        **_run_options(args),
     )
-    fit = [args.calibration] if args.calibration not in (None, "none") else []
-    return _emit(p, args, fit)
+    return _emit(p, args, _fit_input(args))
 
 
 def _replay(args: argparse.Namespace) -> int:
-    trace = parse_trace(args.trace, format=args.format, lenient=args.lenient)
-    if not trace.threads:
-        raise CohsimError("the trace has no mount-related syscalls to replay", args.trace)
-    machine, note = resolve_machine(
-        Catalog(),
+    p = replay(
+        args.trace,
         arch=args.arch,
         instance=args.instance,
-        smt=args.smt == "on",
-        sockets=args.sockets,
-    )
-    machine, kparams, draws, cal_note = resolve_calibration(
-        args.calibration, machine, load_kernel(args.kernel), args.replicates - 1, args.seed
-    )
-    p = run_workload(
-        machine,
-        trace,
-        kernel=kparams,
-        kernel_samples=draws,
-        calibration=cal_note,
-        seed=args.seed,
-        replicates=args.replicates,
+        format=args.format,
+        lenient=args.lenient,
         layers=args.layers,
-        deadline_s=args.deadline,
-        handoff_model=args.handoff,
-        background=not args.no_background,
-        record=bool(args.plot),
-        machine_note=note,
-        workload={
-            "trace": Path(args.trace).name,
-            "format": trace.format,
-            "unknown_skipped": trace.unknown_skipped,
-            "malformed_skipped": trace.malformed_skipped,
-        },
+        **_run_options(args),
     )
-    inputs = [args.trace] + ([args.calibration] if args.calibration not in (None, "none") else [])
-    return _emit(p, args, inputs)
+    return _emit(p, args, [args.trace, *_fit_input(args)])
 
 
 def _common(

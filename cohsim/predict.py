@@ -22,6 +22,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from .launch import LaunchRecord, LaunchSim, ThreadResult
 from .machine import Machine
 from .synth import STRATEGIES, synthesize
 from .trace import ThreadTrace, Trace
+from .traceparse import parse_trace
 
 SCHEMA = 1
 STATS = ("p50", "p95", "p99", "max")
@@ -339,6 +341,40 @@ def run_workload(
     )
 
 
+def _simulate_on(
+    trace: Trace,
+    *,
+    arch: str | None,
+    instance: str | None,
+    smt: bool,
+    sockets: int | None,
+    kernel: str | None,
+    calibration: str | None,
+    catalog: Catalog | None,
+    workload: dict[str, Any],
+    **run: Any,
+) -> Prediction:
+    """The shared path of `predict` and `replay`: pick the machine, apply the calibration,
+    run the replicates."""
+    machine, note = resolve_machine(
+        catalog or Catalog(), arch=arch, instance=instance, smt=smt, sockets=sockets
+    )
+    replicates, seed = run.get("replicates", 2), run.get("seed", 0)
+    machine, kparams, draws, cal_note = resolve_calibration(
+        calibration, machine, load_kernel(kernel), replicates - 1, seed
+    )
+    return run_workload(
+        machine,
+        trace,
+        kernel=kparams,
+        kernel_samples=draws,
+        calibration=cal_note,
+        machine_note=note,
+        workload=workload,
+        **run,
+    )
+
+
 def predict(
     *,
     arch: str | None = None,
@@ -348,47 +384,74 @@ def predict(
     strategy: str = "per-layer",
     smt: bool = True,
     sockets: int | None = None,
-    deadline_s: float = 30.0,
-    seed: int = 0,
-    replicates: int = 2,
     kernel: str | None = None,
-    handoff_model: str = "des",
-    background: bool = True,
-    record: bool = False,
-    catalog: Catalog | None = None,
-    jobs: int | None = None,
     calibration: str | None = None,
+    catalog: Catalog | None = None,
+    **run: Any,
 ) -> Prediction:
-    """How long `containers` containers of an L-layer image take to start, launched at once."""
+    """How long `containers` containers of an L-layer image take to start, launched at once.
+
+    `run` takes `run_workload`'s options (seed, replicates, deadline_s, handoff_model,
+    background, record, jobs)."""
     if strategy not in STRATEGIES:
         raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
-    machine, note = resolve_machine(
-        catalog or Catalog(), arch=arch, instance=instance, smt=smt, sockets=sockets
-    )
-    trace = burst_workload(strategy, containers, layers, seed=seed)
-    machine, kparams, draws, cal_note = resolve_calibration(
-        calibration, machine, load_kernel(kernel), replicates - 1, seed
-    )
-    p = run_workload(
-        machine,
+    trace = burst_workload(strategy, containers, layers, seed=run.get("seed", 0))
+    return _simulate_on(
         trace,
-        kernel=kparams,
-        kernel_samples=draws,
-        calibration=cal_note,
-        seed=seed,
-        replicates=replicates,
+        arch=arch,
+        instance=instance,
+        smt=smt,
+        sockets=sockets,
+        kernel=kernel,
+        calibration=calibration,
+        catalog=catalog,
         layers=layers,
-        deadline_s=deadline_s,
-        handoff_model=handoff_model,
-        background=background,
-        record=record,
-        machine_note=note,
         workload={"strategy": strategy, "arrival": "all at once"},
-        jobs=jobs,
+        **run,
     )
-    return p
+
+
+def replay(
+    path: str,
+    *,
+    arch: str | None = None,
+    instance: str | None = None,
+    smt: bool = True,
+    sockets: int | None = None,
+    kernel: str | None = None,
+    calibration: str | None = None,
+    catalog: Catalog | None = None,
+    format: str = "auto",
+    lenient: bool = False,
+    layers: int | None = None,
+    **run: Any,
+) -> Prediction:
+    """A real strace/perf trace replayed on a machine model: every traced thread issues its
+    syscalls, with its own think times. `run` as for `predict`."""
+    trace = parse_trace(path, format=format, lenient=lenient)
+    if not trace.threads:
+        raise CohsimError("the trace has no mount-related syscalls to replay", path)
+    workload = {
+        "trace": Path(path).name,
+        "format": trace.format,
+        "unknown_skipped": trace.unknown_skipped,
+        "malformed_skipped": trace.malformed_skipped,
+    }
+    return _simulate_on(
+        trace,
+        arch=arch,
+        instance=instance,
+        smt=smt,
+        sockets=sockets,
+        kernel=kernel,
+        calibration=calibration,
+        catalog=catalog,
+        layers=layers,
+        workload=workload,
+        **run,
+    )
 
 
 def burst_workload(strategy: str, containers: int, layers: int, *, seed: int = 0) -> Trace:

@@ -9,7 +9,7 @@ from conftest import DATA
 
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
-from cohsim.predict import burst_workload, predict, resolve_machine, run_workload
+from cohsim.predict import burst_workload, predict, replay, resolve_machine, run_workload
 from cohsim.traceparse import parse_trace
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
@@ -88,3 +88,13 @@ def test_burst_of_one_strategy_each():
         ("lowerdir-plus", 2 * (50 + 1)),
     ):
         assert burst_workload(strategy, 100, 50).mount_ops == 100 * per_container
+
+
+def test_replay_function_matches_the_lower_level_path(catalog):
+    path = DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "per-layer-2workers-3layers.strace"
+    p = replay(str(path), instance="c5.metal", replicates=1, jobs=1, calibration="none")
+    trace = parse_trace(path)
+    machine, _ = resolve_machine(catalog, arch=None, instance="c5.metal")
+    q = run_workload(machine, trace, kernel=load_kernel(), replicates=1, jobs=1)
+    assert p.per_container_s == q.per_container_s
+    assert p.workload["trace"] == path.name and p.calibration.startswith("none")
