@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import bench, provenance
+from .cliargs import nonneg_int, positive_int
 
 _PLACEMENTS = ("compact", "scatter", "one-socket")
 _LOCKS = ("ttas", "ticket")
@@ -39,23 +40,6 @@ def _int_list(flag: str, low: int = 1) -> Callable[[str], str]:
         return text
 
     return check
-
-
-def _nonneg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative integer")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _nonneg(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return value
 
 
 def _pause_args(a: argparse.Namespace) -> list[str]:
@@ -201,14 +185,18 @@ def register(
         help="lock kinds, comma-separated (default ttas,ticket)",
     )
     pp.add_argument(
-        "--cs-ns", type=_nonneg, default=100, help="critical section length (default 100)"
+        "--cs-ns", type=nonneg_int, default=100, help="critical section length (default 100)"
     )
-    pp.add_argument("--think-ns", type=_nonneg, default=0, help="think time between acquisitions")
-    pp.add_argument("--duration-ms", type=_positive, default=1000, help="measured time per run")
     pp.add_argument(
-        "--warmup-ms", type=_nonneg, default=100, help="unmeasured time before each run"
+        "--think-ns", type=nonneg_int, default=0, help="think time between acquisitions"
     )
-    pp.add_argument("--repeats", type=_positive, default=3, help="repeats of every configuration")
+    pp.add_argument("--duration-ms", type=positive_int, default=1000, help="measured time per run")
+    pp.add_argument(
+        "--warmup-ms", type=nonneg_int, default=100, help="unmeasured time before each run"
+    )
+    pp.add_argument(
+        "--repeats", type=positive_int, default=3, help="repeats of every configuration"
+    )
 
     pm = kinds.add_parser(
         "mount",
@@ -234,14 +222,18 @@ def register(
         type=_int_list("--layers"),
         help="image layers, comma-separated (default 10)",
     )
-    pm.add_argument("--containers", type=_positive, default=5, help="containers per worker per run")
+    pm.add_argument(
+        "--containers", type=positive_int, default=5, help="containers per worker per run"
+    )
     pm.add_argument(
         "--sequences-per-container",
-        type=_positive,
+        type=positive_int,
         default=2,
         help="rootfs sequences per container (default 2: shim + containerd)",
     )
-    pm.add_argument("--repeats", type=_positive, default=1, help="repeats of every configuration")
+    pm.add_argument(
+        "--repeats", type=positive_int, default=1, help="repeats of every configuration"
+    )
     pm.add_argument(
         "--mode",
         default="processes",
@@ -250,7 +242,7 @@ def register(
     )
     pm.add_argument(
         "--mountinfo-every",
-        type=_nonneg,
+        type=nonneg_int,
         default=1,
         help="count the mount table every Nth sequence (0: never)",
     )

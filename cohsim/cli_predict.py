@@ -7,29 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import provenance
+from .cliargs import positive_float, positive_int
 from .errors import CohsimError
 from .predict import Prediction, predict, replay
 from .synth import STRATEGIES
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-    return v
 
 
 def _print(p: Prediction) -> None:
@@ -148,11 +129,11 @@ def _common(
         help="off: one hardware thread per core (default on)",
     )
     p.add_argument(
-        "--sockets", type=_positive_int, help="use only the first N sockets (default: all)"
+        "--sockets", type=positive_int, help="use only the first N sockets (default: all)"
     )
     p.add_argument(
         "--deadline",
-        type=_positive_float,
+        type=positive_float,
         default=30.0,
         help="seconds; containers slower than this count as failures (default 30)",
     )
@@ -174,7 +155,7 @@ def _common(
     )
     p.add_argument(
         "--replicates",
-        type=_positive_int,
+        type=positive_int,
         default=2,
         help="simulations: the first with the fitted parameters, the others with parameters "
         "drawn from the fit's covariance and their own seeds; the interval is their range "
@@ -202,11 +183,11 @@ def register(
     _common(p, add_json)
     p.add_argument(
         "--containers",
-        type=_positive_int,
+        type=positive_int,
         default=100,
         help="containers launched at once (default 100)",
     )
-    p.add_argument("--layers", type=_positive_int, default=50, help="image layers (default 50)")
+    p.add_argument("--layers", type=positive_int, default=50, help="image layers (default 50)")
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -226,7 +207,7 @@ def register(
     )
     p.add_argument(
         "--layers",
-        type=_positive_int,
+        type=positive_int,
         help="image layers, if the trace does not show them (default: inferred)",
     )
     p.set_defaults(func=_replay)
