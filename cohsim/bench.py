@@ -1,14 +1,15 @@
-"""The real benchmarks: build `pause_bench` / `mount_bench` from C, run them, keep their output.
+"""The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` from C, run them.
 
 `pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
 `mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
-level 3 is calibrated on). Both are C programs shipped with cohsim (`calibration/bench/`, the
-data package `cohsim._bench` when installed); this module compiles them with the system C
-compiler into a cache keyed by a digest of source, compiler and flags, runs them, and writes
-under an output directory:
+level 3 is calibrated on); `wake_bench` measures how long a task that slept in the kernel takes
+to run again on an idle CPU (the wake-up latency after every sleep of level 3). All are C
+programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
+installed); this module compiles them with the system C compiler into a cache keyed by a
+digest of source, compiler and flags, runs them, and writes under an output directory:
 
 - ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
-  `MOUNT_COLUMNS`, every metric documented in calibration/bench/README.md);
+  `MOUNT_COLUMNS` / `WAKE_COLUMNS`, every metric documented in calibration/bench/README.md);
 - ``<bench>.json``: the sidecar -- host facts (`cohsim.hostinfo`), compiler, the exact command
   lines, wall time, the CSV's digest and cohsim provenance;
 - for ``mount --strace FILE``: the strace log of a traced rerun.
@@ -41,7 +42,7 @@ from .paths import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
-BENCHES = ("pause", "mount")
+BENCHES = ("pause", "mount", "wake")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
     "bench",
@@ -54,11 +55,15 @@ MOUNT_COLUMNS = (
     "unit",
     "repeat",
 )
+#: wake_bench writes pause_bench's columns (bench "wake", lock "futex", threads 2).
+WAKE_COLUMNS = PAUSE_COLUMNS
 CFLAGS = ("-O2", "-pthread")
-_COLUMNS = {"pause": PAUSE_COLUMNS, "mount": MOUNT_COLUMNS}
-#: A row whose metric is this marks one finished (lock, threads, repeat) or
-#: (strategy, workers, layers, repeat) run: progress is counted on it.
-_DONE_METRIC = {"pause": "mutex_violations", "mount": "final"}
+_COLUMNS = {"pause": PAUSE_COLUMNS, "mount": MOUNT_COLUMNS, "wake": WAKE_COLUMNS}
+#: A row whose metric is this marks one finished (lock, threads, repeat),
+#: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
+_DONE_METRIC = {"pause": "mutex_violations", "mount": "final", "wake": "wake_ns"}
+#: `--repeats` when the command line gives none (the C programs' own defaults).
+_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5"}
 _INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
     "Alpine: apk add build-base) or point $CC at one"
@@ -121,7 +126,7 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
 
 
 def source_path(bench: str) -> Path:
-    """The C source of `bench` ("pause" or "mount")."""
+    """The C source of `bench` ("pause", "mount" or "wake")."""
     if bench not in BENCHES:
         raise CohsimError(f"unknown benchmark {bench!r} (expected one of {', '.join(BENCHES)})")
     path = bench_source_dir() / f"{bench}_bench.c"
@@ -182,14 +187,17 @@ def read_bench_csv(path: str | os.PathLike[str], bench: str | None = None) -> li
 def _parse_csv(text: str, bench: str | None, where: str) -> list[dict[str, str]]:
     reader = csv.reader(io.StringIO(text))
     header = tuple(next(reader, ()))
-    kinds = [b for b in BENCHES if _COLUMNS[b] == header]
-    if not kinds or (bench and kinds[0] != bench):
+    kinds = [b for b in BENCHES if _COLUMNS[b] == header]  # pause and wake share a header
+    if not kinds or (bench and bench not in kinds):
         raise CohsimError(f"unexpected CSV header {','.join(header)!r}", where)
     rows = []
     for lineno, rec in enumerate(reader, start=2):
         if len(rec) != len(header):
             raise CohsimError(f"{len(rec)} fields, expected {len(header)}", f"{where}:{lineno}")
-        rows.append(dict(zip(header, rec, strict=True)))
+        row = dict(zip(header, rec, strict=True))
+        if bench and len(kinds) > 1 and row["bench"] != bench:
+            raise CohsimError(f"bench {row['bench']!r} in a {bench} CSV", f"{where}:{lineno}")
+        rows.append(row)
     return rows
 
 
@@ -206,10 +214,12 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
     def value(flag: str, default: str) -> str:
         return args[args.index(flag) + 1] if flag in args else default
 
-    count = int(value("--repeats", "3" if bench == "pause" else "1"))
+    count = int(value("--repeats", _DEFAULT_REPEATS[bench]))
     keys: tuple[tuple[str, str], ...]
     if bench == "pause":
         keys = (("--lock", "ttas,ticket"), ("--threads", "1"))
+    elif bench == "wake":
+        keys = ()
     else:
         keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
     for flag, default in keys:
@@ -331,6 +341,8 @@ def _median(values: list[float]) -> float:
 
 def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """Headline figures: the median over repeats of each configuration's key metrics."""
+    if bench == "wake":
+        return _summarize_wake(rows)
     groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if bench == "pause":
         for r in rows:
@@ -381,3 +393,26 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
             }
         )
     return {"configs": configs}
+
+
+def _summarize_wake(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """wake_ns and the two round-trip p50s per repeat, and their medians over repeats."""
+    # (placement, metric) -> summary name
+    names = {
+        ("derived", "wake_ns"): "wake_ns",
+        ("same-cpu", "p50_ns"): "same_p50_ns",
+        ("cross-cpu", "p50_ns"): "cross_p50_ns",
+    }
+    per: dict[int, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        name = names.get((r["placement"], r["metric"]))
+        if name is not None:
+            per[int(r["repeat"])][name] = float(r["value"])
+    repeats = [{"repeat": k, **v} for k, v in sorted(per.items()) if len(v) == len(names)]
+    return {
+        **{
+            name: _median([r[name] for r in repeats]) if repeats else None
+            for name in names.values()
+        },
+        "repeats": repeats,
+    }

@@ -1,4 +1,4 @@
-"""`cohsim bench pause|mount`: run the real benchmarks on this host (registered by cohsim.cli).
+"""`cohsim bench pause|mount|wake`: run the real benchmarks on this host (registered by cohsim.cli).
 
 The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
 them, hands them to `cohsim.bench.run_bench` and prints a summary.
@@ -40,6 +40,17 @@ def _int_list(flag: str, low: int = 1) -> Callable[[str], str]:
         return text
 
     return check
+
+
+def _cpu_pair(text: str) -> str:
+    """``"A,B"``: two different CPU numbers (whether this process may use them, wake_bench says)."""
+    try:
+        cpus = [int(v) for v in text.split(",")]
+    except ValueError:
+        cpus = []
+    if len(cpus) != 2 or cpus[0] == cpus[1] or min(cpus) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not two different CPU numbers A,B")
+    return text
 
 
 def _pause_args(a: argparse.Namespace) -> list[str]:
@@ -87,8 +98,33 @@ def _mount_args(a: argparse.Namespace) -> list[str]:
     return out
 
 
+def _wake_args(a: argparse.Namespace) -> list[str]:
+    out = ["--samples", str(a.samples), "--repeats", str(a.repeats)]
+    out += ["--cpus", a.cpus] if a.cpus else []
+    return out
+
+
+_ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args}
+
+
 def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
-    if kind == "pause":
+    if kind == "wake":
+        reps = summary["repeats"]
+        print(
+            f"wake-up onto an idle CPU: wake_ns {summary['wake_ns']:.0f} ns"
+            f" (median of {len(reps)} repeats; (cross p50 - same p50) / 2)"
+        )
+        print(
+            f"futex round trip p50: same CPU {summary['same_p50_ns']:.0f} ns,"
+            f" across CPUs {summary['cross_p50_ns']:.0f} ns"
+        )
+        print(f"{'repeat':>6}{'same_p50_ns':>13}{'cross_p50_ns':>14}{'wake_ns':>10}")
+        for r in reps:
+            print(
+                f"{r['repeat']:>6}{r['same_p50_ns']:>13.0f}{r['cross_p50_ns']:>14.0f}"
+                f"{r['wake_ns']:>10.0f}"
+            )
+    elif kind == "pause":
         print(f"PAUSE latency: {summary['pause_ns']:.1f} ns")
         print(f"{'lock':<8}{'threads':>8}{'p50_ns':>10}{'p99_ns':>10}{'acq/s':>14}  placement")
         for c in summary["configs"]:
@@ -113,7 +149,7 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
 
 def _run(args: argparse.Namespace) -> int:
     kind = args.bench
-    c_args = _pause_args(args) if kind == "pause" else _mount_args(args)
+    c_args = _ARGS[kind](args)
     run = bench.run_bench(
         kind,
         c_args,
@@ -149,7 +185,7 @@ def register(
     """Add this group's subcommands to the cohsim parser."""
     p = sub.add_parser(
         "bench",
-        help="run the real benchmarks (pause_bench, mount_bench) on this host",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench) on this host",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )
@@ -261,7 +297,28 @@ def register(
         help="also rerun under strace -f -tt -T and keep the log in FILE",
     )
 
-    for q in (pp, pm):
+    pw = kinds.add_parser(
+        "wake",
+        help="wake-up latency of a task that slept, onto an idle CPU",
+        description="wake_bench: two threads ping-pong through a futex on one CPU and across"
+        " two; wake_ns = (cross-CPU p50 - same-CPU p50) / 2 per repeat.",
+    )
+    pw.add_argument(
+        "--cpus",
+        default=None,
+        type=_cpu_pair,
+        metavar="A,B",
+        help="the two CPUs (default: the first two this process may run on)",
+    )
+    pw.add_argument(
+        "--samples",
+        type=positive_int,
+        default=20000,
+        help="timed round trips per placement (default 20000)",
+    )
+    pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
+
+    for q in (pp, pm, pw):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
         q.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         add_json(q)

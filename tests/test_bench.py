@@ -63,7 +63,7 @@ def rows_by(rows: list[dict[str, str]], *keys: str) -> dict[tuple[str, ...], lis
 # --------------------------------------------------------------------- building
 
 
-def test_build_both_and_cache(exes: dict[str, Path], cache_env: dict[str, str]) -> None:
+def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str, str]) -> None:
     for name, exe in exes.items():
         assert exe.name == f"{name}_bench" and os.access(exe, os.X_OK)
         assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
@@ -217,6 +217,144 @@ def test_bench_error_writes_nothing(
             "pause", ["--threads", "99999"], tmp_path / "out", env=cache_env, progress=False
         )
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------- wake_bench
+
+needs_2_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+FAST_WAKE = ["--samples", "300", "--repeats", "2"]
+
+
+@needs_2_cpus
+def test_wake_bench_short_run(exes: dict[str, Path]) -> None:
+    res = run([exes["wake"], *FAST_WAKE])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0] == ",".join(bench.WAKE_COLUMNS)
+    rows = bench._parse_csv(res.stdout, "wake", "stdout")
+    first_two = sorted(os.sched_getaffinity(0))[:2]
+    assert f"cpus {first_two[0]},{first_two[1]} samples 300" in res.stderr
+    assert {(r["bench"], r["lock"], r["threads"]) for r in rows} == {("wake", "futex", "2")}
+    v = {(r["placement"], r["metric"], r["repeat"]): float(r["value"]) for r in rows}
+    assert {r["unit"] for r in rows if r["metric"].endswith("_ns")} == {"ns"}
+    for rep in ("0", "1"):
+        for placement in ("same-cpu", "cross-cpu"):
+            m = {k[1]: x for k, x in v.items() if k[0] == placement and k[2] == rep}
+            assert m["round_trips"] == 300
+            assert 0 < m["min_ns"] <= m["p50_ns"] <= m["p90_ns"] <= m["p99_ns"] <= m["max_ns"]
+            assert m["min_ns"] <= m["mean_ns"] <= m["max_ns"]
+        same, cross = v[("same-cpu", "p50_ns", rep)], v[("cross-cpu", "p50_ns", rep)]
+        wake = v[("derived", "wake_ns", rep)]
+        assert wake >= 0 and wake == pytest.approx(max(0.0, (cross - same) / 2))
+    # one derived row per repeat, the last row of each repeat
+    assert [r["metric"] for r in rows if r["placement"] == "derived"] == ["wake_ns"] * 2
+    assert rows[-1]["metric"] == "wake_ns"
+
+
+@needs_2_cpus
+def test_wake_bench_explicit_cpus(exes: dict[str, Path]) -> None:
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+    res = run([exes["wake"], "--cpus", f"{b},{a}", "--samples", "50", "--repeats", "1"])
+    assert res.returncode == 0, res.stderr
+    assert f"cpus {b},{a} samples 50" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--cpus", "0"],
+        ["--cpus", "0,1,2"],
+        ["--cpus", "1,1"],
+        ["--cpus", "0,4000"],
+        ["--cpus", "0,x"],
+        ["--cpus", ""],
+        ["--samples", "0"],
+        ["--samples", "-5"],
+        ["--samples", "lots"],
+        ["--repeats", "0"],
+        ["--repeats"],
+        ["--bogus"],
+        ["extra"],
+    ],
+)
+def test_wake_bench_bad_arguments(exes: dict[str, Path], args: list[str]) -> None:
+    res = run([exes["wake"], *args])
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("wake_bench: error: ")
+
+
+def test_wake_bench_needs_two_cpus(exes: dict[str, Path]) -> None:
+    cpu = min(os.sched_getaffinity(0))
+    res = run([exes["wake"]], preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1
+    assert res.stderr.startswith("wake_bench: error: needs 2 CPUs")
+
+
+@needs_2_cpus
+def test_cli_wake_json_and_files(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    argv = ["bench", "wake", "--samples", "200", "--repeats", "3", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "j"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == bench.SCHEMA and doc["bench"] == "wake"
+    s = doc["summary"]
+    assert [r["repeat"] for r in s["repeats"]] == [0, 1, 2]
+    assert s["wake_ns"] == statistics.median(r["wake_ns"] for r in s["repeats"]) >= 0
+    assert s["same_p50_ns"] > 0 and s["cross_p50_ns"] > 0
+    assert sorted(p.name for p in (tmp_path / "j").iterdir()) == [
+        "wake_bench.csv",
+        "wake_bench.json",
+    ]
+    side = json.loads((tmp_path / "j" / "wake_bench.json").read_text())
+    assert side["bench"] == "wake" and side["bench_version"] == "1"
+    assert side["csv"]["digest"] == provenance.file_digest(tmp_path / "j" / "wake_bench.csv")
+    assert side["csv"]["rows"] == 3 * (2 * 7 + 1)
+    assert side["command"] == ["wake_bench", "--samples", "200", "--repeats", "3"]
+    assert side["host"]["online_cpus"] == os.cpu_count()
+
+    assert main([*argv, "--out", str(tmp_path / "h")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("wake-up onto an idle CPU: wake_ns ")
+    assert out[1].startswith("futex round trip p50: same CPU ")
+    assert len(out) == 2 + 1 + 3 + 1 and out[-1].startswith("wrote ")
+
+
+def test_cli_wake_errors(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    out = tmp_path / "out"
+    rc = main(["bench", "wake", "--cpus", "0,4000", "--out", str(out), "--no-progress"])
+    stdout, err = capsys.readouterr()
+    assert rc == 1 and stdout == "" and "Traceback" not in err
+    assert err == (
+        "cohsim: error: wake_bench: --cpus: CPU 4000 is not online or not allowed"
+        " for this process\n"
+    )
+    assert not out.exists()
+    for bad in (["--cpus", "0,0"], ["--cpus", "1"], ["--samples", "0"], ["--repeats", "x"]):
+        with pytest.raises(SystemExit) as exc:  # malformed flags: argparse usage, exit 2
+            main(["bench", "wake", *bad, "--out", str(out)])
+        assert exc.value.code == 2
+    assert not out.exists()
+
+
+def test_pause_and_wake_csvs_share_a_header_not_a_bench(tmp_path: Path) -> None:
+    path = tmp_path / "wake_bench.csv"
+    path.write_text(",".join(bench.WAKE_COLUMNS) + "\nwake,futex,2,derived,wake_ns,5,ns,0\n")
+    assert bench.read_bench_csv(path, "wake")[0]["metric"] == "wake_ns"
+    with pytest.raises(CohsimError, match=r"wake_bench.csv:2: bench 'wake' in a pause CSV"):
+        bench.read_bench_csv(path, "pause")
 
 
 # --------------------------------------------------------------------- mount_bench

@@ -1,8 +1,8 @@
 /*
- * bench_util.h: argument parsing shared by pause_bench.c and mount_bench.c.
+ * bench_util.h: argument parsing shared by pause_bench.c, mount_bench.c and wake_bench.c.
  *
  * Each benchmark is one C file compiled on its own (cc -O2 -pthread X_bench.c); this header is
- * included by both. The including file defines die() (one "X_bench: error: ..." line, exit 1)
+ * included by each. The including file defines die() (one "X_bench: error: ..." line, exit 1)
  * before including it.
  */
 #ifndef COHSIM_BENCH_UTIL_H

@@ -1,0 +1,301 @@
+/*
+ * wake_bench -- wake-up latency: how long a task that slept in the kernel takes to run again
+ * when it is woken onto an idle CPU.
+ *
+ * Two threads ping-pong through one futex (FUTEX_WAIT / FUTEX_WAKE on a shared int, private
+ * futex), so each side sleeps in the kernel and is woken by the other; neither ever spins.
+ * Thread 1 times every round trip (wake the partner, sleep until it wakes us back) with
+ * clock_gettime(CLOCK_MONOTONIC).  Two placements per repeat:
+ *
+ *   same-cpu   both threads pinned to CPU A: no idle CPU is involved, every wake-up is a
+ *              context switch on A;
+ *   cross-cpu  thread 1 on CPU A, thread 2 on CPU B: every wake-up lands on a CPU that went idle
+ *              when its thread slept (wake-up IPI + the idle CPU's exit from its idle state;
+ *              on a VM the host must run the halted vCPU again).
+ *
+ * A round trip holds two wake-ups and the same syscalls in both placements, so per repeat
+ *     wake_ns = max(0, (cross-cpu p50 - same-cpu p50) / 2)
+ * is the extra latency of one wake-up onto an idle CPU over one onto the waker's own CPU.
+ *
+ * Output (stdout): tidy CSV, the same header as pause_bench:
+ *     bench,lock,threads,placement,metric,value,unit,repeat
+ * (bench "wake", lock "futex", threads 2).  Informational lines go to stderr prefixed
+ * "wake_bench: info:".  Bad arguments or fewer than 2 usable CPUs: one line on stderr, exit 1.
+ * See README.md for every metric.
+ *
+ * Build: cc -O2 -pthread -o wake_bench wake_bench.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAKE_BENCH_VERSION "1"
+#define WARMUP_ROUND_TRIPS 500
+#define MAX_LIST 256
+#define CACHE_LINE 64
+
+/* ------------------------------------------------------------------ errors */
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("wake_bench: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+#include "bench_util.h"
+
+/* ------------------------------------------------------------------ futex ping-pong */
+
+/* The futex word, alone on its cache line.  0: thread 1's turn (thread 2 sleeps on it);
+ * 1: thread 2's turn (thread 1 sleeps on it); 2: stop. */
+enum { TURN_PING = 0, TURN_PONG = 1, TURN_STOP = 2 };
+
+struct pingpong {
+	_Alignas(CACHE_LINE) atomic_int word;
+	_Alignas(CACHE_LINE) uint64_t *samples; /* round trips, ns; thread 1 writes them */
+	int warmup, count;
+};
+
+static void futex_wait(atomic_int *addr, int expected)
+{
+	/* Returns at once (EAGAIN) if *addr != expected; spurious returns are re-checked. */
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(atomic_int *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread 1: hand the turn over, sleep until it comes back; one clock read per round trip. */
+static void *ping_main(void *arg)
+{
+	struct pingpong *p = arg;
+	uint64_t t = mono_ns();
+	for (int i = 0; i < p->warmup + p->count; i++) {
+		atomic_store_explicit(&p->word, TURN_PONG, memory_order_release);
+		futex_wake(&p->word);
+		while (atomic_load_explicit(&p->word, memory_order_acquire) == TURN_PONG)
+			futex_wait(&p->word, TURN_PONG);
+		uint64_t now = mono_ns();
+		if (i >= p->warmup)
+			p->samples[i - p->warmup] = now - t;
+		t = now;
+	}
+	atomic_store_explicit(&p->word, TURN_STOP, memory_order_release);
+	futex_wake(&p->word);
+	return NULL;
+}
+
+/* Thread 2: sleep until it is our turn, hand it straight back. */
+static void *pong_main(void *arg)
+{
+	struct pingpong *p = arg;
+	for (;;) {
+		int w;
+		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) == TURN_PING)
+			futex_wait(&p->word, TURN_PING);
+		if (w == TURN_STOP)
+			return NULL;
+		atomic_store_explicit(&p->word, TURN_PING, memory_order_release);
+		futex_wake(&p->word);
+	}
+}
+
+static void start_pinned(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int rc = pthread_attr_init(&attr);
+	if (rc == 0)
+		rc = pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+	if (rc == 0)
+		rc = pthread_create(tid, &attr, fn, arg);
+	if (rc != 0)
+		die("cannot start a thread pinned to CPU %d: %s", cpu, strerror(rc));
+	pthread_attr_destroy(&attr);
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array (as mount_bench). */
+static uint64_t pct(const uint64_t *v, size_t n, double q)
+{
+	size_t k = (size_t)(q * (double)n + 0.999999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+static void emit(const char *placement, const char *metric, double value, const char *unit, int repeat)
+{
+	printf("wake,futex,2,%s,%s,%.10g,%s,%d\n", placement, metric, value, unit, repeat);
+}
+
+/* One placement: `samples` timed round trips after the warm-up; returns their p50 (ns). */
+static double run_one(const char *placement, int cpu1, int cpu2, int samples, int repeat)
+{
+	struct pingpong *p = aligned_alloc(CACHE_LINE, sizeof *p);
+	if (!p)
+		die("out of memory");
+	memset(p, 0, sizeof *p);
+	p->samples = malloc(sizeof(uint64_t) * (size_t)samples);
+	if (!p->samples)
+		die("out of memory (%d samples)", samples);
+	p->warmup = WARMUP_ROUND_TRIPS;
+	p->count = samples;
+	atomic_store(&p->word, TURN_PING);
+	pthread_t t1, t2;
+	/* Thread 2 first, so it is asleep on the futex when the first round trip starts. */
+	start_pinned(&t2, cpu2, pong_main, p);
+	start_pinned(&t1, cpu1, ping_main, p);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+
+	uint64_t *v = p->samples;
+	size_t n = (size_t)samples;
+	qsort(v, n, sizeof *v, cmp_u64);
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
+	double p50 = (double)pct(v, n, 0.50);
+	emit(placement, "p50_ns", p50, "ns", repeat);
+	emit(placement, "p90_ns", (double)pct(v, n, 0.90), "ns", repeat);
+	emit(placement, "p99_ns", (double)pct(v, n, 0.99), "ns", repeat);
+	emit(placement, "mean_ns", sum / (double)n, "ns", repeat);
+	emit(placement, "min_ns", (double)v[0], "ns", repeat);
+	emit(placement, "max_ns", (double)v[n - 1], "ns", repeat);
+	emit(placement, "round_trips", (double)n, "count", repeat);
+	fflush(stdout);
+	free(p->samples);
+	free(p);
+	return p50;
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+static uint64_t parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		die("--%s: '%s' is not a non-negative integer", what, s);
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno || v < lo || v > hi)
+		die("--%s: '%s' is not an integer in %llu..%llu", what, s, (unsigned long long)lo,
+		    (unsigned long long)hi);
+	return v;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: wake_bench [--cpus A,B] [--samples N] [--repeats N] [--version]\n"
+		"Two threads ping-pong through a futex, on one CPU (A) and across two (A and B);\n"
+		"print round-trip latencies and the derived wake-up latency as tidy CSV on stdout.\n"
+		"Default CPUs: the first two this process may run on.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"cpus", required_argument, NULL, 'c'},
+		{"samples", required_argument, NULL, 's'},
+		{"repeats", required_argument, NULL, 'r'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *cpus_arg = NULL;
+	int samples = 20000, repeats = 5;
+
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cpus_arg = optarg; break;
+		case 's': samples = (int)parse_u64(optarg, "samples", 1, 10000000ull); break;
+		case 'r': repeats = (int)parse_u64(optarg, "repeats", 1, 100000ull); break;
+		case 'V': printf("wake_bench %s\n", WAKE_BENCH_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		case '?':
+		default:
+			if (optopt)
+				die("option -%c is unknown or lacks its value (see --help)", optopt);
+			die("option '%s' is unknown or lacks its value (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s' (see --help)", argv[optind]);
+
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		die("sched_getaffinity: %s", strerror(errno));
+	int cpus[MAX_LIST];
+	if (cpus_arg) {
+		int n = parse_int_list(cpus_arg, cpus, MAX_LIST, "cpus", 0, INT_MAX);
+		if (n != 2)
+			die("--cpus: '%s' names %d CPU%s; give exactly two, A,B", cpus_arg, n, n == 1 ? "" : "s");
+		if (cpus[0] == cpus[1])
+			die("--cpus: '%s' names CPU %d twice; give two different CPUs", cpus_arg, cpus[0]);
+		for (int i = 0; i < 2; i++)
+			if (cpus[i] >= CPU_SETSIZE || !CPU_ISSET(cpus[i], &allowed))
+				die("--cpus: CPU %d is not online or not allowed for this process", cpus[i]);
+	} else {
+		int n = 0;
+		for (int k = 0; k < CPU_SETSIZE && n < 2; k++)
+			if (CPU_ISSET(k, &allowed))
+				cpus[n++] = k;
+		if (n < 2)
+			die("needs 2 CPUs to measure a cross-CPU wake-up, but this process may run on only "
+			    "one (CPU %d; see taskset/cpuset)", n ? cpus[0] : -1);
+	}
+	fprintf(stderr, "wake_bench: info: version %s cpus %d,%d samples %d warm-up %d\n",
+		WAKE_BENCH_VERSION, cpus[0], cpus[1], samples, WARMUP_ROUND_TRIPS);
+
+	printf("bench,lock,threads,placement,metric,value,unit,repeat\n");
+	for (int r = 0; r < repeats; r++) {
+		double same = run_one("same-cpu", cpus[0], cpus[0], samples, r);
+		double cross = run_one("cross-cpu", cpus[0], cpus[1], samples, r);
+		double wake = (cross - same) / 2.0;
+		emit("derived", "wake_ns", wake > 0 ? wake : 0.0, "ns", r);
+		fflush(stdout);
+	}
+	return 0;
+}
