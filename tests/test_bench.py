@@ -602,6 +602,26 @@ def test_committed_strace_logs_parse(strategy: str) -> None:
     assert log.stat().st_size < 200_000
 
 
+def test_committed_wake_data() -> None:
+    rows = bench.read_bench_csv(HOST / "wake" / "wake_bench.csv", "wake")
+    side = json.loads((HOST / "wake" / "wake_bench.json").read_text())
+    assert side["bench"] == "wake" and side["csv"]["rows"] == len(rows) == 5 * 15
+    assert side["csv"]["digest"] == provenance.file_digest(HOST / "wake" / "wake_bench.csv")
+    assert side["command"] == ["wake_bench", "--samples", "20000", "--repeats", "5"]
+    by = rows_by(rows, "placement", "metric")
+    assert by[("same-cpu", "round_trips")] == by[("cross-cpu", "round_trips")] == [20000.0] * 5
+    for same, cross, wake in zip(
+        by[("same-cpu", "p50_ns")],
+        by[("cross-cpu", "p50_ns")],
+        by[("derived", "wake_ns")],
+        strict=True,
+    ):
+        assert wake == (cross - same) / 2 > 1000  # a halted vCPU is slow to wake
+    s = bench.summarize("wake", rows)
+    assert s["wake_ns"] == statistics.median(by[("derived", "wake_ns")])
+    assert s["cross_p50_ns"] > 2 * s["same_p50_ns"]
+
+
 def test_committed_data_is_small_and_documented() -> None:
     total = sum(p.stat().st_size for p in HOST.rglob("*") if p.is_file())
     assert total < 5_000_000
@@ -609,6 +629,7 @@ def test_committed_data_is_small_and_documented() -> None:
     assert "cohsim bench pause --threads 1,2 --lock ttas,ticket" in readme
     mount_cmd = "cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus"
     assert mount_cmd + " --workers 1,2,4 --layers 1,10,50" in readme
+    assert "cohsim bench wake --repeats 5 --out calibration/data/" in readme
 
 
 def test_summarize_committed_data() -> None:
