@@ -1,11 +1,11 @@
 """Real benchmark data as calibration needs it, and the simulated counterpart of a mount_bench run.
 
-Reading: `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause
-and/or mount, tidy CSV as calibration/bench/README.md describes them) and returns `BenchData`:
-one `MountRun` per (strategy, workers, layers, repeat) and one `PauseRun` per (lock, threads,
-repeat), plus the sha256 digest of every file read. Every value is checked: a missing
-metric, a non-numeric value, a file without rows or of an unknown bench fails with one
-`CohsimError` line naming the file (and line) and what is wrong.
+Reading: `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause,
+mount and/or wake, tidy CSV as calibration/bench/README.md describes them) and returns
+`BenchData`: one `MountRun` per (strategy, workers, layers, repeat), one `PauseRun` per (lock,
+threads, repeat) and one `WakeRun` per wake_bench repeat, plus the sha256 digest of every file
+read. Every value is checked: a missing metric, a non-numeric value, a file without rows or of
+an unknown bench fails with one `CohsimError` line naming the file (and line) and what is wrong.
 
 Simulating: `mount_bench_trace` builds the exact calls mount_bench makes (K workers = K
 threads, each running `containers` x `sequences` sequences back to back, every sequence
@@ -146,24 +146,37 @@ class PauseRun:
 
 
 @dataclass(frozen=True)
+class WakeRun:
+    """One wake_bench repeat: futex ping-pong round trips on one CPU and across two."""
+
+    repeat: int
+    #: extra latency of one wake-up onto an idle CPU: (cross_p50_ns - same_p50_ns) / 2, >= 0
+    wake_ns: float
+    same_p50_ns: float  #: round trip, both threads on one CPU (two context switches)
+    cross_p50_ns: float  #: round trip, one thread per CPU (two wake-ups onto an idle CPU)
+
+
+@dataclass(frozen=True)
 class BenchData:
     """Everything read from the bench files, with their digests (file path -> sha256)."""
 
     mount: tuple[MountRun, ...] = ()
     pause: tuple[PauseRun, ...] = ()
     digests: dict[str, str] = field(default_factory=dict)
+    wake: tuple[WakeRun, ...] = ()  #: last, so BenchData(mount, pause, digests) still works
 
     def select(
         self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
     ) -> BenchData:
-        """The mount runs with these worker counts / repeats (pause runs by repeat)."""
+        """The mount runs with these worker counts / repeats (pause and wake runs by repeat)."""
         w = set(workers) if workers is not None else None
         r = set(repeats) if repeats is not None else None
         mount = tuple(
             m for m in self.mount if (w is None or m.workers in w) and (r is None or m.repeat in r)
         )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
-        return BenchData(mount, pause, dict(self.digests))
+        wake = tuple(k for k in self.wake if r is None or k.repeat in r)
+        return BenchData(mount, pause, dict(self.digests), wake)
 
 
 # --------------------------------------------------------------------------- reading
@@ -187,9 +200,10 @@ def bench_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def load_bench(paths: Sequence[str | Path]) -> BenchData:
-    """Read pause and/or mount bench CSVs (files or output directories)."""
+    """Read pause, mount and/or wake bench CSVs (files or output directories)."""
     mount: list[MountRun] = []
     pause: list[PauseRun] = []
+    wake: list[WakeRun] = []
     digests: dict[str, str] = {}
     for path in bench_files(paths):
         where = str(path)
@@ -199,14 +213,17 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
             mount.extend(_mount_runs(rows, where))
         elif bench == "pause":
             pause.extend(_pause_runs(rows, where))
+        elif bench == "wake":
+            wake.extend(_wake_runs(rows, where))
         else:  # pragma: no cover - read_bench_csv accepts only known headers
             raise CohsimError(f"unknown bench {bench!r}", where)
         digests[where] = file_digest(path)
-    if not mount and not pause:
+    if not mount and not pause and not wake:
         raise CohsimError("no benchmark data given")
     mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
     pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
-    return BenchData(tuple(mount), tuple(pause), digests)
+    wake.sort(key=lambda k: k.repeat)
+    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake))
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -217,7 +234,8 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
     except CohsimError as exc:
         if "unexpected CSV header" in exc.what:
             raise CohsimError(
-                f"{exc.what}: not a pause_bench or mount_bench CSV (missing or unknown columns)",
+                f"{exc.what}: not a pause_bench, mount_bench or wake_bench CSV"
+                " (missing or unknown columns)",
                 exc.where,
             ) from None
         raise
@@ -225,9 +243,9 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
         raise CohsimError("no data rows", str(path))
     out = []
     for i, row in enumerate(rows, start=2):
-        if row["bench"] not in ("pause", "mount"):
+        if row["bench"] not in ("pause", "mount", "wake"):
             raise CohsimError(
-                f"unknown bench {row['bench']!r} (expected pause or mount)", f"{path}:{i}"
+                f"unknown bench {row['bench']!r} (expected pause, mount or wake)", f"{path}:{i}"
             )
         if row["bench"] != rows[0]["bench"]:
             raise CohsimError(f"bench {row['bench']!r} in a {rows[0]['bench']} CSV", f"{path}:{i}")
@@ -331,6 +349,33 @@ def _pause_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[Paus
         )
     if not out:
         raise CohsimError("no ttas/ticket runs", where)
+    return out
+
+
+_WAKE_PLACEMENTS = ("same-cpu", "cross-cpu", "derived")
+
+
+def _wake_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[WakeRun]:
+    for line, row in rows:
+        if row["placement"] not in _WAKE_PLACEMENTS:
+            raise CohsimError(
+                f"unknown placement {row['placement']!r} (expected same-cpu, cross-cpu or derived)",
+                f"{where}:{line}",
+            )
+    table = _table(rows, where, ("placement", "repeat"), ("repeat",))
+    out = []
+    for repeat in sorted({k[1] for k in table}):
+        runs = {p: table.get((p, repeat), {}) for p in _WAKE_PLACEMENTS}
+        out.append(
+            WakeRun(
+                repeat=repeat,
+                wake_ns=_need(runs["derived"], "futex", "wake_ns", where, ("derived", repeat)),
+                same_p50_ns=_need(runs["same-cpu"], "futex", "p50_ns", where, ("same-cpu", repeat)),
+                cross_p50_ns=_need(
+                    runs["cross-cpu"], "futex", "p50_ns", where, ("cross-cpu", repeat)
+                ),
+            )
+        )
     return out
 
 

@@ -6,6 +6,8 @@ import pytest
 from conftest import DATA
 
 from cohsim.benchdata import (
+    BenchData,
+    WakeRun,
     bench_kernel,
     load_bench,
     medians,
@@ -18,6 +20,17 @@ from cohsim.kernel import ThreadState, classify, load_kernel
 
 DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"
 MOUNT_HEADER = "bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"
+WAKE_HEADER = "bench,lock,threads,placement,metric,value,unit,repeat\n"
+
+
+def wake_rows(repeat: int, same: float, cross: float) -> str:
+    """One wake_bench repeat as the program writes it (only the rows the loader reads)."""
+    return (
+        f"wake,futex,2,same-cpu,p50_ns,{same},ns,{repeat}\n"
+        f"wake,futex,2,same-cpu,mean_ns,{same * 1.1},ns,{repeat}\n"
+        f"wake,futex,2,cross-cpu,p50_ns,{cross},ns,{repeat}\n"
+        f"wake,futex,2,derived,wake_ns,{max(0.0, (cross - same) / 2)},ns,{repeat}\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +80,61 @@ def test_select_and_medians(data):
 )
 def test_bad_csv_is_one_line_naming_the_file(tmp_path, text, message):
     path = tmp_path / "mount_bench.csv"
+    path.write_text(text)
+    with pytest.raises(CohsimError, match=message) as exc:
+        load_bench([path])
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_reads_a_wake_file_and_directory(tmp_path):
+    path = tmp_path / "wake_bench.csv"
+    path.write_text(WAKE_HEADER + wake_rows(1, 4000, 16000) + wake_rows(0, 5000, 15000))
+    for given in (path, tmp_path):
+        data = load_bench([given])
+        assert data.wake == (
+            WakeRun(0, 5000.0, 5000.0, 15000.0),
+            WakeRun(1, 6000.0, 4000.0, 16000.0),
+        )
+        assert data.mount == () and data.pause == ()
+        assert list(data.digests) == [str(path)] and data.digests[str(path)].startswith("sha256:")
+    assert data.select(repeats=[1]).wake == (data.wake[1],)
+    assert data.select(workers=[1]).wake == data.wake  # workers select mount runs only
+    # the positional three-field form still builds (calibration's synthetic data uses it)
+    assert BenchData((), (), {"x": "sha256:0"}).wake == ()
+
+
+def test_wake_beside_pause_and_mount():
+    data = load_bench([DEVVM / "pause", DEVVM / "mount", DEVVM / "wake"])
+    assert len(data.pause) == 20 and len(data.mount) == 135 and len(data.wake) == 5
+    assert len(data.digests) == 3
+    assert [w.repeat for w in data.wake] == [0, 1, 2, 3, 4]
+    for w in data.wake:
+        assert w.cross_p50_ns > w.same_p50_ns > 0
+        assert w.wake_ns == pytest.approx((w.cross_p50_ns - w.same_p50_ns) / 2)
+    assert data.select(repeats=[0, 1]).wake == data.wake[:2]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("bench,lock,threads,metric,value,unit,repeat\n", "unexpected CSV header"),
+        (WAKE_HEADER, "no data rows"),
+        (WAKE_HEADER + "wake,futex,2,same-cpu,p50_ns,quick,ns,0\n", ":2: value 'quick' is not"),
+        (WAKE_HEADER + "wake,futex,2,same-cpu,p50_ns,1,ns,first\n", ":2: repeat 'first' is not"),
+        (WAKE_HEADER + "wake,futex,2,same-cpu,p50_ns,inf,ns,0\n", ":2: value 'inf' is not finite"),
+        (WAKE_HEADER + "wake,futex,2,same-cpu,p50_ns,1,ns\n", ":2: 7 fields, expected 8"),
+        (WAKE_HEADER + "wake,futex,2,sideways,p50_ns,1,ns,0\n", ":2: unknown placement"),
+        (WAKE_HEADER + wake_rows(0, 1, 3) + "pause,none,1,compact,pause_ns,1,ns,0\n", ":6: bench"),
+        (WAKE_HEADER + wake_rows(0, 1, 3).replace("derived", "cross-cpu"), "no futex,wake_ns row"),
+        (
+            WAKE_HEADER
+            + "".join(ln for ln in wake_rows(0, 1, 3).splitlines(True) if "same" not in ln),
+            "run same-cpu/0 has no futex,p50_ns row",
+        ),
+    ],
+)
+def test_bad_wake_csv_is_one_line_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "wake_bench.csv"
     path.write_text(text)
     with pytest.raises(CohsimError, match=message) as exc:
         load_bench([path])
