@@ -107,6 +107,7 @@ class KernelParams:
     runtime_cpu_ns: float  #: CPU work of a container's runtime after its mounts
     walk_interval_ns: float  #: busy runtime/daemon code starts a path walk this often
     smt_slowdown: float  #: a thread runs this much slower while its SMT sibling is busy
+    wake_ns: float  #: a task that slept resumes on an idle CPU this much later (idle exit)
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
 
@@ -148,7 +149,7 @@ _TABLES = {
         "runtime_cpu_ns": "runtime_cpu_ns",
         "walk_interval_ns": "walk_interval_ns",
     },
-    "cpu": {"smt_slowdown": "smt_slowdown"},
+    "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns"},
 }
 _OP_FIELDS = {f.name: f.type for f in fields(OpCost)}
 

@@ -9,18 +9,27 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
    re-reads the line, which costs what level 2 says for that many spinners; a walk during
    which the counter moved falls back to taking the spinlock (`__legitimize_mnt`);
 2. work outside the locks;
-3. a namespace_sem write section (FIFO; waiters sleep, as the rwsem's optimistic spinning gives
-   way under load), with a mount_lock write section nested in it: the spinlock (FIFO, as the
-   qspinlock) whose hold is the section's own length, plus the per-CPU counter sum where the
-   kernel does one (a walk over every CPU's line, priced from the level-1 latency matrix), plus
-   the writer's wait for the line while k CPUs spin on it (level 2, asked once per k);
-4. namespace_sem read sections (mountinfo readers sleep while they wait);
+3. a namespace_sem write section (Linux's rwsem, cohsim.runqueue.RWSem: the lock goes to
+   whoever comes while it is free; a waiter behind a running writer spins and is handed it,
+   others sleep, and a woken writer must get its CPU back before it retries, while readers
+   can steal the lock from it until the 4 ms hand-off), with a mount_lock write section nested
+   in it: the spinlock (FIFO, as the qspinlock) whose hold is the section's own length, plus
+   the per-CPU counter sum where the kernel does one (a walk over every CPU's line, priced from
+   the level-1 latency matrix), plus the writer's wait for the line while k CPUs spin on it
+   (level 2, asked once per k);
+4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
+   the lock);
 5. synchronize_rcu_expedited() after unmounts: callers sleep; concurrent callers share grace
    periods (one starts when the previous ends, for everyone who asked meanwhile); a grace
    period costs a fixed part plus a part per online CPU, its worker needs a CPU (when every
    CPU is inside a syscall it waits for the first to leave its kernel phase: the kernel is not
    preempted there), and it cannot end before every CPU that was spinning in the kernel when
    it started (seqcount readers, spinlock waiters) is done.
+
+Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
+the one that starts it runs the grace-period worker on its own CPU) goes back to a CPU: if
+one is idle it pays `wake_ns` (the wake-up IPI and the idle exit; on a VM, the host running
+the halted vCPU again), else it waits its turn in the run queue ahead of ordinary work.
 
 Background readers re-read /proc/self/mountinfo under namespace_sem (read), one 4 KiB read()
 per lock hold as seq_file does: systemd after mount-table changes, rate-limited as systemd does,
@@ -230,20 +239,25 @@ class LaunchSim:
 
     # ----- namespace_sem -------------------------------------------------------------------
 
-    def _ns_read(self, op: OpCost) -> Proc:
-        """Read the whole mountinfo: one namespace_sem read hold per read() of a page."""
+    def _ns_read(self, op: OpCost) -> Generator[simpy.Event, Any, float]:
+        """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
+        of a page. A reader that must wait sleeps (readers do not spin) and is woken holding
+        the lock. Returns the time spent waiting for the lock or a CPU."""
         st = self.stats["namespace_sem"]
         self.mountinfo_reads += 1
         lines = self.k.mountinfo_lines_per_read
-        done = 0.0
+        done, waited = 0.0, 0.0
         first = True
         while done < self.mounts or first:
             chunk = min(lines, max(0.0, self.mounts - done))
             t0 = self.env.now
-            grant = self.ns.acquire(False)
-            if grant is not None:
-                yield grant
+            w = self.ns.acquire(False)
+            if w is not None:
+                self.cpus.release()
+                yield w.event
+                yield from self._resume(True)
                 st.wait_ns += self.env.now - t0
+                waited += self.env.now - t0
             hold = round((op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk)
             yield self.env.timeout(hold)
             st.hold_ns += hold
@@ -251,6 +265,32 @@ class LaunchSim:
             self.ns.release(False)
             done += lines
             first = False
+        return waited
+
+    def _ns_write(self) -> Generator[simpy.Event, Any, float]:
+        """Take namespace_sem for writing; returns the wait. Behind a writer (writers hold it
+        on a CPU here) with no task wanting this CPU, the waiter spins on the owner and is
+        handed the lock at its release; otherwise (behind readers, or need_resched ends the
+        spin) it sleeps, and each time it is woken it needs its CPU back before it retries."""
+        t0 = self.env.now
+        spin = self.ns.writer and not self.cpus.waiting
+        w = self.ns.acquire(True, spin)
+        if w is None:
+            return 0.0
+        nss = self.stats["namespace_sem"]
+        nss.max_waiters = max(nss.max_waiters, len(self.ns.queue))
+        if spin:
+            yield w.event
+        else:
+            while True:
+                self.cpus.release()
+                yield w.event
+                yield from self._resume(True)
+                if self.ns.retry(w):
+                    break
+        waited = self.env.now - t0
+        nss.wait_ns += waited
+        return waited
 
     # ----- mount_lock ----------------------------------------------------------------------
 
@@ -406,6 +446,21 @@ class LaunchSim:
 
     # ----- the threads ---------------------------------------------------------------------
 
+    def _resume(self, slept: bool) -> Generator[simpy.Event, Any, float]:
+        """Back onto a CPU after blocking; returns the run-queue wait. With every CPU taken the
+        thread waits its turn (ahead of ordinary runnable work) on a CPU someone hands over;
+        with one idle, a thread that really slept pays `wake_ns` first: the wake-up IPI and
+        the idle CPU's exit (a C-state on bare metal; on a VM the host must run the halted
+        vCPU again)."""
+        t0 = self.env.now
+        ev = self.cpus.acquire(0)
+        if ev is not None:
+            yield ev
+            return float(self.env.now - t0)
+        if slept and self.k.wake_ns:
+            yield self.env.timeout(round(self.k.wake_ns))
+        return 0.0
+
     def _cpu(self, ns: float, tid: int) -> simpy.Event:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
@@ -473,20 +528,7 @@ class LaunchSim:
                 yield from self._walk(walk_ns, cpu, tid)
                 lock_wait += (env.now - t0) - walk_ns - cpu
             if op.ns_write_ns:
-                t0 = env.now
-                grant = self.ns.acquire(True)
-                if grant is not None:
-                    nss.max_waiters = max(nss.max_waiters, len(self.ns.queue))
-                    # the rwsem's waiters sleep (optimistic spinning yields to need_resched
-                    # under load); woken, the new owner goes ahead of ordinary runnable work
-                    self.cpus.release()
-                    yield grant
-                    ev = self.cpus.acquire(0)
-                    if ev is not None:
-                        yield ev
-                waited = env.now - t0
-                nss.wait_ns += waited
-                lock_wait += waited
+                lock_wait += yield from self._ns_write()
                 t1 = env.now
                 yield self._cpu(op.ns_write_ns, tid)
                 if op.mount_lock_ns or op.percpu_sum:
@@ -504,24 +546,18 @@ class LaunchSim:
                 yield from self._ml_section(op, tid)
                 lock_wait += (env.now - t2) - op.mount_lock_ns
             if op.ns_read_ns or op.per_mount_read_ns:
-                self.cpus.release()
-                t0 = env.now
-                yield from self._ns_read(op)
-                t0 = env.now
-                ev = self.cpus.acquire(0)
-                if ev is not None:
-                    yield ev
-                runq += env.now - t0
+                lock_wait += yield from self._ns_read(op)
             if op.rcu:
                 self.cpus.release()
                 t0 = env.now
+                # a caller that starts the grace period runs its worker on its own CPU; one
+                # that waits for a grace period already under way sleeps and is woken
+                queued = self.gp_running
                 yield self._rcu()
                 rcu_wait += env.now - t0
                 t0 = env.now
-                ev = self.cpus.acquire(0)
-                if ev is not None:
-                    yield ev
-                runq += env.now - t0
+                runq += yield from self._resume(queued)
+                rcu_wait += env.now - t0 if queued else 0
             if self.op_durations is not None:
                 self.op_durations.setdefault(name, []).append(int(env.now - t_call))
         mounts_done = env.now

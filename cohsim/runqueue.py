@@ -12,23 +12,73 @@ from collections import deque
 import simpy
 
 
-class RWSem:
-    """namespace_sem: FIFO; writers exclusive, consecutive readers together."""
+class Waiter:
+    """One task waiting for namespace_sem: its wake-up event (a fresh one per sleep) and
+    whether it sleeps (woken, it needs its CPU back) or spins on the owner (it polls)."""
 
-    def __init__(self, env: simpy.Environment) -> None:
+    __slots__ = ("write", "spin", "since", "event", "granted")
+
+    def __init__(self, env: simpy.Environment, write: bool, spin: bool) -> None:
+        self.write, self.spin, self.since = write, spin, env.now
+        self.event = env.event()
+        self.granted = False  #: woken holding the lock (readers; a writer after hand-off)
+
+
+class RWSem:
+    """namespace_sem as Linux's rwsem (kernel/locking/rwsem.c, 5.11 and later).
+
+    - Whoever comes while the lock is free takes it, waiters or not (writers by optimistic
+      spinning or trylock; readers by "reader optimistic lock stealing": not writer-owned, no
+      hand-off pending, and not already held by readers while others wait).
+    - A release that frees the lock hands it straight to a spinning waiter (it polls the lock)
+      if there is one; otherwise it wakes the first sleeper: a writer is only woken and must
+      retry once it runs (others may have stolen the lock meanwhile), while readers at the
+      front of the queue are granted the lock as they are woken.
+    - A first waiting writer that has waited `handoff_ns` (RWSEM_WAIT_TIMEOUT: 4 ms at HZ 250
+      or 1000) and still fails sets the hand-off bit: no more stealing; the lock is granted to
+      it at the next release.
+    """
+
+    def __init__(self, env: simpy.Environment, handoff_ns: int = 4_000_000) -> None:
         self.env = env
         self.readers = 0
         self.writer = False
-        self.queue: deque[tuple[bool, simpy.Event]] = deque()
+        self.handoff: Waiter | None = None
+        self.handoff_ns = handoff_ns
+        self.queue: deque[Waiter] = deque()
 
-    def acquire(self, write: bool) -> simpy.Event | None:
-        """None when granted at once (no event: the hot path); else an event for the grant."""
-        if not self.queue and (not self.writer) and (self.readers == 0 or not write):
+    def _free_for(self, write: bool) -> bool:
+        if self.writer or self.handoff is not None:
+            return False
+        if write:
+            return self.readers == 0
+        return self.readers == 0 or not self.queue
+
+    def acquire(self, write: bool, spin: bool = False) -> Waiter | None:
+        """None when taken at once (no event: the hot path); else the queued Waiter, whose
+        `event` fires when it is granted (`granted`) or woken to `retry`."""
+        if self._free_for(write):
             self._take(write)
             return None
-        ev = self.env.event()
-        self.queue.append((write, ev))
-        return ev
+        w = Waiter(self.env, write, spin)
+        self.queue.append(w)
+        return w
+
+    def retry(self, w: Waiter) -> bool:
+        """A woken writer, now running, tries again: True if it took the lock; else it sleeps
+        again (a new `event`) at the front, setting the hand-off bit once it waited too long."""
+        if w.granted:
+            return True
+        if self._free_for(w.write) or self.handoff is w:
+            if self.handoff is w:
+                self.handoff = None
+            self.queue.remove(w)
+            self._take(w.write)
+            return True
+        w.event = self.env.event()
+        if self.queue[0] is w and self.env.now - w.since >= self.handoff_ns:
+            self.handoff = w
+        return False
 
     def _take(self, write: bool) -> None:
         if self.writer or (write and self.readers):  # the invariant tests rely on this check
@@ -38,24 +88,35 @@ class RWSem:
         else:
             self.readers += 1
 
-    def _grant(self, write: bool, ev: simpy.Event) -> None:
-        self._take(write)
-        ev.succeed()
+    def _grant(self, w: Waiter) -> None:
+        self.queue.remove(w)
+        self._take(w.write)
+        w.granted = True
+        if not w.event.triggered:
+            w.event.succeed()
 
     def release(self, write: bool) -> None:
         if write:
             self.writer = False
         else:
             self.readers -= 1
-        q = self.queue
-        while q and not self.writer:
-            w, ev = q[0]
-            if w and self.readers:
-                break
-            q.popleft()
-            self._grant(w, ev)
-            if w:
-                break
+        if self.readers or not self.queue:
+            return
+        if self.handoff is not None:
+            h, self.handoff = self.handoff, None
+            self._grant(h)
+            return
+        spinner = next((w for w in self.queue if w.spin), None)
+        if spinner is not None:
+            self._grant(spinner)
+            return
+        head = self.queue[0]
+        if head.write:
+            if not head.event.triggered:
+                head.event.succeed()  # woken; it retries when it runs
+            return
+        for w in [w for w in self.queue if not w.write]:
+            self._grant(w)  # woken readers are granted the lock together
 
 
 class CPUs:

@@ -31,14 +31,44 @@ def test_rwsem_readers_share_writers_exclude():
     sem = RWSem(env)
     assert sem.acquire(False) is None and sem.acquire(False) is None and sem.readers == 2
     w = sem.acquire(True)
-    r = sem.acquire(False)  # queued behind the writer: no barging
+    r = sem.acquire(False)  # reader-owned with a waiter: queue, no stealing
+    assert w is not None and r is not None
     sem.release(False)
     sem.release(False)
     env.run()
-    assert w.triggered and sem.writer and not r.triggered
+    # the writer is only woken: it takes the lock when it runs and retries
+    assert w.event.triggered and not w.granted and not sem.writer and not r.event.triggered
+    assert sem.retry(w) and sem.writer
     sem.release(True)
     env.run()
-    assert r.triggered and sem.readers == 1
+    assert r.event.triggered and r.granted and sem.readers == 1  # readers are granted on wake
+
+
+def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
+    env = simpy.Environment()
+    sem = RWSem(env, handoff_ns=1000)
+    assert sem.acquire(False) is None
+    w = sem.acquire(True)
+    sem.release(False)  # wakes the writer...
+    assert sem.acquire(False) is None  # ...but a reader takes the free lock first
+    assert not sem.retry(w) and sem.handoff is None  # back to sleep, not waited long
+    env.run(until=2000)
+    sem.release(False)
+    assert sem.acquire(False) is None  # stolen again
+    assert not sem.retry(w) and sem.handoff is w  # waited 2 us > 1 us: hand-off bit
+    assert sem.acquire(False) is not None and sem.acquire(True) is not None  # no stealing
+    sem.release(False)
+    assert w.granted and sem.writer and sem.handoff is None  # granted at the release
+
+
+def test_rwsem_spinning_writer_is_handed_the_lock():
+    env = simpy.Environment()
+    sem = RWSem(env)
+    assert sem.acquire(True) is None
+    sleeper = sem.acquire(True, spin=False)
+    spinner = sem.acquire(True, spin=True)
+    sem.release(True)
+    assert spinner.granted and sem.writer and not sleeper.event.triggered
 
 
 def test_rwsem_refuses_double_writer():
@@ -48,26 +78,35 @@ def test_rwsem_refuses_double_writer():
         sem._take(True)
 
 
-@given(st.lists(st.booleans(), min_size=1, max_size=30))
-def test_rwsem_fifo_never_two_writers(ops):
-    """Any sequence of acquires, each released when granted: everyone is served, in order
-    of arrival for writers, and the invariant check in RWSem never fires."""
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.booleans(), st.integers(0, 3), st.integers(1, 3)),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_rwsem_serves_everyone_never_two_writers(ops):
+    """Any arrivals (write or read, spinning or sleeping, arrival time, hold): everyone is
+    served, woken writers retry until they get it, the invariant check in RWSem never
+    fires, and the lock ends free with nobody queued."""
     env = simpy.Environment()
-    sem = RWSem(env)
-    order: list[int] = []
+    sem = RWSem(env, handoff_ns=5)
+    served: list[int] = []
 
-    def user(i: int, write: bool):
-        ev = sem.acquire(write)
-        if ev is not None:
-            yield ev
-        order.append(i)
-        yield env.timeout(1)
+    def user(i: int, write: bool, spin: bool, at: int, hold: int):
+        yield env.timeout(at)
+        w = sem.acquire(write, spin and write)
+        while w is not None:
+            yield w.event
+            yield env.timeout(1)  # the wake-up
+            if sem.retry(w):
+                break
+        served.append(i)
+        yield env.timeout(hold)
         sem.release(write)
 
-    for i, write in enumerate(ops):
-        env.process(user(i, write))
+    for i, op in enumerate(ops):
+        env.process(user(i, *op))
     env.run()
-    assert sorted(order) == list(range(len(ops)))
-    writers = [i for i in order if ops[i]]
-    assert writers == sorted(writers)
-    assert not sem.writer and sem.readers == 0 and not sem.queue
+    assert sorted(served) == list(range(len(ops)))
+    assert not sem.writer and sem.readers == 0 and not sem.queue and sem.handoff is None
