@@ -91,6 +91,8 @@ _DOC = {
     "rcu_exp_base_ns": "synchronize_rcu_expedited() fixed part, ns (caller sleeps)",
     "same_llc_ns": "cache-line transfer between two cores of the LLC (the two vCPUs), ns",
     "pause_ns": "latency of one PAUSE, ns (measured directly, pause_bench pause_ns)",
+    "wake_ns": "a task that slept resumes on an idle CPU this much later, ns (measured "
+    "directly, wake_bench wake_ns; this host only)",
 }
 _MIN_BODY_NS = 50.0  # an op keeps at least this much of its own work when the RCU part grows
 
@@ -194,13 +196,16 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
 def _surface(
     cost: Callable[[np.ndarray], float], u: np.ndarray, radius: float, seed: int, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Fit cost ~ c + g.d + d'Hd/2 (d = v - u) over `n` Sobol points within `radius` of `u`
+    """Fit cost ~ c + g.d + d'Hd/2 (d = v - u) over >= `n` Sobol points within `radius` of `u`
     (clipped to [0, 1]); return the surface's minimum (kept within the design box, or `u` if
     the surface is not convex) and H, positive definite (eigenvalues floored)."""
     p = u.size
     from scipy.stats import qmc  # imported here: predictions that only read a fit stay fast
 
-    pts = np.clip(u + radius * (2 * qmc.Sobol(p, seed=seed + 1).random(n) - 1), 0.0, 1.0)
+    # Sobol points come in powers of two (their balance needs it): at least n of them
+    m = max(1, math.ceil(math.log2(max(n, 2))))
+    design = qmc.Sobol(p, seed=seed + 1).random_base2(m)
+    pts = np.clip(u + radius * (2 * design - 1), 0.0, 1.0)
     pts = np.vstack([u[None, :], pts])
     y = np.array([cost(v) for v in pts])
     d = pts - u
@@ -309,6 +314,11 @@ class Calibration:
         """Fit to `data` (a BenchData or bench files/directories); returns self."""
         if not isinstance(data, BenchData):
             data = load_bench(data)
+        if not data.mount and not data.pause:
+            raise CohsimError(
+                "no mount_bench or pause_bench runs in the data: nothing to fit "
+                "(wake_bench data only fixes the wake-up latency next to them)"
+            )
         machine = self._machine(data)
         base = load_kernel(self.kernel)
         self.base_kernel_ = base
@@ -322,6 +332,7 @@ class Calibration:
         self.op_extra_ns_: dict[str, dict[str, dict[str, float]]] = {}
         names: list[str] = []
         blocks: list[np.ndarray] = []
+        base = self._fix_wake(base, getattr(data, "wake", ()))
         if data.mount:
             n, c = self._fit_kernel(machine, base, data.mount)
             names += n
@@ -348,6 +359,32 @@ class Calibration:
         self.__dict__.pop("applies_to_", None)  # a refit describes its own data
         self.applies_to_ = self._applies_to()
         return self
+
+    def _fix_wake(self, base: KernelParams, runs: Sequence[Any]) -> KernelParams:
+        """The host's wake-up latency, measured directly (wake_bench, median over repeats):
+        every simulation of this host's runs uses it; it describes this host only."""
+        if not runs:
+            return base
+        values = sorted(float(r.wake_ns) for r in runs)
+        wake = statistics.median(values)
+        se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+        self.params_["wake_ns"] = _round(wake)
+        self.stderr_["wake_ns"] = _round(se)
+        self.bounds_["wake_ns"] = (0.0, math.inf)
+        self.fixed_["wake_ns"] = {
+            "value": _round(wake),
+            "why": f"measured directly: wake_bench's wake_ns, median of {len(values)} repeats "
+            "(half the cross-CPU minus same-CPU futex round trip); a property of this host "
+            "(idle exit, VM wake-up), applied only where the fit's lock part applies",
+        }
+        return base.with_values(wake_ns=wake)
+
+    def host_kernel(self, kernel: KernelParams) -> KernelParams:
+        """`kernel` with this fit's host-only terms (the measured wake-up latency)."""
+        self._check_fitted()
+        if "wake_ns" in self.params_:
+            return kernel.with_values(wake_ns=self.params_["wake_ns"])
+        return kernel
 
     def _bench_terms(
         self, machine: Machine, base: KernelParams, costs: LineCosts, runs: Sequence[MountRun]
@@ -483,7 +520,12 @@ class Calibration:
         from scipy.optimize import minimize
         from scipy.stats import qmc
 
-        starts = np.vstack([u0[None, :], qmc.Sobol(p, seed=self.seed).random(self.starts)])
+        sobol = qmc.Sobol(p, seed=self.seed)
+        starts = np.vstack(
+            [u0[None, :], sobol.random_base2(math.ceil(math.log2(self.starts)))[: self.starts]]
+            if self.starts > 1
+            else [u0[None, :], sobol.random(self.starts)]
+        )
         best = min(starts, key=cost)
         simplex = np.array(
             [best]
@@ -508,7 +550,7 @@ class Calibration:
         # to a Sobol design around the optimum: a finite-difference Jacobian of this rough
         # objective reads its dents as slopes and so reports far too small errors
         u, hess = _surface(
-            cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, 4 * (p + 1) * (p + 2) // 2
+            cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, (p + 1) * (p + 2)
         )
         fun, sims = evaluate(u)
         bar.close()
@@ -769,7 +811,7 @@ class Calibration:
         costs = LineCosts(machine, seed=self.seed)
         point = self._bench_sim(
             machine,
-            self.kernel_params(base),
+            self.host_kernel(self.kernel_params(base)),
             costs,
             strategy,
             workers,
@@ -789,7 +831,9 @@ class Calibration:
                 containers,
                 seeds=[seed + 1000 + j],
             )
-            for j, k in enumerate(self.sample_kernels(base, samples, seed))
+            for j, k in enumerate(
+                self.host_kernel(d) for d in self.sample_kernels(base, samples, seed)
+            )
         ]
         z = float(statistics.NormalDist().inv_cdf(0.5 + level / 2))
         out = {}

@@ -138,6 +138,8 @@ def resolve_calibration(
     base_name = machine.name.split("+")[0]
     if base_name in lock.get("instances", []) or machine.family in lock.get("families", []):
         machine = cal.machine(machine)
+        fitted_kernel = cal.host_kernel(fitted_kernel)
+        draws = [cal.host_kernel(d) for d in draws]
         used.append("lock")
     if not used:
         return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)"

@@ -19,7 +19,6 @@ from cohsim.benchdata import (
     MountRun,
     bench_kernel,
     load_bench,
-    medians,
     simulate_run,
 )
 from cohsim.calibrate import (
@@ -33,6 +32,7 @@ from cohsim.calibrate import (
 from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
+from cohsim.validate import SPLITS, held_out, split_runs
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
 DEVVM_DATA = DATA / DEVVM
@@ -305,32 +305,34 @@ def test_committed_fit_loads_and_applies():
     assert other is not None and other.applies_to_["kernel"]["instances"] == "*"
 
 
-def _held_out():
-    data = load_bench([DEVVM_DATA / "mount"])
-    fit = Calibration(DEVVM).fit(data.select(workers=(1, 2)))
-    held = medians(r for r in data.mount if r.workers == 4)
-    errors, covered, total = {}, 0, 0
-    for (s, w, L), (stride, _cps) in held.items():
-        p = fit.predict(s, w, L, samples=6)
-        errors[(s, L)] = abs(p["stride_ns"]["value"] / stride - 1)
-        for r in (r for r in data.mount if r.key == (s, w, L)):
-            total += 1
-            covered += p["stride_ns"]["low"] <= r.stride_ns <= p["stride_ns"]["high"]
-    return errors, covered / total
+def test_wake_data_alone_fits_nothing():
+    with pytest.raises(CohsimError, match="nothing to fit"):
+        Calibration(DEVVM).fit([DEVVM_DATA / "wake"])
+
+
+def test_held_out_splits():
+    data = load_bench([DEVVM_DATA / "mount", DEVVM_DATA / "wake"])
+    fit, held = split_runs(data, "workers")
+    assert {r.workers for r in fit.mount} == {1, 2} and {r.workers for r in held} == {4}
+    assert fit.wake == data.wake  # the host's wake-up latency goes with every split
+    fit, held = split_runs(data, "repeats")
+    assert {r.repeat for r in fit.mount} == {0, 1, 2} and {r.repeat for r in held} == {3, 4}
+    with pytest.raises(CohsimError, match="unknown split"):
+        split_runs(data, "layers")
+
+
+_HELD_OUT_XFAIL = (
+    "known misfit (calibration/fits/README.md): the model misses the 2- and 4-worker time per "
+    "sequence even in-sample (common-parent -24 to -78 %), so no held-out split can be within "
+    "15 %; the unmodelled part shows in the strace logs as concurrent unmounts that both "
+    "stall ~3 ms (strace/common-parent-2workers-3layers.strace)"
+)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the committed fit (which saw them) misses the 4-worker time per sequence even "
-        "in-sample by -21 to -48 % (per-layer), -39 to -49 % (lowerdir-plus), -71 to -76 % "
-        "(common-parent); mount_bench's unmount and dissolving-close waits grow 3-17x at 2 "
-        "workers already (common-parent 50 layers umount2 14 -> 240 -> 920 us), and the "
-        "grace-period CPU wait (LaunchSim._gp_cpu_wait) only acts when every CPU is inside a "
-        "syscall, which 2 workers on 2 CPUs never reach (a sleeping unmounter frees its CPU)"
-    ),
-)
-def test_held_out_4_workers_within_15_percent():
-    errors, _coverage = _held_out()
-    assert max(errors.values()) < 0.15, errors
+@pytest.mark.xfail(strict=True, reason=_HELD_OUT_XFAIL)
+@pytest.mark.parametrize("split", SPLITS)
+def test_held_out_within_15_percent(split):
+    data = load_bench([DEVVM_DATA / "mount", DEVVM_DATA / "wake"])
+    h = held_out(data, DEVVM, split)
+    assert h.worst < 0.15, h.errors

@@ -1,0 +1,37 @@
+"""Print the held-out errors of the devvm calibration (the figures in calibration/fits/README.md).
+
+    python benchmarks/held_out.py [workers|repeats ...]
+
+Each split refits the kernel parameters (a few minutes on 2 CPUs) on part of
+calibration/data/devvm-2cpu-intel-xeon-f6m167/{mount,wake} and predicts the other part.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from cohsim.benchdata import load_bench
+from cohsim.validate import SPLITS, held_out
+
+HOST = "devvm-2cpu-intel-xeon-f6m167"
+DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST
+
+
+def main(argv: list[str]) -> int:
+    data = load_bench([DATA / "mount", DATA / "wake"])
+    for split in argv or SPLITS:
+        t0 = time.perf_counter()
+        h = held_out(data, HOST, split)
+        print(
+            f"split {split}: {h.runs} held-out runs, interval coverage {h.coverage:.0%}, "
+            f"worst |error| {h.worst:.1%} ({time.perf_counter() - t0:.0f} s)"
+        )
+        for (s, w, layers), e in sorted(h.errors.items()):
+            print(f"  {s:13s} {w} workers {layers:2d} layers  {e:+7.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

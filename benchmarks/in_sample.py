@@ -1,0 +1,53 @@
+"""Print how a committed fit matches the mount_bench runs it saw: per run shape, the measured
+and simulated worker time per sequence and, per op, measured / simulated mean call time (us).
+
+    python benchmarks/in_sample.py [FIT.json] [strategy ...]
+
+Default fit: calibration/fits/devvm-2cpu-intel-xeon-f6m167.json. Simulated with 4 seeds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+from cohsim.benchdata import load_bench
+from cohsim.calibrate import _group_runs, load_fit
+from cohsim.catalog import Catalog
+from cohsim.contention import LineCosts
+from cohsim.kernel import load_kernel
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "devvm-2cpu-intel-xeon-f6m167"
+
+
+def main(argv: list[str]) -> int:
+    path = argv[0] if argv and argv[0].endswith(".json") else ROOT / f"calibration/fits/{HOST}.json"
+    only = [a for a in argv if not a.endswith(".json")]
+    fit = load_fit(path)
+    data = load_bench([ROOT / "calibration" / "data" / fit.instance_ / "mount"])
+    machine = Catalog().get(fit.instance_)
+    costs = LineCosts(machine, seed=fit.seed)
+    kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
+    for (s, w, layers), group in _group_runs(data.mount).items():
+        if only and s not in only:
+            continue
+        sim = fit._bench_sim(
+            machine, kernel, costs, s, w, layers, group[0].baseline_mounts, seeds=[0, 1, 2, 3]
+        )
+        meas = statistics.median(r.stride_ns for r in group)
+        line = (
+            f"{s:13s} {w}w {layers:2d}L  sequence {meas / 1e3:8.1f} us measured, "
+            f"{sim.stride_ns / 1e3:8.1f} simulated ({sim.stride_ns / meas - 1:+.0%}) |"
+        )
+        for op in sorted(group[0].op_means):
+            if op in sim.op_means:
+                m = statistics.median(r.op_means[op] for r in group)
+                line += f" {op} {m / 1e3:.1f}/{sim.op_means[op] / 1e3:.1f}"
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""Held-out checks of a kernel calibration: fit on part of the mount_bench runs, predict the
+rest, and say how far off the predictions are and how often their intervals cover the runs.
+
+Used by the slow tests (tests/test_calibrate.py) and by `benchmarks/held_out.py`, which prints
+the figures quoted in calibration/fits/README.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .benchdata import BenchData, MountRun, medians
+from .calibrate import Calibration
+from .errors import CohsimError
+
+SPLITS = ("workers", "repeats")
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Per held-out shape (strategy, workers, layers): predicted / measured median - 1 of the
+    worker time per sequence; and the share of held-out runs inside the predicted interval."""
+
+    split: str
+    errors: dict[tuple[str, int, int], float]
+    coverage: float
+    runs: int
+
+    @property
+    def worst(self) -> float:
+        return max(abs(e) for e in self.errors.values())
+
+
+def split_runs(data: BenchData, split: str) -> tuple[BenchData, list[MountRun]]:
+    """The runs to fit and the runs to predict. "workers": fit the 1-2 worker runs, predict
+    the 4-worker ones; "repeats": fit repeats 0-2 of every shape, predict the others."""
+    if split == "workers":
+        return data.select(workers=(1, 2)), [r for r in data.mount if r.workers > 2]
+    if split == "repeats":
+        return data.select(repeats=(0, 1, 2)), [r for r in data.mount if r.repeat > 2]
+    raise CohsimError(f"unknown split {split!r} ({', '.join(SPLITS)})")
+
+
+def held_out(
+    data: BenchData,
+    instance: str,
+    split: str,
+    *,
+    samples: int = 6,
+    make: Callable[[str], Calibration] | None = None,
+) -> HeldOut:
+    """Fit a Calibration of `instance` (`make(instance)`, default settings otherwise) on one
+    side of `split` and predict the other (`samples` parameter draws for the intervals)."""
+    fit_data, held = split_runs(data, split)
+    if not held:
+        raise CohsimError(f"split {split!r} leaves no run to predict")
+    fit = (make or Calibration)(instance).fit(fit_data)
+    errors, covered = {}, 0
+    for key, (stride, _cps) in medians(held).items():
+        s, w, layers = key
+        p = fit.predict(s, w, layers, samples=samples)["stride_ns"]
+        errors[key] = p["value"] / stride - 1
+        covered += sum(p["low"] <= r.stride_ns <= p["high"] for r in held if r.key == key)
+    return HeldOut(split, errors, covered / len(held), len(held))
