@@ -3,7 +3,8 @@
     python benchmarks/held_out.py [workers|repeats ...]
 
 Each split refits the kernel parameters (a few minutes on 2 CPUs) on part of
-calibration/data/devvm-2cpu-intel-xeon-f6m167/{mount,wake} and predicts the other part.
+calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/{mount,wake,wake-idle} and predicts the
+other part.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from cohsim.benchdata import load_bench
 from cohsim.validate import SPLITS, held_out
 
 HOST = "devvm-2cpu-intel-xeon-f6m167"
-DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST
+DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "session3"
 
 
 def main(argv: list[str]) -> int:
-    data = load_bench([DATA / "mount", DATA / "wake"])
+    data = load_bench([DATA / "mount", DATA / "wake", DATA / "wake-idle"])
     for split in argv or SPLITS:
         t0 = time.perf_counter()
         h = held_out(data, HOST, split)

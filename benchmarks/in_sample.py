@@ -1,9 +1,11 @@
 """Print how a committed fit matches the mount_bench runs it saw: per run shape, the measured
 and simulated worker time per sequence and, per op, measured / simulated mean call time (us).
 
-    python benchmarks/in_sample.py [FIT.json] [strategy ...]
+    python benchmarks/in_sample.py [FIT.json] [MOUNT_DATA_DIR] [strategy ...]
 
-Default fit: calibration/fits/devvm-2cpu-intel-xeon-f6m167.json. Simulated with 4 seeds.
+Default fit: calibration/fits/devvm-2cpu-intel-xeon-f6m167.json; default data: the mount runs it
+was fitted to (calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/mount). Simulated with 4
+seeds.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ HOST = "devvm-2cpu-intel-xeon-f6m167"
 
 def main(argv: list[str]) -> int:
     path = argv[0] if argv and argv[0].endswith(".json") else ROOT / f"calibration/fits/{HOST}.json"
-    only = [a for a in argv if not a.endswith(".json")]
+    dirs = [a for a in argv if Path(a).is_dir()]
+    only = [a for a in argv if not a.endswith(".json") and a not in dirs]
     fit = load_fit(path)
-    data = load_bench([ROOT / "calibration" / "data" / fit.instance_ / "mount"])
+    data = load_bench(
+        dirs or [ROOT / "calibration" / "data" / fit.instance_ / "session3" / "mount"]
+    )
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)
     kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import waketable
 from .bench import read_bench_csv
 from .contention import LineCosts
 from .errors import CohsimError
@@ -39,6 +40,7 @@ from .launch import LaunchSim
 from .machine import Machine
 from .provenance import file_digest
 from .trace import RawCall, Trace, assemble
+from .waketable import WakeTable
 
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 #: mount_bench's per-syscall labels -> the `cohsim.kernel.classify` op they time, per strategy
@@ -163,7 +165,9 @@ class BenchData:
     mount: tuple[MountRun, ...] = ()
     pause: tuple[PauseRun, ...] = ()
     digests: dict[str, str] = field(default_factory=dict)
-    wake: tuple[WakeRun, ...] = ()  #: last, so BenchData(mount, pause, digests) still works
+    wake: tuple[WakeRun, ...] = ()  #: after digests, so BenchData(mount, pause, digests) works
+    #: wake-up latency by idle duration, from scheduler traces (cohsim.waketable)
+    wake_idle: WakeTable | None = None
 
     def select(
         self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
@@ -176,7 +180,7 @@ class BenchData:
         )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
         wake = tuple(k for k in self.wake if r is None or k.repeat in r)
-        return BenchData(mount, pause, dict(self.digests), wake)
+        return BenchData(mount, pause, dict(self.digests), wake, self.wake_idle)
 
 
 # --------------------------------------------------------------------------- reading
@@ -204,6 +208,7 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
     mount: list[MountRun] = []
     pause: list[PauseRun] = []
     wake: list[WakeRun] = []
+    wake_idle: WakeTable | None = None
     digests: dict[str, str] = {}
     for path in bench_files(paths):
         where = str(path)
@@ -213,17 +218,21 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
             mount.extend(_mount_runs(rows, where))
         elif bench == "pause":
             pause.extend(_pause_runs(rows, where))
+        elif bench == "wake" and rows[0][1]["lock"] == waketable.LOCK:
+            if wake_idle is not None:
+                raise CohsimError("a second wake-up latency table (lock sched-trace)", where)
+            wake_idle = waketable.table_from_rows(rows, where)
         elif bench == "wake":
             wake.extend(_wake_runs(rows, where))
         else:  # pragma: no cover - read_bench_csv accepts only known headers
             raise CohsimError(f"unknown bench {bench!r}", where)
         digests[where] = file_digest(path)
-    if not mount and not pause and not wake:
+    if not mount and not pause and not wake and wake_idle is None:
         raise CohsimError("no benchmark data given")
     mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
     pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
     wake.sort(key=lambda k: k.repeat)
-    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake))
+    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake), wake_idle)
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:

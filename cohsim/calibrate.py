@@ -69,6 +69,7 @@ from .handoff import simulate as handoff_simulate
 from .kernel import DEFAULT_KERNEL, KernelParams, load_kernel
 from .machine import Machine
 from .paths import fits_dir
+from .waketable import WakeTable
 
 SCHEMA = 1
 KINDS = ("kernel", "lock", "kernel+lock")
@@ -333,6 +334,9 @@ class Calibration:
         names: list[str] = []
         blocks: list[np.ndarray] = []
         base = self._fix_wake(base, getattr(data, "wake", ()))
+        self.wake_table_ = getattr(data, "wake_idle", None)
+        if self.wake_table_ is not None:
+            base = replace(base, wake_table=self.wake_table_)
         if data.mount:
             n, c = self._fit_kernel(machine, base, data.mount)
             names += n
@@ -380,10 +384,13 @@ class Calibration:
         return base.with_values(wake_ns=wake)
 
     def host_kernel(self, kernel: KernelParams) -> KernelParams:
-        """`kernel` with this fit's host-only terms (the measured wake-up latency)."""
+        """`kernel` with this fit's host-only terms (the measured wake-up latency: wake_bench's
+        `wake_ns`, and the table by idle duration where the fit had one)."""
         self._check_fitted()
         if "wake_ns" in self.params_:
-            return kernel.with_values(wake_ns=self.params_["wake_ns"])
+            kernel = kernel.with_values(wake_ns=self.params_["wake_ns"])
+        if getattr(self, "wake_table_", None) is not None:
+            kernel = replace(kernel, wake_table=self.wake_table_)
         return kernel
 
     def _bench_terms(
@@ -911,6 +918,7 @@ class Calibration:
             "residuals": self.residuals_,
             "think_ns": self.think_ns_,
             "op_extra_ns": self.op_extra_ns_,
+            "wake_table": _table_doc(getattr(self, "wake_table_", None)),
             "fixed": self.fixed_,
             "data_digests": self.data_digests_,
             "optimizer": self.optimizer_,
@@ -1024,11 +1032,45 @@ class Calibration:
         c.op_extra_ns_ = {
             s: {L: dict(ops) for L, ops in v.items()} for s, v in doc.get("op_extra_ns", {}).items()
         }
+        c.wake_table_ = _table_from_doc(doc.get("wake_table"), where)
         c.kind_ = doc["kind"]
         c.instance_ = doc["instance"]
         c.kernel_name_ = doc["kernel"]
         c.applies_to_ = dict(doc["applies_to"])
         return c
+
+
+def _table_doc(table: WakeTable | None) -> dict[str, Any] | None:
+    if table is None:
+        return None
+    return {
+        "edges_ns": list(table.edges_ns),
+        "quantiles": list(table.quantiles),
+        "values_ns": [list(v) for v in table.values_ns],
+        "samples": list(table.samples),
+    }
+
+
+def _table_from_doc(doc: Any, where: str) -> WakeTable | None:
+    if doc is None:
+        return None
+    try:
+        t = WakeTable(
+            tuple(int(e) for e in doc["edges_ns"]),
+            tuple(float(q) for q in doc["quantiles"]),
+            tuple(tuple(float(v) for v in vals) for vals in doc["values_ns"]),
+            tuple(int(n) for n in doc["samples"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise CohsimError("wake_table is malformed", where) from None
+    n = len(t.edges_ns)
+    if (
+        len(t.values_ns) != n
+        or len(t.samples) != n
+        or any(len(v) != len(t.quantiles) for v in t.values_ns)
+    ):
+        raise CohsimError("wake_table: bins and quantiles do not line up", where)
+    return t
 
 
 def load_fit(path: str | Path) -> Calibration:

@@ -1,4 +1,5 @@
-"""`cohsim bench pause|mount|wake`: run the real benchmarks on this host (registered by cohsim.cli).
+"""`cohsim bench pause|mount|wake|wake-idle`: run the real benchmarks on this host (registered
+by cohsim.cli); `wake-idle` reads scheduler traces instead (cohsim.waketable).
 
 The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
 them, hands them to `cohsim.bench.run_bench` and prints a summary.
@@ -179,6 +180,34 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wake_idle(args: argparse.Namespace) -> int:
+    from . import waketable
+
+    table, csv_path = waketable.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
+    bins = [
+        {
+            "idle_from_ns": lo,
+            "samples": table.samples[b],
+            "p50_ns": round(table.draw(lo, 0.5)),
+            "p90_ns": round(table.draw(lo, 0.9)),
+            "mean_ns": round(table.mean(lo)),
+        }
+        for b, lo in enumerate(table.edges_ns)
+    ]
+    if args.json:
+        doc = {"schema": bench.SCHEMA, "bench": "wake-idle", "bins": bins, "csv": str(csv_path)}
+        print(provenance.dumps(doc), end="")
+        return 0
+    print(f"{'idle from':>10}{'samples':>9}{'p50_ns':>9}{'p90_ns':>9}{'mean_ns':>10}")
+    for b in bins:
+        print(
+            f"{b['idle_from_ns'] / 1e3:>8.0f}us{b['samples']:>9}{b['p50_ns']:>9}"
+            f"{b['p90_ns']:>9}{b['mean_ns']:>10}"
+        )
+    print(f"wrote {csv_path} and its sidecar")
+    return 0
+
+
 def register(
     sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
 ) -> None:
@@ -317,6 +346,19 @@ def register(
         help="timed round trips per placement (default 20000)",
     )
     pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
+
+    pi = kinds.add_parser(
+        "wake-idle",
+        help="wake-up latency by how long the CPU was idle, from scheduler traces",
+        description="Read ftrace dumps (plain, gzip or xz) recorded with sched_switch, sched_waking"
+        " and sched_wakeup on (calibration/bench/wake_trace.sh records them while mount_bench"
+        " runs) and write the wake-up latency quantiles per idle-duration bin as wake_bench"
+        " rows (lock sched-trace).",
+    )
+    pi.add_argument("traces", nargs="+", metavar="TRACE", help="ftrace text dumps")
+    pi.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
+    add_json(pi)
+    pi.set_defaults(func=_wake_idle)
 
     for q in (pp, pm, pw):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")

@@ -32,6 +32,7 @@ from .errors import CohsimError
 from .files import read_toml
 from .paths import catalog_dir
 from .trace import SyscallEvent
+from .waketable import WakeTable
 
 SCHEMA = 1
 DEFAULT_KERNEL = "linux-6.18"
@@ -110,6 +111,9 @@ class KernelParams:
     wake_ns: float  #: a task that slept resumes on an idle CPU this much later (idle exit)
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
+    #: a host's measured wake-up latency by idle duration (cohsim.waketable); replaces
+    #: `wake_ns` where set (a calibration fit carries it for its own host only)
+    wake_table: WakeTable | None = field(default=None, compare=False, hash=False)
 
     def op(self, name: str) -> OpCost:
         return self.ops.get(name, self.ops["other"])

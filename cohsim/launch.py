@@ -27,9 +27,11 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
    it started (seqcount readers, spinlock waiters) is done.
 
 Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
-the one that starts it runs the grace-period worker on its own CPU) goes back to a CPU: if
-one is idle it pays `wake_ns` (the wake-up IPI and the idle exit; on a VM, the host running
-the halted vCPU again), else it waits its turn in the run queue ahead of ordinary work.
+the one that starts it is woken on the CPU it just left, a cost inside the op's measured time)
+goes back to a CPU: if one is idle it pays the wake-up (the IPI and the idle exit; on a VM,
+the host running the halted vCPU again): `wake_ns`, or where the host's wake-up latency was
+measured by idle duration, a draw from that table (cohsim.waketable) for as long as the CPU
+it takes had been idle; else it waits its turn in the run queue ahead of ordinary work.
 
 Background readers re-read /proc/self/mountinfo under namespace_sem (read), one 4 KiB read()
 per lock hold as seq_file does: systemd after mount-table changes, rate-limited as systemd does,
@@ -449,16 +451,21 @@ class LaunchSim:
     def _resume(self, slept: bool) -> Generator[simpy.Event, Any, float]:
         """Back onto a CPU after blocking; returns the run-queue wait. With every CPU taken the
         thread waits its turn (ahead of ordinary runnable work) on a CPU someone hands over;
-        with one idle, a thread that really slept pays `wake_ns` first: the wake-up IPI and
-        the idle CPU's exit (a C-state on bare metal; on a VM the host must run the halted
-        vCPU again)."""
+        with one idle, a thread that really slept pays the wake-up first: the IPI and the idle
+        CPU's exit (a C-state on bare metal; on a VM the host must run the halted vCPU again):
+        `wake_ns`, or a draw from the host's measured `wake_table` for as long as that CPU had
+        been idle."""
         t0 = self.env.now
         ev = self.cpus.acquire(0)
         if ev is not None:
             yield ev
             return float(self.env.now - t0)
-        if slept and self.k.wake_ns:
-            yield self.env.timeout(round(self.k.wake_ns))
+        if not slept:
+            return 0.0
+        table = self.k.wake_table
+        wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
+        if wake:
+            yield self.env.timeout(round(wake))
         return 0.0
 
     def _cpu(self, ns: float, tid: int) -> simpy.Event:
@@ -550,14 +557,16 @@ class LaunchSim:
             if op.rcu:
                 self.cpus.release()
                 t0 = env.now
-                # a caller that starts the grace period runs its worker on its own CPU; one
-                # that waits for a grace period already under way sleeps and is woken
+                # the caller sleeps until the grace period it needs has ended and is woken.
+                # One that starts it wakes the worker (rcu_exp_gp_kthr) and is woken on the
+                # CPU it left moments ago (a few us; part of the op's measured 1-worker time);
+                # one that finds a grace period under way sleeps behind it and pays the
+                # wake-up onto a CPU idle for that long
                 queued = self.gp_running
                 yield self._rcu()
-                rcu_wait += env.now - t0
-                t0 = env.now
-                runq += yield from self._resume(queued)
-                rcu_wait += env.now - t0 if queued else 0
+                wait = yield from self._resume(queued)
+                runq += wait
+                rcu_wait += env.now - t0 - wait  # the grace period and the wake-up
             if self.op_durations is not None:
                 self.op_durations.setdefault(name, []).append(int(env.now - t_call))
         mounts_done = env.now

@@ -122,18 +122,25 @@ class RWSem:
 class CPUs:
     """The machine's hardware threads as a run queue: a grant is immediate when one is free
     (no simpy event at all: this is the hot path), else FIFO within two priorities (0: a task
-    woken holding or about to take a lock, 1: ordinary runnable work)."""
+    woken holding or about to take a lock, 1: ordinary runnable work).
+
+    Idle CPUs are kept with the time they went idle; a grant takes the one that idled last
+    (a woken task goes back to the CPU it left, if that is still idle) and `last_idle_ns` says
+    how long it had been idle (a wake-up's cost depends on it: cohsim.waketable)."""
 
     def __init__(self, env: simpy.Environment, capacity: int) -> None:
         self.env = env
         self.capacity = capacity
         self.busy = 0
         self.queues: tuple[deque[simpy.Event], deque[simpy.Event]] = (deque(), deque())
+        self.idle_since: list[float] = [env.now] * capacity  #: a stack: the last idled on top
+        self.last_idle_ns = 0.0  #: how long the CPU the last immediate grant took was idle
 
     def acquire(self, priority: int = 1) -> simpy.Event | None:
         """None if a CPU was free and is now ours; else an event that fires when one is."""
         if self.busy < self.capacity:
             self.busy += 1
+            self.last_idle_ns = self.env.now - self.idle_since.pop()
             return None
         ev = self.env.event()
         self.queues[priority].append(ev)
@@ -145,6 +152,7 @@ class CPUs:
                 q.popleft().succeed()  # the CPU passes straight to the waiter
                 return
         self.busy -= 1
+        self.idle_since.append(self.env.now)
 
     @property
     def waiting(self) -> int:

@@ -315,6 +315,9 @@ def test_held_out_splits():
     fit, held = split_runs(data, "workers")
     assert {r.workers for r in fit.mount} == {1, 2} and {r.workers for r in held} == {4}
     assert fit.wake == data.wake  # the host's wake-up latency goes with every split
+    s3 = DEVVM_DATA / "session3"
+    table = load_bench([s3 / "mount", s3 / "wake-idle"])
+    assert split_runs(table, "workers")[0].wake_idle is table.wake_idle is not None
     fit, held = split_runs(data, "repeats")
     assert {r.repeat for r in fit.mount} == {0, 1, 2} and {r.repeat for r in held} == {3, 4}
     with pytest.raises(CohsimError, match="unknown split"):
@@ -333,6 +336,7 @@ _HELD_OUT_XFAIL = (
 @pytest.mark.xfail(strict=True, reason=_HELD_OUT_XFAIL)
 @pytest.mark.parametrize("split", SPLITS)
 def test_held_out_within_15_percent(split):
-    data = load_bench([DEVVM_DATA / "mount", DEVVM_DATA / "wake"])
+    s3 = DEVVM_DATA / "session3"
+    data = load_bench([s3 / "mount", s3 / "wake", s3 / "wake-idle"])
     h = held_out(data, DEVVM, split)
     assert h.worst < 0.15, h.errors
