@@ -157,9 +157,12 @@ _EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+):\s+(\w+):\s
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
 
-def samples_from_trace(lines: Iterable[str], where: str) -> list[tuple[float, float]]:
+def samples_from_trace(
+    lines: Iterable[str], where: str, cpus: set[int] | None = None
+) -> list[tuple[float, float]]:
     """(idle_ns, wake_ns) of every wake-up onto an idle CPU in an ftrace text dump (the
-    `trace` file) with sched_switch, sched_waking and sched_wakeup enabled."""
+    `trace` file) with sched_switch, sched_waking and sched_wakeup enabled; the CPU numbers
+    seen are added to `cpus` when given."""
     idle_since: dict[int, float] = {}  # cpu -> when it switched to its idle task
     pending: dict[int, tuple[float, float, int]] = {}  # pid -> (waking time, idle, target)
     out: list[tuple[float, float]] = []
@@ -174,6 +177,8 @@ def samples_from_trace(lines: Iterable[str], where: str) -> list[tuple[float, fl
         if name not in ("sched_switch", "sched_waking", "sched_wakeup"):
             continue
         seen += 1
+        if cpus is not None:
+            cpus.add(cpu)
         f = dict(_FIELD.findall(rest))
         try:
             if name == "sched_switch":
@@ -203,7 +208,7 @@ def samples_from_trace(lines: Iterable[str], where: str) -> list[tuple[float, fl
 # ------------------------------------------------------------------------ the command
 
 
-def read_trace(path: str) -> list[tuple[float, float]]:
+def read_trace(path: str, cpus: set[int] | None = None) -> list[tuple[float, float]]:
     """The samples of one trace file (plain text, gzip or xz)."""
     import gzip
     import lzma
@@ -217,7 +222,7 @@ def read_trace(path: str) -> list[tuple[float, float]]:
         elif magic == b"\xfd7zXZ\x00":
             opener = lzma.open
         with opener(path, "rt", encoding="utf-8") as f:
-            return samples_from_trace(f, path)
+            return samples_from_trace(f, path, cpus)
     except FileNotFoundError:
         raise CohsimError("no such file", path) from None
     except (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as exc:
@@ -234,10 +239,11 @@ def write_table(
     from . import bench, hostinfo, provenance
 
     samples: list[tuple[float, float]] = []
+    seen: set[int] = set()
     for path in traces:
-        samples.extend(read_trace(path))
+        samples.extend(read_trace(path, seen))
     table = table_from_samples(samples)
-    cpus = hostinfo.collect().to_json().get("online_cpus") or 0
+    cpus = max(seen) + 1  # the traced machine's CPUs (the `threads` column), not this one's
     cols = bench.WAKE_COLUMNS
     lines = [",".join(cols)] + [",".join(r[c] for c in cols) for r in table.rows(cpus)]
     text = "\n".join(lines) + "\n"
