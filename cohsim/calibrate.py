@@ -285,6 +285,7 @@ class Calibration:
         progress: bool = False,
     ) -> None:
         self.instance = instance
+        self.wake_table_: WakeTable | None = None  #: the host's wake-up table, if fitted with one
         self.kernel = kernel
         self.seed = seed
         self.containers = containers
@@ -334,7 +335,7 @@ class Calibration:
         names: list[str] = []
         blocks: list[np.ndarray] = []
         base = self._fix_wake(base, getattr(data, "wake", ()))
-        self.wake_table_ = getattr(data, "wake_idle", None)
+        self.wake_table_ = data.wake_idle
         if self.wake_table_ is not None:
             base = replace(base, wake_table=self.wake_table_)
         if data.mount:
@@ -389,7 +390,7 @@ class Calibration:
         self._check_fitted()
         if "wake_ns" in self.params_:
             kernel = kernel.with_values(wake_ns=self.params_["wake_ns"])
-        if getattr(self, "wake_table_", None) is not None:
+        if self.wake_table_ is not None:
             kernel = replace(kernel, wake_table=self.wake_table_)
         return kernel
 
@@ -918,7 +919,7 @@ class Calibration:
             "residuals": self.residuals_,
             "think_ns": self.think_ns_,
             "op_extra_ns": self.op_extra_ns_,
-            "wake_table": _table_doc(getattr(self, "wake_table_", None)),
+            "wake_table": self.wake_table_.to_doc() if self.wake_table_ else None,
             "fixed": self.fixed_,
             "data_digests": self.data_digests_,
             "optimizer": self.optimizer_,
@@ -1032,45 +1033,13 @@ class Calibration:
         c.op_extra_ns_ = {
             s: {L: dict(ops) for L, ops in v.items()} for s, v in doc.get("op_extra_ns", {}).items()
         }
-        c.wake_table_ = _table_from_doc(doc.get("wake_table"), where)
+        table = doc.get("wake_table")
+        c.wake_table_ = WakeTable.from_doc(table, where) if table is not None else None
         c.kind_ = doc["kind"]
         c.instance_ = doc["instance"]
         c.kernel_name_ = doc["kernel"]
         c.applies_to_ = dict(doc["applies_to"])
         return c
-
-
-def _table_doc(table: WakeTable | None) -> dict[str, Any] | None:
-    if table is None:
-        return None
-    return {
-        "edges_ns": list(table.edges_ns),
-        "quantiles": list(table.quantiles),
-        "values_ns": [list(v) for v in table.values_ns],
-        "samples": list(table.samples),
-    }
-
-
-def _table_from_doc(doc: Any, where: str) -> WakeTable | None:
-    if doc is None:
-        return None
-    try:
-        t = WakeTable(
-            tuple(int(e) for e in doc["edges_ns"]),
-            tuple(float(q) for q in doc["quantiles"]),
-            tuple(tuple(float(v) for v in vals) for vals in doc["values_ns"]),
-            tuple(int(n) for n in doc["samples"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        raise CohsimError("wake_table is malformed", where) from None
-    n = len(t.edges_ns)
-    if (
-        len(t.values_ns) != n
-        or len(t.samples) != n
-        or any(len(v) != len(t.quantiles) for v in t.values_ns)
-    ):
-        raise CohsimError("wake_table: bins and quantiles do not line up", where)
-    return t
 
 
 def load_fit(path: str | Path) -> Calibration:

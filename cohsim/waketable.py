@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .errors import CohsimError
 
 LOCK = "sched-trace"  #: the `lock` column of the table's rows
@@ -64,6 +66,32 @@ class WakeTable:
         vals, q = self.values_ns[self._bin(idle_ns)], self.quantiles
         return sum((q[i + 1] - q[i]) * (vals[i] + vals[i + 1]) / 2 for i in range(len(q) - 1))
 
+    def to_doc(self) -> dict[str, Any]:
+        """The table as JSON-able lists (a calibration fit's `wake_table` block)."""
+        return {
+            "edges_ns": list(self.edges_ns),
+            "quantiles": list(self.quantiles),
+            "values_ns": [list(v) for v in self.values_ns],
+            "samples": list(self.samples),
+        }
+
+    @classmethod
+    def from_doc(cls, doc: Any, where: str) -> WakeTable:
+        """Read `to_doc`'s form back; a malformed block is a CohsimError naming `where`."""
+        try:
+            t = cls(
+                tuple(int(e) for e in doc["edges_ns"]),
+                tuple(float(q) for q in doc["quantiles"]),
+                tuple(tuple(float(v) for v in vals) for vals in doc["values_ns"]),
+                tuple(int(n) for n in doc["samples"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            raise CohsimError("wake_table is malformed", where) from None
+        n, q = len(t.edges_ns), len(t.quantiles)
+        if len(t.values_ns) != n or len(t.samples) != n or any(len(v) != q for v in t.values_ns):
+            raise CohsimError("wake_table: bins and quantiles do not line up", where)
+        return t
+
     def rows(self, cpus: int) -> list[dict[str, str]]:
         """The table as wake_bench CSV rows."""
         out = []
@@ -79,18 +107,6 @@ class WakeTable:
         return out
 
 
-def _quantiles(values: Sequence[float], qs: Sequence[float]) -> tuple[float, ...]:
-    s = sorted(values)
-    n = len(s)
-    out = []
-    for q in qs:  # linear interpolation between order statistics (numpy's default)
-        x = q * (n - 1)
-        i = int(math.floor(x))
-        j = min(i + 1, n - 1)
-        out.append(s[i] + (x - i) * (s[j] - s[i]))
-    return tuple(out)
-
-
 def table_from_samples(samples: Iterable[tuple[float, float]]) -> WakeTable:
     """(idle_ns, wake_ns) samples -> the table. A bin with fewer than MIN_SAMPLES borrows the
     nearest lower populated bin's quantiles (its own count is still reported)."""
@@ -102,7 +118,7 @@ def table_from_samples(samples: Iterable[tuple[float, float]]) -> WakeTable:
     values: list[tuple[float, ...]] = []
     for b in bins:
         if len(b) >= MIN_SAMPLES:
-            values.append(_quantiles(b, QUANTILES))
+            values.append(tuple(float(v) for v in np.quantile(b, QUANTILES)))
         else:
             values.append(values[-1] if values else ())
     first = next(v for v in values if v)
