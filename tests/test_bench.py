@@ -73,6 +73,22 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         assert run([exe, "--version"]).stdout.strip() == f"{name}_bench 1"
 
 
+@needs_cc
+def test_shared_header_is_part_of_the_build_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """die(), the parsers and the clock live in bench_util.h: editing it must rebuild."""
+    src = tmp_path / "src"
+    shutil.copytree(bench.source_path("wake").parent, src)
+    monkeypatch.setattr(bench, "bench_source_dir", lambda: src)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = bench.build("wake", env=env)
+    with (src / "bench_util.h").open("a") as f:
+        f.write("/* edited */\n")
+    second = bench.build("wake", env=env)
+    assert second != first and run([second, "--version"]).stdout == "wake_bench 1\n"
+
+
 def test_no_compiler_names_the_package(tmp_path: Path) -> None:
     env = {**os.environ, "CC": "/nonexistent/cc", "XDG_CACHE_HOME": str(tmp_path)}
     with pytest.raises(CohsimError, match="apt-get install gcc"):

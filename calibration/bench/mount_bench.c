@@ -58,6 +58,8 @@
 #include <unistd.h>
 
 #define MOUNT_BENCH_VERSION "1"
+#define BENCH_NAME "mount_bench"
+#include "bench_util.h"
 
 /* New mount API numbers are the same on every architecture (unified syscall table). */
 #ifndef SYS_open_tree
@@ -208,6 +210,7 @@ static int g_userns_fd = -1;
 
 /* ------------------------------------------------------------------ errors and cleanup */
 
+/* Undo what the parent set up; die() runs it too (main sets it as die_cleanup). */
 static void teardown(void)
 {
 	if (getpid() != g_parent_pid)
@@ -227,20 +230,6 @@ static void teardown(void)
 		close(g_userns_fd);
 		g_userns_fd = -1;
 	}
-}
-
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fflush(stdout);
-	fputs("mount_bench: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	teardown();
-	exit(1);
 }
 
 static void on_signal(int sig)
@@ -264,13 +253,6 @@ static void install_signals(void)
 }
 
 /* ------------------------------------------------------------------ helpers */
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...)
@@ -329,9 +311,9 @@ struct seqctx {
 /* Time one call; returns its result, records (label, duration, errno). */
 #define TIMED(ctx, lab, expr)                                                                  \
 	({                                                                                     \
-		uint64_t _t0 = now_ns();                                                       \
+		uint64_t _t0 = mono_ns();                                                      \
 		long _r = (long)(expr);                                                        \
-		uint64_t _t1 = now_ns();                                                       \
+		uint64_t _t1 = mono_ns();                                                      \
 		int _e = _r < 0 ? errno : 0;                                                   \
 		record((ctx), (lab), _t0, _t1 - _t0, _e);                                      \
 		errno = _e;                                                                    \
@@ -369,9 +351,9 @@ static void sample_mounts(struct seqctx *c)
 	struct worker *w = c->w;
 	if (w->mountinfo_every <= 0 || c->seq % (uint32_t)w->mountinfo_every != 0)
 		return;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 	int n = count_mounts();
-	uint64_t t1 = now_ns();
+	uint64_t t1 = mono_ns();
 	record(c, L_MOUNTINFO_SAMPLE, t0, t1 - t0, n < 0 ? errno : 0);
 	c->excluded += t1 - t0;
 	c->sampled = n;
@@ -481,10 +463,10 @@ static int seq_common_parent(struct seqctx *c)
 	for (int k = 0; k < 64; k++) {
 		/* The last call, which ends the loop with EINVAL ("not a mount point"), is labelled
 		 * umount2_einval so that umount2 holds only real unmounts. */
-		uint64_t t0 = now_ns();
+		uint64_t t0 = mono_ns();
 		int r = umount2(w->parent_dst, 0);
 		int e = r < 0 ? errno : 0;
-		record(c, e == EINVAL ? L_UMOUNT2_EINVAL : L_UMOUNT2, t0, now_ns() - t0, e);
+		record(c, e == EINVAL ? L_UMOUNT2_EINVAL : L_UMOUNT2, t0, mono_ns() - t0, e);
 		errno = e;
 		if (r < 0) {
 			if (errno != EINVAL && rc == 0) {
@@ -581,14 +563,14 @@ out:
 static int run_sequence(struct worker *w, uint32_t seq)
 {
 	struct seqctx c = {.w = w, .seq = seq, .excluded = 0, .sampled = -1};
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 	int rc;
 	switch (w->strategy) {
 	case S_PER_LAYER: rc = seq_per_layer(&c); break;
 	case S_COMMON_PARENT: rc = seq_common_parent(&c); break;
 	default: rc = seq_lowerdir_plus(&c); break;
 	}
-	uint64_t t1 = now_ns();
+	uint64_t t1 = mono_ns();
 	if (w->seqs) {
 		w->seqs[seq].start_ns = t0;
 		w->seqs[seq].end_ns = t1;
@@ -785,12 +767,6 @@ static void make_dirs(int max_workers, int max_layers, int shared)
 
 /* ------------------------------------------------------------------ statistics */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 struct ev {
 	uint64_t t;
 	int d;
@@ -805,17 +781,6 @@ static int cmp_ev(const void *a, const void *b)
 	return (x->d > y->d) - (x->d < y->d);
 }
 
-/* Nearest-rank percentile of a sorted array. */
-static uint64_t pct(const uint64_t *v, size_t n, double q)
-{
-	size_t k = (size_t)(q * (double)n + 0.999999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
-
 static void emit(int strategy, int workers, int layers, const char *syscall_label, const char *metric,
 		 double value, const char *unit, int repeat)
 {
@@ -825,18 +790,15 @@ static void emit(int strategy, int workers, int layers, const char *syscall_labe
 
 static void emit_dist(int st, int wk, int ly, const char *lab, uint64_t *v, size_t n, int rep)
 {
-	qsort(v, n, sizeof *v, cmp_u64);
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += (double)v[i];
+	struct dist d = dist_of(v, n);
 	emit(st, wk, ly, lab, "count", (double)n, "count", rep);
-	emit(st, wk, ly, lab, "p50_ns", (double)pct(v, n, 0.50), "ns", rep);
-	emit(st, wk, ly, lab, "p90_ns", (double)pct(v, n, 0.90), "ns", rep);
-	emit(st, wk, ly, lab, "p99_ns", (double)pct(v, n, 0.99), "ns", rep);
-	emit(st, wk, ly, lab, "mean_ns", sum / (double)n, "ns", rep);
-	emit(st, wk, ly, lab, "min_ns", (double)v[0], "ns", rep);
-	emit(st, wk, ly, lab, "max_ns", (double)v[n - 1], "ns", rep);
-	emit(st, wk, ly, lab, "total_ns", sum, "ns", rep);
+	emit(st, wk, ly, lab, "p50_ns", d.p50, "ns", rep);
+	emit(st, wk, ly, lab, "p90_ns", d.p90, "ns", rep);
+	emit(st, wk, ly, lab, "p99_ns", d.p99, "ns", rep);
+	emit(st, wk, ly, lab, "mean_ns", d.mean, "ns", rep);
+	emit(st, wk, ly, lab, "min_ns", d.min, "ns", rep);
+	emit(st, wk, ly, lab, "max_ns", d.max, "ns", rep);
+	emit(st, wk, ly, lab, "total_ns", d.sum, "ns", rep);
 }
 
 /* ------------------------------------------------------------------ one run */
@@ -1073,8 +1035,6 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 
 /* ------------------------------------------------------------------ arguments */
 
-#include "bench_util.h"
-
 static int parse_int(const char *s, const char *what, long lo, long hi)
 {
 	int v;
@@ -1130,6 +1090,7 @@ int main(int argc, char **argv)
 		.tmp_parent = NULL,
 	};
 	g_parent_pid = getpid();
+	die_cleanup = teardown;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1174,14 +1135,10 @@ int main(int argc, char **argv)
 		case 'x': cfg.strace_file = optarg; break;
 		case 'V': printf("mount_bench %s\n", MOUNT_BENCH_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
-		default:
-			if (optopt)
-				die("option -%c is unknown or lacks its value (see --help)", optopt);
-			die("option '%s' is unknown or lacks its value (see --help)", argv[optind - 1]);
+		default: die_bad_option(argv);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s' (see --help)", argv[optind]);
+	die_if_operands(argc, argv);
 
 	/* Up-front checks, before touching anything. */
 	if (geteuid() != 0)

@@ -23,7 +23,6 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,19 +43,8 @@
 #define NBINS ((64 - SUB_BITS + 1) * SUB_COUNT)
 #define CACHE_LINE 64
 
-/* ------------------------------------------------------------------ errors */
-
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("pause_bench: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define BENCH_NAME "pause_bench"
+#include "bench_util.h"
 
 /* ------------------------------------------------------------------ clock */
 
@@ -69,13 +57,6 @@ static inline void cpu_relax(void)
 #else
 	__asm__ __volatile__("" ::: "memory");
 #endif
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A cheap monotonic tick counter; converted to ns with the rate calibrated at start-up. */
@@ -208,9 +189,7 @@ struct worker {
 
 static void pin_self(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
+	cpu_set_t set = one_cpu(cpu);
 	int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 	if (rc != 0)
 		die("cannot pin a thread to CPU %d: %s", cpu, strerror(rc));
@@ -452,20 +431,6 @@ static int placement_order(const char *placement, struct cpuinfo *ci, int n, int
 
 /* ------------------------------------------------------------------ arguments */
 
-#include "bench_util.h"
-
-static uint64_t parse_u64(const char *s, const char *what, uint64_t hi)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		die("--%s: '%s' is not a non-negative integer", what, s);
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno || v > hi)
-		die("--%s: '%s' is not an integer in 0..%llu", what, s, (unsigned long long)hi);
-	return v;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -653,23 +618,18 @@ int main(int argc, char **argv)
 		case 't': nthreads_list = parse_int_list(optarg, threads, MAX_LIST, "threads", 1, MAX_CPUS); break;
 		case 'p': placement = optarg; break;
 		case 'c': cpus_arg = optarg; break;
-		case 's': cs_ns = parse_u64(optarg, "cs-ns", 1000000000ull); break;
-		case 'k': think_ns = parse_u64(optarg, "think-ns", 1000000000ull); break;
-		case 'd': duration_ms = parse_u64(optarg, "duration-ms", 3600000ull); break;
-		case 'w': warmup_ms = parse_u64(optarg, "warmup-ms", 3600000ull); break;
-		case 'r': repeats = (int)parse_u64(optarg, "repeats", 100000ull); break;
-		case 'P': pause_samples = (int)parse_u64(optarg, "pause-samples", 100000000ull); break;
+		case 's': cs_ns = parse_u64(optarg, "cs-ns", 0, 1000000000ull); break;
+		case 'k': think_ns = parse_u64(optarg, "think-ns", 0, 1000000000ull); break;
+		case 'd': duration_ms = parse_u64(optarg, "duration-ms", 0, 3600000ull); break;
+		case 'w': warmup_ms = parse_u64(optarg, "warmup-ms", 0, 3600000ull); break;
+		case 'r': repeats = (int)parse_u64(optarg, "repeats", 0, 100000ull); break;
+		case 'P': pause_samples = (int)parse_u64(optarg, "pause-samples", 0, 100000000ull); break;
 		case 'V': printf("pause_bench %s\n", PAUSE_BENCH_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
-		case '?':
-		default:
-			if (optopt)
-				die("option -%c is unknown or lacks its value (see --help)", optopt);
-			die("option '%s' is unknown or lacks its value (see --help)", argv[optind - 1]);
+		default: die_bad_option(argv);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s' (see --help)", argv[optind]);
+	die_if_operands(argc, argv);
 	if (duration_ms == 0)
 		die("--duration-ms must be at least 1");
 	if (repeats < 1)

@@ -32,7 +32,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,20 +46,7 @@
 #define MAX_LIST 256
 #define CACHE_LINE 64
 
-/* ------------------------------------------------------------------ errors */
-
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("wake_bench: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
+#define BENCH_NAME "wake_bench"
 #include "bench_util.h"
 
 /* ------------------------------------------------------------------ futex ping-pong */
@@ -84,13 +70,6 @@ static void futex_wait(atomic_int *addr, int expected)
 static void futex_wake(atomic_int *addr)
 {
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Thread 1: hand the turn over, sleep until it comes back; one clock read per round trip. */
@@ -131,9 +110,7 @@ static void *pong_main(void *arg)
 static void start_pinned(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
+	cpu_set_t set = one_cpu(cpu);
 	int rc = pthread_attr_init(&attr);
 	if (rc == 0)
 		rc = pthread_attr_setaffinity_np(&attr, sizeof set, &set);
@@ -144,24 +121,7 @@ static void start_pinned(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg
 	pthread_attr_destroy(&attr);
 }
 
-/* ------------------------------------------------------------------ statistics */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array (as mount_bench). */
-static uint64_t pct(const uint64_t *v, size_t n, double q)
-{
-	size_t k = (size_t)(q * (double)n + 0.999999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
+/* ------------------------------------------------------------------ measurement */
 
 static void emit(const char *placement, const char *metric, double value, const char *unit, int repeat)
 {
@@ -188,40 +148,21 @@ static double run_one(const char *placement, int cpu1, int cpu2, int samples, in
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
 
-	uint64_t *v = p->samples;
-	size_t n = (size_t)samples;
-	qsort(v, n, sizeof *v, cmp_u64);
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += (double)v[i];
-	double p50 = (double)pct(v, n, 0.50);
-	emit(placement, "p50_ns", p50, "ns", repeat);
-	emit(placement, "p90_ns", (double)pct(v, n, 0.90), "ns", repeat);
-	emit(placement, "p99_ns", (double)pct(v, n, 0.99), "ns", repeat);
-	emit(placement, "mean_ns", sum / (double)n, "ns", repeat);
-	emit(placement, "min_ns", (double)v[0], "ns", repeat);
-	emit(placement, "max_ns", (double)v[n - 1], "ns", repeat);
-	emit(placement, "round_trips", (double)n, "count", repeat);
+	struct dist d = dist_of(p->samples, (size_t)samples);
+	emit(placement, "p50_ns", d.p50, "ns", repeat);
+	emit(placement, "p90_ns", d.p90, "ns", repeat);
+	emit(placement, "p99_ns", d.p99, "ns", repeat);
+	emit(placement, "mean_ns", d.mean, "ns", repeat);
+	emit(placement, "min_ns", d.min, "ns", repeat);
+	emit(placement, "max_ns", d.max, "ns", repeat);
+	emit(placement, "round_trips", (double)samples, "count", repeat);
 	fflush(stdout);
 	free(p->samples);
 	free(p);
-	return p50;
+	return d.p50;
 }
 
 /* ------------------------------------------------------------------ arguments */
-
-static uint64_t parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		die("--%s: '%s' is not a non-negative integer", what, s);
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno || v < lo || v > hi)
-		die("--%s: '%s' is not an integer in %llu..%llu", what, s, (unsigned long long)lo,
-		    (unsigned long long)hi);
-	return v;
-}
 
 static void usage(FILE *f)
 {
@@ -254,15 +195,10 @@ int main(int argc, char **argv)
 		case 'r': repeats = (int)parse_u64(optarg, "repeats", 1, 100000ull); break;
 		case 'V': printf("wake_bench %s\n", WAKE_BENCH_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
-		case '?':
-		default:
-			if (optopt)
-				die("option -%c is unknown or lacks its value (see --help)", optopt);
-			die("option '%s' is unknown or lacks its value (see --help)", argv[optind - 1]);
+		default: die_bad_option(argv);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s' (see --help)", argv[optind]);
+	die_if_operands(argc, argv);
 
 	cpu_set_t allowed;
 	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
