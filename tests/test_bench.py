@@ -15,7 +15,9 @@ import statistics
 import subprocess
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +37,7 @@ needs_cc = pytest.mark.skipif(
 )
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 FAST_PAUSE = ["--duration-ms", "20", "--warmup-ms", "5", "--repeats", "1", "--pause-samples", "200"]
+Cli = Callable[..., tuple[int, str, str]]  #: the `cli` fixture: (exit code, stdout, stderr)
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +50,25 @@ def exes(cache_env: dict[str, str]) -> dict[str, Path]:
     if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
         pytest.skip("no C compiler")
     return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
+
+
+@pytest.fixture
+def cli(
+    cache_env: dict[str, str],
+    exes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Cli:
+    """`cohsim bench ARGS... --no-progress` in-process, on the session's already built benchmarks;
+    returns (exit code, stdout, stderr)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+
+    def call(*args: str) -> tuple[int, str, str]:
+        rc = main(["bench", *args, "--no-progress"])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return call
 
 
 def run(argv: list[str | os.PathLike[str]], **kw: object) -> subprocess.CompletedProcess[str]:
@@ -180,35 +202,9 @@ def test_pause_bench_bad_arguments(exes: dict[str, Path], args: list[str]) -> No
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("pause_bench: error: ")
 
 
-def test_cli_pause_json(
-    tmp_path: Path,
-    cache_env: dict[str, str],
-    exes: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
-    rc = main(
-        [
-            "bench",
-            "pause",
-            "--threads",
-            "1",
-            "--lock",
-            "ttas",
-            "--duration-ms",
-            "20",
-            "--warmup-ms",
-            "5",
-            "--repeats",
-            "1",
-            "--out",
-            str(tmp_path),
-            "--json",
-            "--no-progress",
-        ]
-    )
-    out, err = capsys.readouterr()
+def test_cli_pause_json(tmp_path: Path, cli: Cli) -> None:
+    flags = "--threads 1 --lock ttas --duration-ms 20 --warmup-ms 5 --repeats 1".split()
+    rc, out, err = cli("pause", *flags, "--out", str(tmp_path), "--json")
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["schema"] == bench.SCHEMA and doc["bench"] == "pause"
@@ -307,17 +303,11 @@ def test_wake_bench_needs_two_cpus(exes: dict[str, Path]) -> None:
 
 
 @needs_2_cpus
-def test_cli_wake_json_and_files(
-    tmp_path: Path,
-    cache_env: dict[str, str],
-    exes: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
-    argv = ["bench", "wake", "--samples", "200", "--repeats", "3", "--no-progress"]
-    assert main([*argv, "--out", str(tmp_path / "j"), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+def test_cli_wake_json_and_files(tmp_path: Path, cli: Cli) -> None:
+    argv = ["wake", "--samples", "200", "--repeats", "3"]
+    rc, out, err = cli(*argv, "--out", str(tmp_path / "j"), "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
     assert doc["schema"] == bench.SCHEMA and doc["bench"] == "wake"
     s = doc["summary"]
     assert [r["repeat"] for r in s["repeats"]] == [0, 1, 2]
@@ -334,24 +324,17 @@ def test_cli_wake_json_and_files(
     assert side["command"] == ["wake_bench", "--samples", "200", "--repeats", "3"]
     assert side["host"]["online_cpus"] == os.cpu_count()
 
-    assert main([*argv, "--out", str(tmp_path / "h")]) == 0
-    out = capsys.readouterr().out.splitlines()
+    rc, text, err = cli(*argv, "--out", str(tmp_path / "h"))
+    assert rc == 0, err
+    out = text.splitlines()
     assert out[0].startswith("wake-up onto an idle CPU: wake_ns ")
     assert out[1].startswith("futex round trip p50: same CPU ")
     assert len(out) == 2 + 1 + 3 + 1 and out[-1].startswith("wrote ")
 
 
-def test_cli_wake_errors(
-    tmp_path: Path,
-    cache_env: dict[str, str],
-    exes: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+def test_cli_wake_errors(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
-    rc = main(["bench", "wake", "--cpus", "0,4000", "--out", str(out), "--no-progress"])
-    stdout, err = capsys.readouterr()
+    rc, stdout, err = cli("wake", "--cpus", "0,4000", "--out", str(out))
     assert rc == 1 and stdout == "" and "Traceback" not in err
     assert err == (
         "cohsim: error: wake_bench: --cpus: CPU 4000 is not online or not allowed"
@@ -360,7 +343,7 @@ def test_cli_wake_errors(
     assert not out.exists()
     for bad in (["--cpus", "0,0"], ["--cpus", "1"], ["--samples", "0"], ["--repeats", "x"]):
         with pytest.raises(SystemExit) as exc:  # malformed flags: argparse usage, exit 2
-            main(["bench", "wake", *bad, "--out", str(out)])
+            cli("wake", *bad, "--out", str(out))
         assert exc.value.code == 2
     assert not out.exists()
 
@@ -411,23 +394,8 @@ def test_mount_bench_runs_and_cleans_up(
     exes: dict[str, Path], tmp_path: Path, strategy: str
 ) -> None:
     before = mountinfo_lines()
-    res = run(
-        [
-            exes["mount"],
-            "--strategy",
-            strategy,
-            "--workers",
-            "1",
-            "--layers",
-            "2",
-            "--containers",
-            "1",
-            "--repeats",
-            "1",
-            "--tmpdir",
-            tmp_path,
-        ]
-    )
+    flags = "--workers 1 --layers 2 --containers 1 --repeats 1".split()
+    res = run([exes["mount"], "--strategy", strategy, *flags, "--tmpdir", tmp_path])
     assert res.returncode == 0, res.stderr
     rows = bench._parse_csv(res.stdout, "mount", "stdout")
     v = {(r["syscall"], r["metric"]): float(r["value"]) for r in rows}
@@ -467,18 +435,9 @@ def test_mount_bench_runs_and_cleans_up(
 
 @needs_root
 def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) -> None:
+    flags = "--workers 2 --layers 10 --containers 1000000".split()
     proc = subprocess.Popen(
-        [
-            str(exes["mount"]),
-            "--workers",
-            "2",
-            "--layers",
-            "10",
-            "--containers",
-            "1000000",
-            "--tmpdir",
-            str(tmp_path),
-        ],
+        [str(exes["mount"]), *flags, "--tmpdir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -496,36 +455,10 @@ def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) ->
 
 @needs_root
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed")
-def test_cli_mount_with_strace(
-    tmp_path: Path,
-    cache_env: dict[str, str],
-    exes: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+def test_cli_mount_with_strace(tmp_path: Path, cli: Cli) -> None:
     log = tmp_path / "out" / "per-layer.strace"
-    rc = main(
-        [
-            "bench",
-            "mount",
-            "--strategy",
-            "per-layer",
-            "--workers",
-            "2",
-            "--layers",
-            "3",
-            "--containers",
-            "1",
-            "--strace",
-            str(log),
-            "--out",
-            str(tmp_path / "out"),
-            "--json",
-            "--no-progress",
-        ]
-    )
-    out, err = capsys.readouterr()
+    flags = "--strategy per-layer --workers 2 --layers 3 --containers 1".split()
+    rc, out, err = cli("mount", *flags, "--strace", str(log), "--out", str(log.parent), "--json")
     assert rc == 0, err
     doc = json.loads(out)
     [cfg] = doc["summary"]["configs"]
@@ -545,11 +478,17 @@ def test_cli_mount_with_strace(
 # --------------------------------------------------------------------- committed data
 
 
+def committed(name: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The committed rows of `name`_bench.csv and its sidecar, whose digest must be the CSV's."""
+    csv = HOST / name / f"{name}_bench.csv"
+    side = json.loads((HOST / name / f"{name}_bench.json").read_text())
+    assert side["csv"]["digest"] == provenance.file_digest(csv)
+    return bench.read_bench_csv(csv, name), side
+
+
 def test_committed_pause_data() -> None:
-    rows = bench.read_bench_csv(HOST / "pause" / "pause_bench.csv", "pause")
-    side = json.loads((HOST / "pause" / "pause_bench.json").read_text())
+    rows, side = committed("pause")
     assert side["schema"] == 1 and side["bench"] == "pause" and side["csv"]["rows"] == len(rows)
-    assert side["csv"]["digest"] == provenance.file_digest(HOST / "pause" / "pause_bench.csv")
     assert side["host"]["online_cpus"] == 2 and side["host"]["virtualized"] is True
     by = rows_by(rows, "lock", "threads", "metric")
     assert len(by[("none", "1", "pause_ns")]) == 5
@@ -567,9 +506,7 @@ def test_committed_pause_data() -> None:
 
 
 def test_committed_mount_data() -> None:
-    rows = bench.read_bench_csv(HOST / "mount" / "mount_bench.csv", "mount")
-    side = json.loads((HOST / "mount" / "mount_bench.json").read_text())
-    assert side["csv"]["digest"] == provenance.file_digest(HOST / "mount" / "mount_bench.csv")
+    rows, side = committed("mount")
     assert side["host"]["kernel_release"].startswith("6.18")
     by = rows_by(rows, "strategy", "workers", "layers", "syscall", "metric")
     pseudo = {"sequence", "container", "run", "mount_table"}
@@ -619,10 +556,8 @@ def test_committed_strace_logs_parse(strategy: str) -> None:
 
 
 def test_committed_wake_data() -> None:
-    rows = bench.read_bench_csv(HOST / "wake" / "wake_bench.csv", "wake")
-    side = json.loads((HOST / "wake" / "wake_bench.json").read_text())
+    rows, side = committed("wake")
     assert side["bench"] == "wake" and side["csv"]["rows"] == len(rows) == 5 * 15
-    assert side["csv"]["digest"] == provenance.file_digest(HOST / "wake" / "wake_bench.csv")
     assert side["command"] == ["wake_bench", "--samples", "20000", "--repeats", "5"]
     by = rows_by(rows, "placement", "metric")
     assert by[("same-cpu", "round_trips")] == by[("cross-cpu", "round_trips")] == [20000.0] * 5
