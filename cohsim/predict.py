@@ -343,38 +343,42 @@ def run_workload(
     )
 
 
-def _simulate_on(
-    trace: Trace,
-    *,
-    arch: str | None,
-    instance: str | None,
-    smt: bool,
-    sockets: int | None,
-    kernel: str | None,
-    calibration: str | None,
-    catalog: Catalog | None,
-    workload: dict[str, Any],
-    **run: Any,
-) -> Prediction:
-    """The shared path of `predict` and `replay`: pick the machine, apply the calibration,
-    run the replicates."""
-    machine, note = resolve_machine(
-        catalog or Catalog(), arch=arch, instance=instance, smt=smt, sockets=sockets
-    )
-    replicates, seed = run.get("replicates", 2), run.get("seed", 0)
-    machine, kparams, draws, cal_note = resolve_calibration(
-        calibration, machine, load_kernel(kernel), replicates - 1, seed
-    )
-    return run_workload(
-        machine,
-        trace,
-        kernel=kparams,
-        kernel_samples=draws,
-        calibration=cal_note,
-        machine_note=note,
-        workload=workload,
-        **run,
-    )
+@dataclass(frozen=True)
+class _Target:
+    """What `predict` and `replay` run their workload on, as their callers name it: the
+    machine (catalog kind or instance, SMT, sockets), the kernel and the calibration."""
+
+    arch: str | None
+    instance: str | None
+    smt: bool
+    sockets: int | None
+    kernel: str | None
+    calibration: str | None
+    catalog: Catalog | None
+
+    def simulate(self, trace: Trace, *, workload: dict[str, Any], **run: Any) -> Prediction:
+        """Pick the machine, apply the calibration, run the replicates."""
+        machine, note = resolve_machine(
+            self.catalog or Catalog(),
+            arch=self.arch,
+            instance=self.instance,
+            smt=self.smt,
+            sockets=self.sockets,
+        )
+        replicates, seed = run.get("replicates", 2), run.get("seed", 0)
+        machine, kparams, draws, cal_note = resolve_calibration(
+            self.calibration, machine, load_kernel(self.kernel), replicates - 1, seed
+        )
+        return run_workload(
+            machine,
+            trace,
+            kernel=kparams,
+            kernel_samples=draws,
+            calibration=cal_note,
+            machine_note=note,
+            workload=workload,
+            **run,
+        )
 
 
 def predict(
@@ -400,19 +404,9 @@ def predict(
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
     trace = burst_workload(strategy, containers, layers, seed=run.get("seed", 0))
-    return _simulate_on(
-        trace,
-        arch=arch,
-        instance=instance,
-        smt=smt,
-        sockets=sockets,
-        kernel=kernel,
-        calibration=calibration,
-        catalog=catalog,
-        layers=layers,
-        workload={"strategy": strategy, "arrival": "all at once"},
-        **run,
-    )
+    target = _Target(arch, instance, smt, sockets, kernel, calibration, catalog)
+    workload = {"strategy": strategy, "arrival": "all at once"}
+    return target.simulate(trace, layers=layers, workload=workload, **run)
 
 
 def replay(
@@ -441,19 +435,8 @@ def replay(
         "unknown_skipped": trace.unknown_skipped,
         "malformed_skipped": trace.malformed_skipped,
     }
-    return _simulate_on(
-        trace,
-        arch=arch,
-        instance=instance,
-        smt=smt,
-        sockets=sockets,
-        kernel=kernel,
-        calibration=calibration,
-        catalog=catalog,
-        layers=layers,
-        workload=workload,
-        **run,
-    )
+    target = _Target(arch, instance, smt, sockets, kernel, calibration, catalog)
+    return target.simulate(trace, layers=layers, workload=workload, **run)
 
 
 def burst_workload(strategy: str, containers: int, layers: int, *, seed: int = 0) -> Trace:
