@@ -43,6 +43,21 @@ def _int_list(flag: str, low: int = 1) -> Callable[[str], str]:
     return check
 
 
+def _list_arg(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: str | None,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    low: int = 1,
+) -> None:
+    """A comma-separated list flag: of `choices`, or of integers >= `low`; a malformed one is
+    argparse's usage error (exit 2) naming `flag`, before any benchmark is built."""
+    check = _choice_list(choices, flag) if choices else _int_list(flag, low)
+    p.add_argument(flag, default=default, type=check, help=help)
+
+
 def _cpu_pair(text: str) -> str:
     """``"A,B"``: two different CPU numbers (whether this process may use them, wake_bench says)."""
     try:
@@ -54,55 +69,27 @@ def _cpu_pair(text: str) -> str:
     return text
 
 
+def _flags(a: argparse.Namespace, *flags: str) -> list[str]:
+    """``["--flag", "value", ...]`` for the C program, each value read from the flag's dest."""
+    return [w for f in flags for w in (f, str(getattr(a, f[2:].replace("-", "_"))))]
+
+
 def _pause_args(a: argparse.Namespace) -> list[str]:
-    out = [
-        "--threads",
-        a.threads,
-        "--lock",
-        a.lock,
-        "--cs-ns",
-        str(a.cs_ns),
-        "--think-ns",
-        str(a.think_ns),
-        "--duration-ms",
-        str(a.duration_ms),
-        "--warmup-ms",
-        str(a.warmup_ms),
-        "--repeats",
-        str(a.repeats),
-    ]
-    out += ["--cpus", a.cpus] if a.cpus else ["--placement", a.placement]
-    return out
+    out = _flags(a, "--threads", "--lock", "--cs-ns", "--think-ns")
+    out += _flags(a, "--duration-ms", "--warmup-ms", "--repeats")
+    return out + _flags(a, "--cpus" if a.cpus else "--placement")
 
 
 def _mount_args(a: argparse.Namespace) -> list[str]:
-    out = [
-        "--strategy",
-        a.strategy,
-        "--workers",
-        a.workers,
-        "--layers",
-        a.layers,
-        "--containers",
-        str(a.containers),
-        "--sequences-per-container",
-        str(a.sequences_per_container),
-        "--repeats",
-        str(a.repeats),
-        "--mode",
-        a.mode,
-        "--mountinfo-every",
-        str(a.mountinfo_every),
-    ]
+    out = _flags(a, "--strategy", "--workers", "--layers", "--containers")
+    out += _flags(a, "--sequences-per-container", "--repeats", "--mode", "--mountinfo-every")
     out += ["--shared-layers"] if a.shared_layers else []
     out += ["--no-idmap"] if a.no_idmap else []
     return out
 
 
 def _wake_args(a: argparse.Namespace) -> list[str]:
-    out = ["--samples", str(a.samples), "--repeats", str(a.repeats)]
-    out += ["--cpus", a.cpus] if a.cpus else []
-    return out
+    return _flags(a, "--samples", "--repeats", *(["--cpus"] if a.cpus else []))
 
 
 _ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args}
@@ -225,29 +212,20 @@ def register(
         help="lock hand-off latency of a PAUSE-spinning lock",
         description="pause_bench: pinned threads contend for one spinlock.",
     )
-    pp.add_argument(
-        "--threads",
-        default="1,2",
-        type=_int_list("--threads"),
-        help="comma-separated thread counts (default 1,2)",
-    )
+    _list_arg(pp, "--threads", "1,2", "comma-separated thread counts (default 1,2)")
     pp.add_argument(
         "--placement",
         default="compact",
         choices=_PLACEMENTS,
         help="which CPUs the threads are pinned to (default compact)",
     )
-    pp.add_argument(
-        "--cpus",
-        default=None,
-        type=_int_list("--cpus", 0),
-        help="explicit CPU list, overrides --placement",
-    )
-    pp.add_argument(
+    _list_arg(pp, "--cpus", None, "explicit CPU list, overrides --placement", low=0)
+    _list_arg(
+        pp,
         "--lock",
-        default="ttas,ticket",
-        type=_choice_list(_LOCKS, "--lock"),
-        help="lock kinds, comma-separated (default ttas,ticket)",
+        "ttas,ticket",
+        "lock kinds, comma-separated (default ttas,ticket)",
+        choices=_LOCKS,
     )
     pp.add_argument(
         "--cs-ns", type=nonneg_int, default=100, help="critical section length (default 100)"
@@ -269,24 +247,15 @@ def register(
         description="mount_bench: K workers run containerd's mount sequences in "
         "a private mount namespace (needs root).",
     )
-    pm.add_argument(
+    _list_arg(
+        pm,
         "--strategy",
-        default="per-layer,common-parent,lowerdir-plus",
-        type=_choice_list(_STRATEGIES, "--strategy"),
-        help="strategies, comma-separated (default all three)",
+        ",".join(_STRATEGIES),
+        "strategies, comma-separated (default all three)",
+        choices=_STRATEGIES,
     )
-    pm.add_argument(
-        "--workers",
-        default="1",
-        type=_int_list("--workers"),
-        help="concurrent workers, comma-separated (default 1)",
-    )
-    pm.add_argument(
-        "--layers",
-        default="10",
-        type=_int_list("--layers"),
-        help="image layers, comma-separated (default 10)",
-    )
+    _list_arg(pm, "--workers", "1", "concurrent workers, comma-separated (default 1)")
+    _list_arg(pm, "--layers", "10", "image layers, comma-separated (default 10)")
     pm.add_argument(
         "--containers", type=positive_int, default=5, help="containers per worker per run"
     )
