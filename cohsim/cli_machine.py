@@ -14,6 +14,20 @@ from .errors import CohsimError
 from .machine import Machine
 from .matrix import home_from_text, home_to_text, read_matrix
 
+#: What `cohsim machines` prints of each catalog.summary_row (--json gives all of it).
+TABLE_COLUMNS = (
+    "name",
+    "vendor",
+    "uarch",
+    "interconnect",
+    "sockets",
+    "numa_nodes",
+    "cores",
+    "threads_per_core",
+    "vcpus",
+    "llc_domains",
+)
+
 
 def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
@@ -32,23 +46,7 @@ def _machines(args: argparse.Namespace) -> int:
             end="",
         )
     else:
-        print(
-            _table(
-                rows,
-                [
-                    "name",
-                    "vendor",
-                    "uarch",
-                    "interconnect",
-                    "sockets",
-                    "numa_nodes",
-                    "cores",
-                    "threads_per_core",
-                    "vcpus",
-                    "llc_domains",
-                ],
-            )
-        )
+        print(_table(rows, list(TABLE_COLUMNS)))
     return 0
 
 
