@@ -28,6 +28,22 @@ MOTO = "calibration/data/aws-instance-types/moto_instance_types_subset.json"
 PAUSE = "calibration/data/reference/pause_latency.csv"
 PROXY = "calibration/data/reference/c2c_proxy_map.csv"
 
+
+def _as_skylake(unknown: str, note: str = "") -> tuple[float, str]:
+    """An Intel core after Skylake that pause_latency.csv has no figure for: Skylake's cycles."""
+    return 140.0, f"assumption: {unknown}; Intel's manual gives ~140 cycles 'from Skylake on'{note}"
+
+
+def _as_zen4(zen: str) -> tuple[float, str]:
+    """An AMD core that pause_latency.csv calls unknown: Zen 4's documented cycles."""
+    return 64.0, (
+        f"assumption: {PAUSE} says {zen} is unknown; taken equal to Zen 4's "
+        "documented 64 cycles (row 'AMD Zen 4')"
+    )
+
+
+NEOVERSE_YIELD = (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': YIELD latency not read; 1 cycle")
+
 PAUSE_BY_FAMILY = {  # family -> (cycles, source)
     "broadwell": (10.0, f"{PAUSE} row 'Intel pre-Skylake (Haswell/Broadwell)': ~10 cycles"),
     "cascadelake": (
@@ -35,31 +51,13 @@ PAUSE_BY_FAMILY = {  # family -> (cycles, source)
         f"{PAUSE} row 'Intel Skylake and later (incl. Skylake-SP/Cascade "
         "Lake-SP)': up to ~140 cycles",
     ),
-    "icelake": (
-        140.0,
-        f"assumption: {PAUSE} says Ice Lake-SP is unknown; Intel's manual gives "
-        "~140 cycles 'from Skylake on' (row 'Intel Skylake and later')",
+    "icelake": _as_skylake(
+        f"{PAUSE} says Ice Lake-SP is unknown", " (row 'Intel Skylake and later')"
     ),
-    "sapphirerapids": (
-        140.0,
-        f"assumption: {PAUSE} says Sapphire Rapids is unknown; Intel's "
-        "manual gives ~140 cycles 'from Skylake on'",
-    ),
-    "graniterapids": (
-        140.0,
-        f"assumption: no data for Granite Rapids in {PAUSE}; Intel's "
-        "manual gives ~140 cycles 'from Skylake on'",
-    ),
-    "rome": (
-        64.0,
-        f"assumption: {PAUSE} says Zen 2 is unknown; taken equal to Zen 4's "
-        "documented 64 cycles (row 'AMD Zen 4')",
-    ),
-    "milan": (
-        64.0,
-        f"assumption: {PAUSE} says Zen 3 is unknown; taken equal to Zen 4's "
-        "documented 64 cycles (row 'AMD Zen 4')",
-    ),
+    "sapphirerapids": _as_skylake(f"{PAUSE} says Sapphire Rapids is unknown"),
+    "graniterapids": _as_skylake(f"no data for Granite Rapids in {PAUSE}"),
+    "rome": _as_zen4("Zen 2"),
+    "milan": _as_zen4("Zen 3"),
     "genoa": (64.0, f"{PAUSE} row 'AMD Zen 4 (Ryzen 7950X)': 64 cycles"),
     "turin": (64.0, f"assumption: no data for Zen 5 in {PAUSE}; taken equal to Zen 4's 64 cycles"),
     "graviton2": (
@@ -67,8 +65,8 @@ PAUSE_BY_FAMILY = {  # family -> (cycles, source)
         f"assumption: {PAUSE} row 'Arm Neoverse': no PAUSE, the kernel spins with "
         "YIELD whose latency was not read; taken as 1 cycle (a hint, no stall)",
     ),
-    "graviton3": (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': YIELD latency not read; 1 cycle"),
-    "graviton4": (1.0, f"assumption: {PAUSE} row 'Arm Neoverse': YIELD latency not read; 1 cycle"),
+    "graviton3": NEOVERSE_YIELD,
+    "graviton4": NEOVERSE_YIELD,
 }
 
 UARCH_FAMILY = {
@@ -85,177 +83,38 @@ UARCH_FAMILY = {
     "Neoverse V2": "graviton4",
 }
 
-# Measured servers (not AWS): name -> (matrix, vendor, cpu, uarch, family, interconnect, sockets,
-#   cores/socket, threads/core, llc cores, freq GHz, freq source)
+# The CPUs of the measured servers: model (its first word is the vendor) -> (uarch, family,
+#   interconnect, cores/socket, llc cores, base clock GHz). Intel's base clocks are in the CPU
+#   names of calibration/data/core-to-core-latency/README.md; AMD's are AMD's published ones.
+SERVER_CPUS = {
+    "Intel Xeon E5-2695 v4": ("Broadwell-EP", "broadwell", "mesh", 18, 18, 2.1),
+    "Intel Xeon Gold 6242": ("Cascade Lake-SP", "cascadelake", "mesh", 16, 16, 2.8),
+    "Intel Xeon Platinum 8358": ("Ice Lake-SP", "icelake", "mesh", 32, 32, 2.6),
+    "Intel Xeon Platinum 8360Y": ("Ice Lake-SP", "icelake", "mesh", 36, 36, 2.4),
+    "Intel Xeon Gold 6336Y": ("Ice Lake-SP", "icelake", "mesh", 24, 24, 2.4),
+    "Intel Xeon w9-3475X": ("Sapphire Rapids (Golden Cove)", "sapphirerapids", "mesh", 36, 36, 2.2),
+    "AMD EPYC 7742": ("Zen 2 (Rome)", "rome", "chiplet", 64, 4, 2.25),
+    "AMD EPYC 7763": ("Zen 3 (Milan)", "milan", "chiplet", 64, 8, 2.45),
+    "AMD EPYC 7773X": ("Zen 3 (Milan-X)", "milan", "chiplet", 64, 8, 2.2),
+    "AMD EPYC 9454": ("Zen 4 (Genoa)", "genoa", "chiplet", 48, 6, 2.75),
+    "AMD EPYC 9654": ("Zen 4 (Genoa)", "genoa", "chiplet", 96, 8, 2.4),
+}
+
+# Measured servers (not AWS): name -> (matrix, CPU model, sockets, threads/core); one CPU can
+#   stand in several (socket counts, SMT off).
 SERVERS = {
-    "xeon-e5-2695v4-2s": (
-        "xeon-e5-2695v4_broadwell_2s.csv",
-        "Intel",
-        "Intel Xeon E5-2695 v4",
-        "Broadwell-EP",
-        "broadwell",
-        "mesh",
-        2,
-        18,
-        2,
-        18,
-        2.1,
-        "name",
-    ),
-    "xeon-gold-6242-2s": (
-        "xeon-gold-6242_cascadelake_2s.csv",
-        "Intel",
-        "Intel Xeon Gold 6242",
-        "Cascade Lake-SP",
-        "cascadelake",
-        "mesh",
-        2,
-        16,
-        2,
-        16,
-        2.8,
-        "name",
-    ),
-    "xeon-gold-6242-1s": (
-        "xeon-gold-6242_cascadelake_1s.csv",
-        "Intel",
-        "Intel Xeon Gold 6242",
-        "Cascade Lake-SP",
-        "cascadelake",
-        "mesh",
-        1,
-        16,
-        2,
-        16,
-        2.8,
-        "name",
-    ),
-    "xeon-8358-2s-smtoff": (
-        "xeon-8358_icelake_2s_smtoff.csv",
-        "Intel",
-        "Intel Xeon Platinum 8358",
-        "Ice Lake-SP",
-        "icelake",
-        "mesh",
-        2,
-        32,
-        1,
-        32,
-        2.6,
-        "name",
-    ),
-    "xeon-8360Y-2s": (
-        "xeon-8360Y_icelake_2s_truncated128.csv",
-        "Intel",
-        "Intel Xeon Platinum 8360Y",
-        "Ice Lake-SP",
-        "icelake",
-        "mesh",
-        2,
-        36,
-        2,
-        36,
-        2.4,
-        "name",
-    ),
-    "xeon-gold-6336Y-2s": (
-        "xeon-gold-6336Y_icelake_2s.csv",
-        "Intel",
-        "Intel Xeon Gold 6336Y",
-        "Ice Lake-SP",
-        "icelake",
-        "mesh",
-        2,
-        24,
-        2,
-        24,
-        2.4,
-        "name",
-    ),
-    "xeon-w9-3475X-1s": (
-        "xeon-w9-3475X_sapphirerapids_1s.csv",
-        "Intel",
-        "Intel Xeon w9-3475X",
-        "Sapphire Rapids (Golden Cove)",
-        "sapphirerapids",
-        "mesh",
-        1,
-        36,
-        1,
-        36,
-        2.2,
-        "name",
-    ),
-    "epyc-7742-2s": (
-        "epyc-7742_rome_2s.csv",
-        "AMD",
-        "AMD EPYC 7742",
-        "Zen 2 (Rome)",
-        "rome",
-        "chiplet",
-        2,
-        64,
-        2,
-        4,
-        2.25,
-        "amd",
-    ),
-    "epyc-7763-2s": (
-        "epyc-7763_milan_2s.csv",
-        "AMD",
-        "AMD EPYC 7763",
-        "Zen 3 (Milan)",
-        "milan",
-        "chiplet",
-        2,
-        64,
-        2,
-        8,
-        2.45,
-        "amd",
-    ),
-    "epyc-7773X-1s": (
-        "epyc-7773X_milanx_1s.csv",
-        "AMD",
-        "AMD EPYC 7773X",
-        "Zen 3 (Milan-X)",
-        "milan",
-        "chiplet",
-        1,
-        64,
-        2,
-        8,
-        2.2,
-        "amd",
-    ),
-    "epyc-9454-2s": (
-        "epyc-9454_genoa_2s.csv",
-        "AMD",
-        "AMD EPYC 9454",
-        "Zen 4 (Genoa)",
-        "genoa",
-        "chiplet",
-        2,
-        48,
-        2,
-        6,
-        2.75,
-        "amd",
-    ),
-    "epyc-9654-2s-smtoff": (
-        "epyc-9654_genoa_2s_smtoff.csv",
-        "AMD",
-        "AMD EPYC 9654",
-        "Zen 4 (Genoa)",
-        "genoa",
-        "chiplet",
-        2,
-        96,
-        1,
-        8,
-        2.4,
-        "amd",
-    ),
+    "xeon-e5-2695v4-2s": ("xeon-e5-2695v4_broadwell_2s.csv", "Intel Xeon E5-2695 v4", 2, 2),
+    "xeon-gold-6242-2s": ("xeon-gold-6242_cascadelake_2s.csv", "Intel Xeon Gold 6242", 2, 2),
+    "xeon-gold-6242-1s": ("xeon-gold-6242_cascadelake_1s.csv", "Intel Xeon Gold 6242", 1, 2),
+    "xeon-8358-2s-smtoff": ("xeon-8358_icelake_2s_smtoff.csv", "Intel Xeon Platinum 8358", 2, 1),
+    "xeon-8360Y-2s": ("xeon-8360Y_icelake_2s_truncated128.csv", "Intel Xeon Platinum 8360Y", 2, 2),
+    "xeon-gold-6336Y-2s": ("xeon-gold-6336Y_icelake_2s.csv", "Intel Xeon Gold 6336Y", 2, 2),
+    "xeon-w9-3475X-1s": ("xeon-w9-3475X_sapphirerapids_1s.csv", "Intel Xeon w9-3475X", 1, 1),
+    "epyc-7742-2s": ("epyc-7742_rome_2s.csv", "AMD EPYC 7742", 2, 2),
+    "epyc-7763-2s": ("epyc-7763_milan_2s.csv", "AMD EPYC 7763", 2, 2),
+    "epyc-7773X-1s": ("epyc-7773X_milanx_1s.csv", "AMD EPYC 7773X", 1, 2),
+    "epyc-9454-2s": ("epyc-9454_genoa_2s.csv", "AMD EPYC 9454", 2, 2),
+    "epyc-9654-2s-smtoff": ("epyc-9654_genoa_2s_smtoff.csv", "AMD EPYC 9654", 2, 1),
 }
 
 # AWS instances measured directly: instance -> matrix
@@ -338,13 +197,15 @@ def main() -> None:
     out: dict[str, Machine] = {}
     index = []
 
-    for name, (matrix, vendor, cpu, uarch, fam, ic, s, cps, tpc, llc, ghz, fsrc) in SERVERS.items():
+    for name, (matrix, cpu, s, tpc) in SERVERS.items():
+        uarch, fam, ic, cps, llc, ghz = SERVER_CPUS[cpu]
+        vendor = cpu.split()[0]
         topo = Topology(ic, s, cps, tpc, llc, s)
         cyc, psrc = PAUSE_BY_FAMILY[fam]
         fsrc_text = (
             f"the CPU's name in calibration/data/core-to-core-latency/README.md "
             f"(base clock '{ghz} GHz')"
-            if fsrc == "name"
+            if vendor == "Intel"
             else f"assumption: AMD's published base clock of the {cpu} ({ghz} GHz); not "
             "in calibration/data"
         )
