@@ -33,6 +33,14 @@ def wake_rows(repeat: int, same: float, cross: float) -> str:
     )
 
 
+def assert_one_line_error(path, text, message):
+    """`text` written to `path` does not load: one line, matching `message`, naming the file."""
+    path.write_text(text)
+    with pytest.raises(CohsimError, match=message) as exc:
+        load_bench([path])
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
 @pytest.fixture(scope="module")
 def data():
     return load_bench([DEVVM / "pause", DEVVM / "mount"])
@@ -79,11 +87,7 @@ def test_select_and_medians(data):
     ],
 )
 def test_bad_csv_is_one_line_naming_the_file(tmp_path, text, message):
-    path = tmp_path / "mount_bench.csv"
-    path.write_text(text)
-    with pytest.raises(CohsimError, match=message) as exc:
-        load_bench([path])
-    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+    assert_one_line_error(tmp_path / "mount_bench.csv", text, message)
 
 
 def test_reads_a_wake_file_and_directory(tmp_path):
@@ -134,11 +138,7 @@ def test_wake_beside_pause_and_mount():
     ],
 )
 def test_bad_wake_csv_is_one_line_naming_the_file(tmp_path, text, message):
-    path = tmp_path / "wake_bench.csv"
-    path.write_text(text)
-    with pytest.raises(CohsimError, match=message) as exc:
-        load_bench([path])
-    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+    assert_one_line_error(tmp_path / "wake_bench.csv", text, message)
 
 
 def test_missing_paths_and_empty_directories(tmp_path):
