@@ -13,6 +13,11 @@ from test_machine import machines
 from cohsim.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml
 from cohsim.errors import CohsimError
 
+#: Every machine file of the catalog, by name (what Catalog().get takes).
+MACHINE_FILES = sorted(
+    n.stem for n in (REPO / "models").rglob("*.toml") if n.parent.name in ("instances", "servers")
+)
+
 GOOD = """schema = 1
 name = "tiny"
 kind = "server"
@@ -110,14 +115,7 @@ def test_unknown_name_suggests_close_ones(catalog):
         catalog.get("m7a.24xlarg")
 
 
-@pytest.mark.parametrize(
-    "name",
-    sorted(
-        n.stem
-        for n in (REPO / "models").rglob("*.toml")
-        if n.parent.name in ("instances", "servers")
-    ),
-)
+@pytest.mark.parametrize("name", MACHINE_FILES)
 def test_catalog_files_round_trip(catalog, name, tmp_path):
     m = catalog.get(name)
     path = tmp_path / f"{name}.toml"
@@ -184,14 +182,7 @@ def test_duplicate_names_are_refused(tmp_path):
         Catalog(tmp_path)
 
 
-@pytest.mark.parametrize(
-    "name",
-    sorted(
-        n.stem
-        for n in (REPO / "models").rglob("*.toml")
-        if n.parent.name in ("instances", "servers")
-    ),
-)
+@pytest.mark.parametrize("name", MACHINE_FILES)
 def test_catalog_machines_are_physically_ordered(catalog, name):
     """Symmetric positive latencies; SMT < same LLC < other LLC <= cross-socket; counts agree."""
     import numpy as np
