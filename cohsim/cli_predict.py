@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import provenance
@@ -113,6 +113,11 @@ def _replay(args: argparse.Namespace) -> int:
     return _emit(p, args, [args.trace, *_fit_input(args)])
 
 
+def _choice(p: argparse.ArgumentParser, flag: str, choices: Sequence[str], help: str) -> None:
+    """A flag taking one of `choices`, the first by default (and the help says so)."""
+    p.add_argument(flag, choices=choices, default=choices[0], help=f"{help} (default {choices[0]})")
+
+
 def _common(
     p: argparse.ArgumentParser, add_json: Callable[[argparse.ArgumentParser], None]
 ) -> None:
@@ -122,12 +127,7 @@ def _common(
         help="use the catalog's representative of this interconnect kind",
     )
     p.add_argument("--instance", help="catalog name (see `cohsim machines`) or a machine TOML")
-    p.add_argument(
-        "--smt",
-        choices=["on", "off"],
-        default="on",
-        help="off: one hardware thread per core (default on)",
-    )
+    _choice(p, "--smt", ["on", "off"], "off: one hardware thread per core")
     p.add_argument(
         "--sockets", type=positive_int, help="use only the first N sockets (default: all)"
     )
@@ -147,12 +147,7 @@ def _common(
         help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
         "(default: the committed fit that describes the machine)",
     )
-    p.add_argument(
-        "--handoff",
-        choices=["des", "markov"],
-        default="des",
-        help="which level-2 model prices line transfers (default des)",
-    )
+    _choice(p, "--handoff", ["des", "markov"], "which level-2 model prices line transfers")
     p.add_argument(
         "--replicates",
         type=positive_int,
@@ -188,12 +183,7 @@ def register(
         help="containers launched at once (default 100)",
     )
     p.add_argument("--layers", type=positive_int, default=50, help="image layers (default 50)")
-    p.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default="per-layer",
-        help="containerd's idmap strategy (default per-layer)",
-    )
+    _choice(p, "--strategy", STRATEGIES, "containerd's idmap strategy")
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")
