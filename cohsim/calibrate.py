@@ -108,7 +108,9 @@ def _rcu_ops(kernel: KernelParams) -> list[str]:
 def kernel_bounds(base: KernelParams) -> dict[str, tuple[float, float]]:
     """Bounds of the kernel parameters: fractions in [0, 1]; the grace period between 1 us and
     what leaves every RCU op `_MIN_BODY_NS` of its own work."""
-    room = min(base.op(n).cpu_ns + base.op(n).ns_write_ns for n in _rcu_ops(base))
+    room = min(
+        (base.op(n).cpu_ns + base.op(n).ns_write_ns) / base.op(n).rcu for n in _rcu_ops(base)
+    )
     out = {g: (0.0, 1.0) for g in GROUPS}
     out["rcu_exp_base_ns"] = (1000.0, base.rcu_exp_base_ns + room - _MIN_BODY_NS)
     return out
@@ -131,7 +133,7 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
     shift = base.rcu_exp_base_ns - rcu  # on-CPU work the shorter grace period leaves
     new: dict[str, float] = {"rcu_exp_base_ns": rcu}
     body = {
-        n: op.cpu_ns + op.ns_write_ns + (shift if op.rcu else 0.0) for n, op in base.ops.items()
+        n: op.cpu_ns + op.ns_write_ns + shift * op.rcu for n, op in base.ops.items()
     }
     for n in _rcu_ops(base):
         if body[n] < 0:

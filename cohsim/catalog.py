@@ -48,6 +48,7 @@ _TABLES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "uarch": ((str,), True),
         "pause_cycles": ((int, float), True),
         "freq_ghz": ((int, float), True),
+        "corun_slowdown": ((int, float), False),
     },
     "coherence": {
         "smt_ns": ((int, float), False),
@@ -179,7 +180,7 @@ def machine_to_toml(m: Machine) -> str:
         lines += ["", f"[{table}]"]
         for key in _TABLES[table]:
             value = getattr(obj, key)
-            if value is not None:
+            if value is not None and (key, value) != ("corun_slowdown", 1.0):  # 1: the default
                 lines.append(f"{key} = {_toml_value(value)}")
     lines += ["", "[sources]"]
     for key, text in m.sources.items():

@@ -51,7 +51,9 @@ class OpCost:
     per_mount_read_ns: float = 0.0  #: ... and per mount in the table (mountinfo)
     mount_lock_ns: float = 0.0  #: mount_lock write section (inside namespace_sem if any)
     percpu_sum: bool = False  #: the mount_lock section sums a per-CPU counter over all CPUs
-    rcu: bool = False  #: ends with synchronize_rcu_expedited()
+    rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
+    layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
+    layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)
 
     def uncontended_ns(self, walk_ns: float, layers: int, mounts: int = 0) -> float:
         """The op's time alone on an idle machine, without the per-CPU sum or the RCU wait."""
@@ -62,6 +64,7 @@ class OpCost:
             + self.ns_write_ns
             + self.ns_read_ns
             + self.per_mount_read_ns * mounts
+            + self.layer_reads * layers * self.layer_read_ns
             + self.mount_lock_ns
         )
 
@@ -204,11 +207,20 @@ def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
         for key, value in spec.items():
             if key not in _OP_FIELDS:
                 raise CohsimError(f"unknown key ops.{name}.{key}", where)
-            if key in ("percpu_sum", "rcu"):
+            if key == "rcu":
+                if isinstance(value, bool) or (isinstance(value, int) and 0 <= value <= 8):
+                    kw[key] = int(value)
+                else:
+                    raise CohsimError(
+                        f"ops.{name}.rcu must be true, false or a number of grace periods "
+                        f"(0-8), not {value!r}",
+                        where,
+                    )
+            elif key == "percpu_sum":
                 if not isinstance(value, bool):
                     raise CohsimError(f"ops.{name}.{key} must be true or false", where)
                 kw[key] = value
-            elif key in ("walks", "walks_per_layer"):
+            elif key in ("walks", "walks_per_layer", "layer_reads"):
                 kw[key] = int(_number(where, f"ops.{name}.{key}", value, integer=True))
             else:
                 kw[key] = float(_number(where, f"ops.{name}.{key}", value))

@@ -9,17 +9,21 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
    re-reads the line, which costs what level 2 says for that many spinners; a walk during
    which the counter moved falls back to taking the spinlock (`__legitimize_mnt`);
 2. work outside the locks;
-3. a namespace_sem write section (Linux's rwsem, cohsim.runqueue.RWSem: the lock goes to
-   whoever comes while it is free; a waiter behind a running writer spins and is handed it,
-   others sleep, and a woken writer must get its CPU back before it retries, while readers
-   can steal the lock from it until the 4 ms hand-off), with a mount_lock write section nested
+3. an overlay mount's namespace_sem read sections, one per layer (overlayfs clones each
+   layer's mount with clone_private_mount());
+   a namespace_sem write section (Linux's rwsem, cohsim.runqueue.RWSem: the lock goes to
+   whoever comes while it is free; a waiter spins behind a running writer and is handed it,
+   behind readers it spins for the kernel's reader-spin threshold and then sleeps; a woken
+   writer must get its CPU back before it retries, while readers can steal the lock from it
+   until the 4 ms hand-off), with a mount_lock write section nested
    in it: the spinlock (FIFO, as the qspinlock) whose hold is the section's own length, plus
    the per-CPU counter sum where the kernel does one (a walk over every CPU's line, priced from
    the level-1 latency matrix), plus the writer's wait for the line while k CPUs spin on it
    (level 2, asked once per k);
 4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
    the lock);
-5. synchronize_rcu_expedited() after unmounts: callers sleep; concurrent callers share grace
+5. synchronize_rcu_expedited() after unmounts (twice for an overlay, whose superblock's
+   shutdown waits again for its layers' clones): callers sleep; concurrent callers share grace
    periods (one starts when the previous ends, for everyone who asked meanwhile); a grace
    period costs a fixed part plus a part per online CPU, its worker needs a CPU (when every
    CPU is inside a syscall it waits for the first to leave its kernel phase: the kernel is not
@@ -47,6 +51,9 @@ loop. Their spinning time is taken from those CPUs' progress (a debt each busy C
 
 SMT: a thread whose sibling is busy runs `smt_slowdown` times slower; with the scheduler
 filling idle cores first, a fraction 2 (busy - cores) / busy of busy threads share their core.
+A machine without SMT in its topology may still have a measured co-run slowdown (a VM whose
+vCPUs share host cores: `microarch.corun_slowdown`): CPU work runs slower in proportion to
+how many of the other CPUs are busy.
 
 Simulated time is integer nanoseconds; ties resolve in event order (simpy is deterministic);
 the only randomness (arrival jitter of probes, per-syscall noise is none) comes from one seeded
@@ -71,6 +78,10 @@ from .runqueue import CPUs, RWSem
 from .trace import Trace
 
 Proc = Generator[simpy.Event, Any, None]
+
+#: a writer spins on a reader-owned rwsem for (readers + 1) x this before it sleeps: Linux
+#: kernel/locking/rwsem.c rwsem_rspin_threshold() ((readers + 1) << 3 us, readers capped at 30)
+RSPIN_NS = 8000
 
 
 @dataclass
@@ -180,7 +191,7 @@ class LaunchSim:
         self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
-        self._plans: dict[int, tuple[tuple, list[tuple[int, str, OpCost, float, float]]]] = {}
+        self._plans: dict[int, tuple[tuple, list[tuple[int, str, OpCost, float, float, int]]]] = {}
 
     # ----- mount table and background readers ---------------------------------------------
 
@@ -194,10 +205,16 @@ class LaunchSim:
             self.systemd_dirty.succeed()
 
     def _smt(self) -> float:
-        """Slowdown of CPU work now: the share of busy threads whose sibling is busy too."""
+        """Slowdown of CPU work now: the share of busy threads whose sibling is busy too; on a
+        machine without SMT but with a measured co-run slowdown (a VM), that slowdown in
+        proportion to how many of the other CPUs are busy (measured with all busy; linear in
+        between is an assumption, exact for 2 vCPUs)."""
         t = self.m.topology
         if t.threads_per_core < 2:
-            return 1.0
+            c = self.m.microarch.corun_slowdown
+            if c == 1.0 or self.cpus.capacity < 2:
+                return 1.0
+            return 1.0 + (c - 1.0) * max(0, self.cpus.busy - 1) / (self.cpus.capacity - 1)
         busy = self.cpus.busy
         if busy <= t.cores:
             return 1.0
@@ -243,48 +260,62 @@ class LaunchSim:
 
     def _ns_read(self, op: OpCost) -> Generator[simpy.Event, Any, float]:
         """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
-        of a page. A reader that must wait sleeps (readers do not spin) and is woken holding
-        the lock. Returns the time spent waiting for the lock or a CPU."""
-        st = self.stats["namespace_sem"]
+        of a page. Returns the time spent waiting for the lock or a CPU."""
         self.mountinfo_reads += 1
         lines = self.k.mountinfo_lines_per_read
         done, waited = 0.0, 0.0
         first = True
         while done < self.mounts or first:
             chunk = min(lines, max(0.0, self.mounts - done))
-            t0 = self.env.now
-            w = self.ns.acquire(False)
-            if w is not None:
-                self.cpus.release()
-                yield w.event
-                yield from self._resume(True)
-                st.wait_ns += self.env.now - t0
-                waited += self.env.now - t0
-            hold = round((op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk)
-            yield self.env.timeout(hold)
-            st.hold_ns += hold
-            st.acquisitions += 1
-            self.ns.release(False)
+            hold = (op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk
+            waited += yield from self._ns_read_section(hold)
             done += lines
             first = False
         return waited
 
-    def _ns_write(self) -> Generator[simpy.Event, Any, float]:
-        """Take namespace_sem for writing; returns the wait. Behind a writer (writers hold it
-        on a CPU here) with no task wanting this CPU, the waiter spins on the owner and is
-        handed the lock at its release; otherwise (behind readers, or need_resched ends the
-        spin) it sleeps, and each time it is woken it needs its CPU back before it retries."""
+    def _ns_read_section(self, hold_ns: float) -> Generator[simpy.Event, Any, float]:
+        """Hold namespace_sem for reading for `hold_ns` on the caller's CPU. A reader that must
+        wait sleeps (readers do not spin) and is woken holding the lock. Returns the wait."""
+        st = self.stats["namespace_sem"]
         t0 = self.env.now
-        spin = self.ns.writer and not self.cpus.waiting
+        w = self.ns.acquire(False)
+        if w is not None:
+            self.cpus.release()
+            yield w.event
+            yield from self._resume(True)
+            st.wait_ns += self.env.now - t0
+        waited = self.env.now - t0
+        hold = round(hold_ns)
+        yield self.env.timeout(hold)
+        st.hold_ns += hold
+        st.acquisitions += 1
+        self.ns.release(False)
+        return waited
+
+    def _ns_write(self) -> Generator[simpy.Event, Any, float]:
+        """Take namespace_sem for writing; returns the wait. With no task wanting this CPU the
+        waiter spins (rwsem optimistic spinning): behind a writer (writers hold it on a CPU
+        here) until it is handed the lock; behind readers for at most the kernel's reader
+        spin threshold, (readers + 1) x 8 us (rwsem_rspin_threshold), after which it sleeps.
+        Otherwise (need_resched ends the spin) it sleeps, and each time it is woken it needs
+        its CPU back before it retries."""
+        t0 = self.env.now
+        behind_readers = self.ns.readers > 0 and not self.ns.writer
+        readers = self.ns.readers
+        spin = (self.ns.writer or behind_readers) and not self.cpus.waiting
         w = self.ns.acquire(True, spin)
         if w is None:
             return 0.0
         nss = self.stats["namespace_sem"]
         nss.max_waiters = max(nss.max_waiters, len(self.ns.queue))
-        if spin:
+        if spin and not behind_readers:
             yield w.event
         else:
-            while True:
+            if spin:
+                limit = self.env.timeout(RSPIN_NS * (min(readers, 30) + 1))
+                yield w.event | limit
+                w.spin = w.granted  # spun too long: it goes to sleep in the queue
+            while not w.granted:
                 self.cpus.release()
                 yield w.event
                 yield from self._resume(True)
@@ -492,8 +523,9 @@ class LaunchSim:
         self.busy_bg -= 1
         self.user_running -= 1
 
-    def _plan(self, events: tuple) -> list[tuple[int, str, OpCost, float, float]]:
-        """Per event: think time before it, op name, op cost, walk and unlocked work (ns).
+    def _plan(self, events: tuple) -> list[tuple[int, str, OpCost, float, float, int]]:
+        """Per event: think time before it, op name, op cost, walk and unlocked work (ns), and
+        its per-layer namespace_sem read sections.
         A burst workload gives every container the same events tuple: plan it once."""
         key = id(events)
         plan = self._plans.get(key)
@@ -510,7 +542,8 @@ class LaunchSim:
             op = k.op(name)
             layers = self.layers if self.layers is not None else layer_counts[i]
             walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
-            steps.append((think, name, op, walk_ns, op.cpu_ns + op.per_layer_cpu_ns * layers))
+            cpu = op.cpu_ns + op.per_layer_cpu_ns * layers
+            steps.append((think, name, op, walk_ns, cpu, op.layer_reads * layers))
         self._plans[key] = (events, steps)
         return steps
 
@@ -526,7 +559,7 @@ class LaunchSim:
             yield ev
         runq += env.now - t0
         nss = self.stats["namespace_sem"]
-        for think, name, op, walk_ns, cpu in self._plan(events):
+        for think, name, op, walk_ns, cpu, reads in self._plan(events):
             if think:
                 yield env.timeout(think)
             t_call = env.now
@@ -534,6 +567,8 @@ class LaunchSim:
                 t0 = env.now
                 yield from self._walk(walk_ns, cpu, tid)
                 lock_wait += (env.now - t0) - walk_ns - cpu
+            for _ in range(reads):  # overlayfs's private clone of each layer
+                lock_wait += yield from self._ns_read_section(op.layer_read_ns)
             if op.ns_write_ns:
                 lock_wait += yield from self._ns_write()
                 t1 = env.now
@@ -554,7 +589,7 @@ class LaunchSim:
                 lock_wait += (env.now - t2) - op.mount_lock_ns
             if op.ns_read_ns or op.per_mount_read_ns:
                 lock_wait += yield from self._ns_read(op)
-            if op.rcu:
+            for _ in range(op.rcu):
                 self.cpus.release()
                 t0 = env.now
                 # the caller sleeps until the grace period it needs has ended and is woken.

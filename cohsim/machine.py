@@ -115,12 +115,18 @@ class Microarch:
     uarch: str  #: microarchitecture name, e.g. "Cascade Lake-SP"
     pause_cycles: float  #: latency of one PAUSE (x86) or YIELD (arm64) spin-wait hint, cycles
     freq_ghz: float  #: core clock under all-core load, GHz
+    #: CPU work runs this much slower while every CPU of the machine is busy, from sharing the
+    #: topology does not show (a VM's vCPUs on SMT siblings or shared host cores); measured by
+    #: calibration/bench/corun_bench.c. 1 on bare metal, where SMT is modelled from the topology.
+    corun_slowdown: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.pause_cycles > 0:
             raise CohsimError(f"pause_cycles must be positive, not {self.pause_cycles}")
         if not self.freq_ghz > 0:
             raise CohsimError(f"freq_ghz must be positive, not {self.freq_ghz}")
+        if not self.corun_slowdown >= 1.0:
+            raise CohsimError(f"corun_slowdown must be at least 1, not {self.corun_slowdown}")
 
     @property
     def pause_ns(self) -> float:

@@ -97,3 +97,63 @@ def test_burst_workload_counts_match_the_synthesiser():
         b.syscalls,
         b.counts_by_name(),
     )
+
+
+def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, kernel):
+    """overlayfs takes namespace_sem for reading once per layer (clone_private_mount)."""
+    assert kernel.op("mount_overlay").layer_reads == 1
+    no_clones = kernel.with_values(**{"mount_overlay.layer_reads": 0})
+    layers, acq, overlays = 7, [], 0
+    for k in (kernel, no_clones):
+        durations: dict[str, list[int]] = {}
+        trace = synthesize("per-layer", 1, layers, seed=0)
+        sim = LaunchSim(
+            catalog.get("c6gd.metal"),
+            k,
+            trace,
+            costs=costs["c6gd.metal"],
+            layers=layers,
+            background=False,
+            op_durations=durations,
+        )
+        sim.run()
+        acq.append(sim.stats["namespace_sem"].acquisitions)
+        overlays = len(durations["mount_overlay"])
+    assert overlays >= 1 and acq[0] - acq[1] == layers * overlays
+
+
+def _devvm_run(workers: int, corun: float) -> float:
+    import dataclasses
+
+    from cohsim.benchdata import simulate_run
+    from cohsim.catalog import Catalog
+
+    m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
+    m = dataclasses.replace(m, microarch=dataclasses.replace(m.microarch, corun_slowdown=corun))
+    return simulate_run(m, load_kernel(), "per-layer", workers, 5, containers=3, seed=1).stride_ns
+
+
+def test_corun_slowdown_slows_concurrent_work_only():
+    """A VM's measured co-run slowdown applies while both vCPUs are busy: a lone worker is
+    unaffected, two workers are slower, and not more than the slowdown itself."""
+    assert _devvm_run(1, 1.36) == _devvm_run(1, 1.0)
+    fast, slow = _devvm_run(2, 1.0), _devvm_run(2, 1.36)
+    assert fast < slow <= 1.36 * fast
+
+
+def test_devvm_corun_slowdown_is_the_committed_measurement(catalog):
+    """models/servers/devvm-*.toml's corun_slowdown is the median both/one ratio of the
+    committed corun_bench run."""
+    import csv
+    import statistics
+
+    from conftest import REPO
+
+    path = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/session4/corun/corun_bench.csv"
+    by: dict[tuple[str, str], dict[int, float]] = {}
+    for r in csv.DictReader(path.open()):
+        by.setdefault((r["metric"], r["repeat"]), {})[int(r["threads"])] = float(r["value"])
+    ratios = [v[2] / v[1] for v in by.values()]
+    assert len(ratios) == 27
+    m = catalog.get("devvm-2cpu-intel-xeon-f6m167")
+    assert m.microarch.corun_slowdown == pytest.approx(statistics.median(ratios), abs=0.005)

@@ -1,0 +1,166 @@
+/* corun_bench: how much slower CPU work runs while the machine's other CPUs are busy too.
+ *
+ * On bare metal with SMT off this is ~1 (cores share only the LLC and memory); on a VM the
+ * vCPUs may be SMT siblings or share oversubscribed host cores, which the guest cannot see in
+ * its topology. cohsim's machine files carry the measured ratio as microarch.corun_slowdown.
+ *
+ * For each kernel (alu: eight independent multiply-add chains; chase: a dependent walk over
+ * a 16 MiB random cycle; sys: fstat() of a private file, kernel entry/exit and a little VFS),
+ * run 1 thread alone, then N threads at once, each pinned to its own CPU (0..N-1), for a fixed
+ * time; report ns per iteration per thread. Repeats alternate alone/together so host drift
+ * hits both alike.
+ *
+ *   cc -O2 -pthread corun_bench.c -o corun_bench
+ *   ./corun_bench [--threads N] [--seconds S] [--repeats R] > corun.csv
+ *
+ * CSV: bench,lock,threads,placement,metric,value,unit,repeat (metric <kernel>_ns_per_iter;
+ * with N threads the value is the mean over threads).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { ALU, CHASE, SYS, NKERNELS };
+static const char *const names[NKERNELS] = {"alu", "chase", "sys"};
+
+struct job {
+	int cpu, kernel;
+	double seconds, ns_per_iter;
+	uint32_t *cycle;
+	size_t cycle_len;
+	pthread_barrier_t *start;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "corun_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static volatile uint64_t sink;
+
+static void *run(void *arg)
+{
+	struct job *j = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(j->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+		fprintf(stderr, "corun_bench: cannot pin a thread to CPU %d\n", j->cpu);
+		exit(1);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/corun_bench.%d.%d", (int)getpid(), j->cpu);
+	int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(path);
+	unlink(path);
+	uint64_t a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, n = 0;
+	uint32_t p = 0;
+	pthread_barrier_wait(j->start);
+	double t0 = now_s(), t;
+	do {
+		for (int i = 0; i < 10000; i++) {
+			if (j->kernel == ALU) {
+				for (int k = 0; k < 8; k++)
+					a[k] = a[k] * 6364136223846793005ULL + (uint64_t)k;
+			} else if (j->kernel == CHASE) {
+				p = j->cycle[p];
+			} else {
+				struct stat st;
+				if (fstat(fd, &st) != 0)
+					die("fstat");
+			}
+		}
+		n += 10000;
+		t = now_s();
+	} while (t - t0 < j->seconds);
+	j->ns_per_iter = (t - t0) / (double)n * 1e9;
+	sink = a[0] ^ a[3] ^ a[7] ^ p;
+	close(fd);
+	return NULL;
+}
+
+static double measure(int kernel, int threads, double seconds, uint32_t *cycle, size_t len)
+{
+	pthread_t tid[256];
+	struct job jobs[256];
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)threads);
+	for (int i = 0; i < threads; i++) {
+		jobs[i] = (struct job){i, kernel, seconds, 0.0, cycle, len, &start};
+		if (pthread_create(&tid[i], NULL, run, &jobs[i]) != 0)
+			die("pthread_create");
+	}
+	double sum = 0.0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		sum += jobs[i].ns_per_iter;
+	}
+	pthread_barrier_destroy(&start);
+	return sum / threads;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeats = 5;
+	double seconds = 1.0;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--threads"))
+			threads = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--repeats"))
+			repeats = atoi(argv[i + 1]);
+		else {
+			fprintf(stderr, "corun_bench: unknown option %s\n", argv[i]);
+			return 1;
+		}
+	}
+	if ((argc - 1) % 2 || threads < 2 || threads > 256 || seconds <= 0 || repeats < 1) {
+		fprintf(stderr, "usage: corun_bench [--threads N>=2] [--seconds S>0] [--repeats R>=1]\n");
+		return 1;
+	}
+	/* a single random cycle (Sattolo's shuffle) over 16 MiB of 32-bit indices */
+	size_t len = (size_t)1 << 22;
+	uint32_t *cycle = malloc(len * sizeof *cycle);
+	if (!cycle)
+		die("malloc");
+	for (size_t i = 0; i < len; i++)
+		cycle[i] = (uint32_t)i;
+	uint64_t s = 0x9E3779B97F4A7C15ULL;
+	for (size_t i = len - 1; i > 0; i--) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		size_t k = (size_t)(s % i);
+		uint32_t tmp = cycle[i];
+		cycle[i] = cycle[k];
+		cycle[k] = tmp;
+	}
+	printf("bench,lock,threads,placement,metric,value,unit,repeat\n");
+	for (int r = 0; r < repeats; r++)
+		for (int k = 0; k < NKERNELS; k++)
+			for (int pass = 0; pass < 2; pass++) {
+				int n = (pass ^ (r & 1)) ? threads : 1; /* alternate which goes first */
+				double v = measure(k, n, seconds, cycle, len);
+				printf("corun,none,%d,compact,%s_ns_per_iter,%.3f,ns,%d\n", n, names[k], v, r);
+				fflush(stdout);
+			}
+	free(cycle);
+	return 0;
+}
