@@ -58,11 +58,7 @@ def _main(argv: list[str]) -> int:
 
 def _total(k, name, vcpus=2):
     op = k.op(name)
-    return (
-        op.cpu_ns
-        + op.ns_write_ns
-        + (k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus if op.rcu else 0.0)
-    )
+    return op.cpu_ns + op.ns_write_ns + (k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus) * op.rcu
 
 
 def test_applying_parameters_keeps_every_op_total():

@@ -1,5 +1,5 @@
 /*
- * bench_util.h: what pause_bench.c, mount_bench.c and wake_bench.c share -- the one-line error
+ * bench_util.h: what the benchmarks (pause, mount, wake, corun) share -- the one-line error
  * exit, command-line parsing, the monotonic clock, latency summaries and CPU pinning.
  *
  * Each benchmark is one C file compiled on its own (cc -O2 -pthread X_bench.c); this header is

@@ -11,23 +11,20 @@
  * hits both alike.
  *
  *   cc -O2 -pthread corun_bench.c -o corun_bench
- *   ./corun_bench [--threads N] [--seconds S] [--repeats R] > corun.csv
+ *   ./corun_bench [--threads N] [--ms MS] [--repeats R] > corun.csv
  *
  * CSV: bench,lock,threads,placement,metric,value,unit,repeat (metric <kernel>_ns_per_iter;
  * with N threads the value is the mean over threads).
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#define BENCH_NAME "corun_bench"
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_util.h"
 
 enum { ALU, CHASE, SYS, NKERNELS };
 static const char *const names[NKERNELS] = {"alu", "chase", "sys"};
@@ -40,41 +37,24 @@ struct job {
 	pthread_barrier_t *start;
 };
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "corun_bench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
 static volatile uint64_t sink;
 
 static void *run(void *arg)
 {
 	struct job *j = arg;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(j->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-		fprintf(stderr, "corun_bench: cannot pin a thread to CPU %d\n", j->cpu);
-		exit(1);
-	}
+	cpu_set_t set = one_cpu(j->cpu);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+		die("cannot pin a thread to CPU %d", j->cpu);
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/corun_bench.%d.%d", (int)getpid(), j->cpu);
 	int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		die(path);
+		die("open %s: %s", path, strerror(errno));
 	unlink(path);
 	uint64_t a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, n = 0;
 	uint32_t p = 0;
 	pthread_barrier_wait(j->start);
-	double t0 = now_s(), t;
+	uint64_t t0 = mono_ns(), t;
 	do {
 		for (int i = 0; i < 10000; i++) {
 			if (j->kernel == ALU) {
@@ -85,13 +65,13 @@ static void *run(void *arg)
 			} else {
 				struct stat st;
 				if (fstat(fd, &st) != 0)
-					die("fstat");
+					die("fstat: %s", strerror(errno));
 			}
 		}
 		n += 10000;
-		t = now_s();
-	} while (t - t0 < j->seconds);
-	j->ns_per_iter = (t - t0) / (double)n * 1e9;
+		t = mono_ns();
+	} while ((double)(t - t0) < j->seconds * 1e9);
+	j->ns_per_iter = (double)(t - t0) / (double)n;
 	sink = a[0] ^ a[3] ^ a[7] ^ p;
 	close(fd);
 	return NULL;
@@ -106,7 +86,7 @@ static double measure(int kernel, int threads, double seconds, uint32_t *cycle, 
 	for (int i = 0; i < threads; i++) {
 		jobs[i] = (struct job){i, kernel, seconds, 0.0, cycle, len, &start};
 		if (pthread_create(&tid[i], NULL, run, &jobs[i]) != 0)
-			die("pthread_create");
+			die("pthread_create: %s", strerror(errno));
 	}
 	double sum = 0.0;
 	for (int i = 0; i < threads; i++) {
@@ -121,27 +101,36 @@ int main(int argc, char **argv)
 {
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeats = 5;
 	double seconds = 1.0;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--threads"))
-			threads = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--seconds"))
-			seconds = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--repeats"))
-			repeats = atoi(argv[i + 1]);
-		else {
-			fprintf(stderr, "corun_bench: unknown option %s\n", argv[i]);
-			return 1;
+	int ms = 1000, cpus[256];
+	static const struct option opts[] = {
+		{"threads", required_argument, NULL, 't'},
+		{"ms", required_argument, NULL, 'm'},
+		{"repeats", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': threads = parse_int_list(optarg, cpus, 1, "threads", 2, 256) ? cpus[0] : 0; break;
+		case 'm': ms = (int)parse_u64(optarg, "ms", 1, 3600000ull); break;
+		case 'r': repeats = (int)parse_u64(optarg, "repeats", 1, 100000ull); break;
+		case 'h':
+			printf("usage: corun_bench [--threads N>=2] [--ms MS per run] [--repeats R]\n");
+			return 0;
+		default: die_bad_option(argv);
 		}
 	}
-	if ((argc - 1) % 2 || threads < 2 || threads > 256 || seconds <= 0 || repeats < 1) {
-		fprintf(stderr, "usage: corun_bench [--threads N>=2] [--seconds S>0] [--repeats R>=1]\n");
-		return 1;
-	}
+	die_if_operands(argc, argv);
+	if (threads < 2 || threads > 256)
+		die("needs 2 to 256 CPUs (this machine has %d online; see --threads)", threads);
+	seconds = ms / 1000.0;
 	/* a single random cycle (Sattolo's shuffle) over 16 MiB of 32-bit indices */
 	size_t len = (size_t)1 << 22;
 	uint32_t *cycle = malloc(len * sizeof *cycle);
 	if (!cycle)
-		die("malloc");
+		die("out of memory");
 	for (size_t i = 0; i < len; i++)
 		cycle[i] = (uint32_t)i;
 	uint64_t s = 0x9E3779B97F4A7C15ULL;
