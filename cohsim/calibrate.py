@@ -132,9 +132,7 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
     rcu = float(values.get("rcu_exp_base_ns", base.rcu_exp_base_ns))
     shift = base.rcu_exp_base_ns - rcu  # on-CPU work the shorter grace period leaves
     new: dict[str, float] = {"rcu_exp_base_ns": rcu}
-    body = {
-        n: op.cpu_ns + op.ns_write_ns + shift * op.rcu for n, op in base.ops.items()
-    }
+    body = {n: op.cpu_ns + op.ns_write_ns + shift * op.rcu for n, op in base.ops.items()}
     for n in _rcu_ops(base):
         if body[n] < 0:
             raise CohsimError(f"rcu_exp_base_ns {rcu:.0f} exceeds op {n}'s total")
@@ -819,28 +817,16 @@ class Calibration:
         machine = Catalog().get(self.instance_)
         base = load_kernel(self.kernel)
         costs = LineCosts(machine, seed=self.seed)
-        point = self._bench_sim(
-            machine,
-            self.host_kernel(self.kernel_params(base)),
-            costs,
-            strategy,
-            workers,
-            layers,
-            baseline_mounts,
-            containers,
-        )
+
+        def run(kernel: KernelParams, seeds: list[int] | None = None) -> SimRun:
+            return self._bench_sim(
+                machine, kernel, costs, strategy, workers, layers, baseline_mounts, containers,
+                seeds=seeds,
+            )  # fmt: skip
+
+        point = run(self.host_kernel(self.kernel_params(base)))
         draws = [
-            self._bench_sim(
-                machine,
-                k,
-                costs,
-                strategy,
-                workers,
-                layers,
-                baseline_mounts,
-                containers,
-                seeds=[seed + 1000 + j],
-            )
+            run(k, seeds=[seed + 1000 + j])
             for j, k in enumerate(
                 self.host_kernel(d) for d in self.sample_kernels(base, samples, seed)
             )

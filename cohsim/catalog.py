@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +178,10 @@ def machine_to_toml(m: Machine) -> str:
     parts = {"topology": m.topology, "microarch": m.microarch, "coherence": m.coherence}
     for table, obj in parts.items():
         lines += ["", f"[{table}]"]
-        for key in _TABLES[table]:
+        defaults = {f.name: f.default for f in fields(obj)}
+        for key, (_, required) in _TABLES[table].items():
             value = getattr(obj, key)
-            if value is not None and (key, value) != ("corun_slowdown", 1.0):  # 1: the default
+            if required or value != defaults[key]:  # an optional key at its default is left out
                 lines.append(f"{key} = {_toml_value(value)}")
     lines += ["", "[sources]"]
     for key, text in m.sources.items():

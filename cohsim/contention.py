@@ -68,24 +68,28 @@ class LineCosts:
     def _acquisitions(self, threads: int) -> int:
         return min(self.max_acquisitions, self.acquisitions_per_thread * threads)
 
+    def _simulate(self, lock: str, threads: int, model: str, record: bool) -> HandoffResult:
+        """One level-2 run: `threads` scattered CPUs, the reference section, no think time."""
+        self.queries += 1
+        return simulate(
+            self.machine,
+            threads,
+            lock=lock,
+            placement="scatter",
+            cs_ns=CS_REF_NS,
+            think_ns=0.0,
+            acquisitions=self._acquisitions(threads),
+            seed=self.seed,
+            model=model,
+            params=self.params,
+            record=record,
+        )
+
     def _seqcount(self, threads: int) -> HandoffResult:
         """One seqcount run answers both the writer's and the readers' question."""
         r = self._runs.get(threads)
         if r is None:
-            self.queries += 1
-            r = self._runs[threads] = simulate(
-                self.machine,
-                threads,
-                lock="seqcount",
-                placement="scatter",
-                cs_ns=CS_REF_NS,
-                think_ns=0.0,
-                acquisitions=self._acquisitions(threads),
-                seed=self.seed,
-                model="des",
-                params=self.params,
-                record=True,
-            )
+            r = self._runs[threads] = self._simulate("seqcount", threads, "des", True)
         return r
 
     def _ask(self, kind: str, n: int) -> float:
@@ -94,20 +98,7 @@ class LineCosts:
             return self._cache[key]
         m = self.machine
         if kind == "spinlock":
-            self.queries += 1
-            threads = max(2, n)
-            r = simulate(
-                m,
-                threads,
-                lock="qspinlock",
-                placement="scatter",
-                cs_ns=CS_REF_NS,
-                think_ns=0.0,
-                acquisitions=self._acquisitions(threads),
-                seed=self.seed,
-                model=self.model,
-                params=self.params,
-            )
+            r = self._simulate("qspinlock", max(2, n), self.model, False)
             value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
         else:
             r = self._seqcount(min(m.vcpus, max(2, n + 1)))

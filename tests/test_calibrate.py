@@ -181,8 +181,8 @@ def test_fit_recovers_parameters_of_simulated_data(ser, rcu, seed):
         assert abs(est - true) <= tol, (name, true, est, tol)
 
 
-@pytest.fixture(scope="module")
-def small_fit():
+def _fit_small() -> Calibration:
+    """A quick fit: per-layer, 1 layer, 1-2 workers, two free kernel parameters."""
     data = load_bench([DEVVM_DATA / "pause", DEVVM_DATA / "mount"])
     sub = dataclasses.replace(
         data,
@@ -195,6 +195,11 @@ def small_fit():
     return Calibration(
         DEVVM, containers=1, seeds=1, max_nfev=4, starts=1, free=("ser_umount", "rcu_exp_base_ns")
     ).fit(sub)
+
+
+@pytest.fixture(scope="module")
+def small_fit():
+    return _fit_small()
 
 
 def test_fit_json_round_trip_and_same_bytes(small_fit, tmp_path):
@@ -211,18 +216,7 @@ def test_fit_json_round_trip_and_same_bytes(small_fit, tmp_path):
     assert "rcu_exp_per_cpu_ns" in doc["fixed"] and "smt_slowdown" in doc["fixed"]
     assert all(v.startswith("sha256:") for v in doc["data_digests"].values())
     # refitting the same data with the same seed gives the same bytes
-    data = load_bench([DEVVM_DATA / "pause", DEVVM_DATA / "mount"])
-    sub = dataclasses.replace(
-        data,
-        mount=tuple(
-            r
-            for r in data.mount
-            if r.strategy == "per-layer" and r.layers == 1 and r.workers in (1, 2)
-        ),
-    )
-    Calibration(
-        DEVVM, containers=1, seeds=1, max_nfev=4, starts=1, free=("ser_umount", "rcu_exp_base_ns")
-    ).fit(sub).save(b)
+    _fit_small().save(b)
     assert a.read_bytes() == b.read_bytes()
 
 
