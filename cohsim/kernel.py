@@ -112,6 +112,9 @@ class KernelParams:
     walk_interval_ns: float  #: busy runtime/daemon code starts a path walk this often
     smt_slowdown: float  #: a thread runs this much slower while its SMT sibling is busy
     wake_ns: float  #: a task that slept resumes on an idle CPU this much later (idle exit)
+    #: call-to-call dispersion of a syscall's own work: each call's work is its cost times
+    #: exp(call_sigma x a standard normal) (median 1: the op costs are p50s); 0: none
+    call_sigma: float
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
     #: a host's measured wake-up latency by idle duration (cohsim.waketable); replaces
@@ -156,7 +159,7 @@ _TABLES = {
         "runtime_cpu_ns": "runtime_cpu_ns",
         "walk_interval_ns": "walk_interval_ns",
     },
-    "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns"},
+    "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns", "call_sigma": "call_sigma"},
 }
 _OP_FIELDS = {f.name: f.type for f in fields(OpCost)}
 

@@ -55,9 +55,16 @@ A machine without SMT in its topology may still have a measured co-run slowdown 
 vCPUs share host cores: `microarch.corun_slowdown`): CPU work runs slower in proportion to
 how many of the other CPUs are busy.
 
+Call-to-call variation: each traced call's own work (walks, unlocked work, its namespace_sem
+sections) is its cost times exp(`call_sigma` Z), one standard normal Z per call (median 1: the
+op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two workers running
+the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
+of any cost.
+
 Simulated time is integer nanoseconds; ties resolve in event order (simpy is deterministic);
-the only randomness (arrival jitter of probes, per-syscall noise is none) comes from one seeded
-generator.
+the randomness (arrival jitter of probes, wake-ups drawn from a table) comes from one seeded
+generator, and the per-call factors from a second stream of the same seed, so that changing
+how often the first is drawn does not move them (common random numbers in calibration).
 """
 
 from __future__ import annotations
@@ -126,6 +133,25 @@ class ThreadResult:
     run_queue_ns: float  #: runnable but no free CPU
 
 
+class _CallFactors:
+    """Per-call work factors exp(sigma Z), drawn in blocks from their own stream of `seed`."""
+
+    def __init__(self, sigma: float, seed: int) -> None:
+        self.sigma = sigma
+        self.rng = np.random.default_rng([seed, 1])
+        self.buf: list[float] = []
+        self.i = 0
+
+    def __call__(self) -> float:
+        if not self.sigma:
+            return 1.0
+        if self.i == len(self.buf):
+            self.buf = np.exp(self.sigma * self.rng.standard_normal(4096)).tolist()
+            self.i = 0
+        self.i += 1
+        return self.buf[self.i - 1]
+
+
 class LaunchSim:
     """One level-3 simulation: a trace replayed on a machine with a kernel."""
 
@@ -151,6 +177,7 @@ class LaunchSim:
         self.costs = costs
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
+        self.call_factor = _CallFactors(kernel.call_sigma, seed)
         self.cpus = CPUs(self.env, machine.vcpus)
         self.ns = RWSem(self.env)
         self.layers = layers
@@ -563,16 +590,18 @@ class LaunchSim:
             if think:
                 yield env.timeout(think)
             t_call = env.now
+            f = self.call_factor()  # one per call, drawn for every call (common random numbers)
             if walk_ns or cpu:
                 t0 = env.now
-                yield from self._walk(walk_ns, cpu, tid)
-                lock_wait += (env.now - t0) - walk_ns - cpu
+                walk, work = walk_ns * f, cpu * f
+                yield from self._walk(walk, work, tid)
+                lock_wait += (env.now - t0) - walk - work
             for _ in range(reads):  # overlayfs's private clone of each layer
-                lock_wait += yield from self._ns_read_section(op.layer_read_ns)
+                lock_wait += yield from self._ns_read_section(op.layer_read_ns * f)
             if op.ns_write_ns:
                 lock_wait += yield from self._ns_write()
                 t1 = env.now
-                yield self._cpu(op.ns_write_ns, tid)
+                yield self._cpu(op.ns_write_ns * f, tid)
                 if op.mount_lock_ns or op.percpu_sum:
                     t2 = env.now
                     yield from self._ml_section(op, tid)

@@ -157,3 +157,58 @@ def test_devvm_corun_slowdown_is_the_committed_measurement(catalog):
     assert len(ratios) == 27
     m = catalog.get("devvm-2cpu-intel-xeon-f6m167")
     assert m.microarch.corun_slowdown == pytest.approx(statistics.median(ratios), abs=0.005)
+
+
+def test_each_call_varies_about_its_cost(catalog, costs, kernel):
+    """With call_sigma 0 every uncontended open_tree takes the same time; with the model's
+    call_sigma each call's work is drawn about that time (median kept, log spread ~sigma)."""
+    import math
+    import statistics
+
+    trace = synthesize("per-layer", 1, 60, seed=0)
+    out = []
+    for sigma in (0.0, kernel.call_sigma):
+        durations: dict[str, list[int]] = {}
+        k = kernel.with_values(call_sigma=sigma)
+        sim = LaunchSim(
+            catalog.get("c6gd.metal"),
+            k,
+            trace,
+            costs=costs["c6gd.metal"],
+            layers=60,
+            background=False,
+            op_durations=durations,
+            seed=3,
+        )
+        sim.run()
+        out.append(durations["open_tree_clone"])
+    fixed, varied = out
+    assert len(fixed) == len(varied) >= 60 and len(set(fixed)) == 1
+    assert statistics.median(varied) == pytest.approx(fixed[0], rel=0.1)
+    spread = statistics.stdev(math.log(d / fixed[0]) for d in varied)
+    assert 0.6 * kernel.call_sigma < spread < 1.4 * kernel.call_sigma
+
+
+def test_call_sigma_is_the_committed_measurement(kernel):
+    """models/kernel/linux-6.18.toml's call_sigma: ln(p90 / p50) / z(0.9) of each 1-worker
+    call label in the committed mount_bench run, median over repeats, then over the cells."""
+    import csv
+    import math
+    import statistics
+
+    from conftest import REPO
+
+    path = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/mount/mount_bench.csv"
+    not_calls = ("sequence", "container", "run", "mount_table", "mountinfo_sample")
+    cells: dict[tuple[str, ...], dict[str, float]] = {}
+    for r in csv.DictReader(path.open()):
+        if r["workers"] == "1" and r["syscall"] not in not_calls:
+            key = (r["strategy"], r["layers"], r["syscall"], r["repeat"])
+            cells.setdefault(key, {})[r["metric"]] = float(r["value"])
+    per: dict[tuple[str, ...], list[float]] = {}
+    for key, m in cells.items():
+        if m.get("p50_ns", 0) > 0 and "p90_ns" in m:
+            per.setdefault(key[:3], []).append(math.log(m["p90_ns"] / m["p50_ns"]) / 1.2815516)
+    assert len(per) == 78
+    sigma = statistics.median(statistics.median(v) for v in per.values())
+    assert kernel.call_sigma == pytest.approx(sigma, abs=0.001)
