@@ -30,9 +30,12 @@ Lock fit (pause_bench). The PAUSE latency is measured directly (`pause_ns`, mean
 derived from it) is fitted to the 2-thread ttas and ticket p50 latencies and throughput, the
 measured clock-read overhead added to the simulated latencies.
 
-Uncertainty: standard errors and covariance from the Jacobian at the optimum,
-cov = (J^T J)^-1 s^2 with s^2 = SSR / (n - p); prediction intervals from parameter samples
-(multivariate normal, clipped to the bounds) crossed with seeds.
+Uncertainty: standard errors and covariance at the optimum. Lock fit: cov = (J^T J)^-1 s^2
+with s^2 = SSR / (n - p). Kernel fit (a simulated, rough cost): cov = s^2 H^-1 + H^-1 cov(g)
+H^-1, H and g the curvature and slope of a quadratic surface fitted to the cost around the
+optimum, cov(g) from the costs' scatter about that surface (how well the roughness lets the
+minimum be placed). Prediction intervals from parameter samples (multivariate normal, clipped
+to the bounds) crossed with seeds.
 
 Fit JSON format history: schema 1 — kind, instance, kernel, applies_to, parameters, covariance,
 residuals, think_ns, fixed, data_digests, optimizer, settings, cohsim_version, seed.
@@ -196,10 +199,15 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
 
 def _surface(
     cost: Callable[[np.ndarray], float], u: np.ndarray, radius: float, seed: int, n: int
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit cost ~ c + g.d + d'Hd/2 (d = v - u) over >= `n` Sobol points within `radius` of `u`
     (clipped to [0, 1]); return the surface's minimum (kept within the design box, or `u` if
-    the surface is not convex) and H, positive definite (eigenvalues floored)."""
+    the surface is not convex), H, positive definite (eigenvalues floored), and how uncertain
+    the minimum's place is from the cost's roughness: H^-1 cov(g) H^-1, cov(g) the least
+    squares covariance of g with the scatter of the costs about the surface (to first order
+    at a stationary point), at most `radius`^2 in any direction (the design box). Simulated
+    costs are rough (interleavings flip with small changes), so a minimum found among the
+    dents is only known to within that."""
     p = u.size
     from scipy.stats import qmc  # imported here: predictions that only read a fit stay fast
 
@@ -216,7 +224,11 @@ def _surface(
         *(d[:, i] for i in range(p)),
         *(d[:, i] * d[:, j] * (0.5 if i == j else 1.0) for i, j in iu),
     ]
-    coef = np.linalg.lstsq(np.column_stack(cols), y, rcond=None)[0]
+    x = np.column_stack(cols)
+    coef = np.linalg.lstsq(x, y, rcond=None)[0]
+    scatter = y - x @ coef
+    dof = max(1, len(y) - x.shape[1])
+    cov_coef = np.linalg.pinv(x.T @ x) * float(scatter @ scatter) / dof
     g = coef[1 : p + 1]
     h = np.zeros((p, p))
     for (i, j), c in zip(iu, coef[p + 1 :], strict=True):
@@ -230,7 +242,13 @@ def _surface(
             best = cand
     # a flat or concave direction: curvature floored at what the design could resolve
     w = np.maximum(w, max(float(np.abs(y - y.mean()).max()), 1e-9) * 1e-3 / radius**2)
-    return best, (v * w) @ v.T
+    h_inv = (v / w) @ v.T
+    rough = h_inv @ cov_coef[1 : p + 1, 1 : p + 1] @ h_inv
+    # where the roughness swamps the curvature the surface cannot place the minimum at all:
+    # it is then only known to lie in the design box (a standard deviation of `radius`)
+    rw, rv = np.linalg.eigh((rough + rough.T) / 2)
+    rough = (rv * np.clip(rw, 0.0, radius**2)) @ rv.T
+    return best, (v * w) @ v.T, rough
 
 
 def _kernel_pairs(r: MountRun, sim: SimRun) -> list[tuple[str, str, float, float]]:
@@ -280,7 +298,7 @@ class Calibration:
         containers: int = 4,
         seeds: int = 2,
         max_nfev: int = 60,
-        starts: int = 8,
+        starts: int = 16,
         free: Sequence[str] | None = None,
         progress: bool = False,
     ) -> None:
@@ -557,14 +575,14 @@ class Calibration:
         # the covariance (and a last step) from a quadratic response surface of the cost fitted
         # to a Sobol design around the optimum: a finite-difference Jacobian of this rough
         # objective reads its dents as slopes and so reports far too small errors
-        u, hess = _surface(
+        u, hess, rough = _surface(
             cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, (p + 1) * (p + 2)
         )
         fun, sims = evaluate(u)
         bar.close()
         x = lo + u * scale
         s2 = float(fun @ fun) / max(1, fun.size - p)
-        cov = np.linalg.pinv(hess) * s2 * np.outer(scale, scale)
+        cov = (np.linalg.pinv(hess) * s2 + rough) * np.outer(scale, scale)
         for i, n in enumerate(names):
             self.params_[n] = float(x[i])
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
@@ -595,8 +613,9 @@ class Calibration:
             "method": f"best of the model's split and {self.starts} Sobol starts, then "
             "scipy.optimize.minimize Nelder-Mead (bounded, scaled coordinates) on the sum "
             "of squared log residuals (per-run worker time per sequence and "
-            "containers/s, per-op mean times at 2+ workers); covariance s^2 H^-1 "
-            "from a quadratic surface fitted to the cost over a Sobol design of "
+            "containers/s, per-op mean times at 2+ workers); covariance "
+            "s^2 H^-1 + H^-1 cov(g) H^-1 from a quadratic surface (curvature H, slope g, "
+            "cov(g) from the costs' scatter about it) fitted to the cost over a Sobol design of "
             f"half-width {self.radius} (scaled) around the optimum",
             "status": int(res.status),
             "message": str(res.message),
