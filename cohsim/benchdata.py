@@ -121,13 +121,16 @@ class MountRun:
         return out
 
     @property
+    def calls(self) -> dict[str, dict[str, float]]:
+        """The labels that are syscalls (not the sequence, container, run or sample timings)."""
+        return {k: v for k, v in self.labels.items() if k not in _NOT_CALLS}
+
+    @property
     def user_ns(self) -> float:
         """mount_bench's own time per call: the sequence's wall time minus the time spent in
         its syscalls (every label's mean x calls per sequence), spread over the calls."""
         in_calls = sum(
-            v.get("mean_ns", 0.0) * v.get("calls_per_sequence", 0.0)
-            for label, v in self.labels.items()
-            if label not in _NOT_CALLS
+            v.get("mean_ns", 0.0) * v.get("calls_per_sequence", 0.0) for v in self.calls.values()
         )
         return (self.sequence_mean_ns - in_calls) / max(1, self.calls_per_sequence)
 

@@ -192,23 +192,20 @@ def test_each_call_varies_about_its_cost(catalog, costs, kernel):
 def test_call_sigma_is_the_committed_measurement(kernel):
     """models/kernel/linux-6.18.toml's call_sigma: ln(p90 / p50) / z(0.9) of each 1-worker
     call label in the committed mount_bench run, median over repeats, then over the cells."""
-    import csv
     import math
     import statistics
 
-    from conftest import REPO
+    from conftest import DATA
 
-    path = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/mount/mount_bench.csv"
-    not_calls = ("sequence", "container", "run", "mount_table", "mountinfo_sample")
-    cells: dict[tuple[str, ...], dict[str, float]] = {}
-    for r in csv.DictReader(path.open()):
-        if r["workers"] == "1" and r["syscall"] not in not_calls:
-            key = (r["strategy"], r["layers"], r["syscall"], r["repeat"])
-            cells.setdefault(key, {})[r["metric"]] = float(r["value"])
-    per: dict[tuple[str, ...], list[float]] = {}
-    for key, m in cells.items():
-        if m.get("p50_ns", 0) > 0 and "p90_ns" in m:
-            per.setdefault(key[:3], []).append(math.log(m["p90_ns"] / m["p50_ns"]) / 1.2815516)
+    from cohsim.benchdata import load_bench
+
+    per: dict[tuple[str, int, str], list[float]] = {}
+    for r in load_bench([DATA / "devvm-2cpu-intel-xeon-f6m167" / "mount"]).mount:
+        if r.workers == 1:
+            for label, m in r.calls.items():
+                if m.get("p50_ns", 0) > 0 and "p90_ns" in m:
+                    sigma = math.log(m["p90_ns"] / m["p50_ns"]) / 1.2815516
+                    per.setdefault((r.strategy, r.layers, label), []).append(sigma)
     assert len(per) == 78
     sigma = statistics.median(statistics.median(v) for v in per.values())
     assert kernel.call_sigma == pytest.approx(sigma, abs=0.001)
