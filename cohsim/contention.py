@@ -21,6 +21,7 @@ latency mixes queueing behind the writer into the transfer cost level 3 asks for
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +55,7 @@ class LineCosts:
     params: LockParams | None = None  #: None: the level-2 defaults for the machine
     _cache: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
     _dense: dict[str, list[float]] = field(default_factory=dict, repr=False)
-    _runs: dict[int, HandoffResult] = field(default_factory=dict, repr=False)
+    _runs: dict[tuple[str, int], HandoffResult] = field(default_factory=dict, repr=False)
     queries: int = 0  #: level-2 simulations run
 
     @property
@@ -70,7 +71,6 @@ class LineCosts:
 
     def _simulate(self, lock: str, threads: int, model: str, record: bool) -> HandoffResult:
         """One level-2 run: `threads` scattered CPUs, the reference section, no think time."""
-        self.queries += 1
         return simulate(
             self.machine,
             threads,
@@ -85,12 +85,27 @@ class LineCosts:
             record=record,
         )
 
-    def _seqcount(self, threads: int) -> HandoffResult:
-        """One seqcount run answers both the writer's and the readers' question."""
-        r = self._runs.get(threads)
+    def _run(self, lock: str, threads: int) -> HandoffResult:
+        """The level-2 run for `lock` ("qspinlock" or "seqcount") among `threads` CPUs, cached:
+        one seqcount run answers both the writer's and the readers' question."""
+        r = self._runs.get((lock, threads))
         if r is None:
-            r = self._runs[threads] = self._simulate("seqcount", threads, "des", True)
+            r = self._runs[(lock, threads)] = self._run_uncached((lock, threads))
+            self.queries += 1
         return r
+
+    def _run_uncached(self, spec: tuple[str, int]) -> HandoffResult:
+        lock, threads = spec
+        if lock == "seqcount":
+            return self._simulate("seqcount", threads, "des", True)
+        return self._simulate(lock, threads, self.model, False)
+
+    def _needed(self) -> list[tuple[str, int]]:
+        """Every level-2 run the tables need, biggest first."""
+        grid = _grid(self._max())
+        spin = {("qspinlock", max(2, n)) for n in grid}
+        seq = {("seqcount", min(self.machine.vcpus, max(2, n + 1))) for n in grid}
+        return sorted(spin | seq, key=lambda spec: (-spec[1], spec[0]))
 
     def _ask(self, kind: str, n: int) -> float:
         key = (kind, n)
@@ -98,10 +113,10 @@ class LineCosts:
             return self._cache[key]
         m = self.machine
         if kind == "spinlock":
-            r = self._simulate("qspinlock", max(2, n), self.model, False)
+            r = self._run("qspinlock", max(2, n))
             value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
         else:
-            r = self._seqcount(min(m.vcpus, max(2, n + 1)))
+            r = self._run("seqcount", min(m.vcpus, max(2, n + 1)))
             assert r.record is not None
             if kind == "writer":
                 w = [(a - s) / 1000 for (t, s, a) in r.record.waits if t == 0]
@@ -151,8 +166,15 @@ class LineCosts:
         """A spinning reader seeing the release, among k spinning readers."""
         return self._interp("reader", max(k, 1.0))
 
-    def prefill(self) -> None:
-        """Ask level 2 every question now (the tables are then complete and picklable)."""
+    def prefill(self, map_fn: Callable[..., Iterable[HandoffResult]] | None = None) -> None:
+        """Ask level 2 every question now (the tables are then complete and picklable).
+        `map_fn` (e.g. a process pool's `map`) runs the level-2 simulations in parallel;
+        each is seeded on its own, so the answers do not depend on it."""
+        if map_fn is not None:
+            todo = [spec for spec in self._needed() if spec not in self._runs]
+            for spec, r in zip(todo, map_fn(self._run_uncached, todo), strict=True):
+                self._runs[spec] = r
+                self.queries += 1
         for kind in ("spinlock", "writer", "reader"):
             self._table(kind)
 

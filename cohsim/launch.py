@@ -179,6 +179,7 @@ class LaunchSim:
         self.rng = np.random.default_rng(seed)
         self.call_factor = _CallFactors(kernel.call_sigma, seed)
         self.cpus = CPUs(self.env, machine.vcpus)
+        self._smt_table = [self._smt_at(b) for b in range(machine.vcpus + 1)]
         self.ns = RWSem(self.env)
         self.layers = layers
         self.background = background
@@ -188,7 +189,7 @@ class LaunchSim:
         self.ml_queue: deque[simpy.Event] = deque()
         self.ml_change_times: list[int] = []  # when the sequence counter moved
         self.ml_releases = 0
-        self.ml_released = self.env.event()
+        self._ml_released: simpy.Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0
         self.stats = {
             "namespace_sem": LockStats(),
@@ -232,17 +233,20 @@ class LaunchSim:
             self.systemd_dirty.succeed()
 
     def _smt(self) -> float:
-        """Slowdown of CPU work now: the share of busy threads whose sibling is busy too; on a
-        machine without SMT but with a measured co-run slowdown (a VM), that slowdown in
-        proportion to how many of the other CPUs are busy (measured with all busy; linear in
-        between is an assumption, exact for 2 vCPUs)."""
+        """Slowdown of CPU work now, for the number of busy CPUs (`_smt_at`, tabulated)."""
+        return self._smt_table[self.cpus.busy]
+
+    def _smt_at(self, busy: int) -> float:
+        """Slowdown of CPU work with `busy` CPUs busy: the share of busy threads whose sibling
+        is busy too; on a machine without SMT but with a measured co-run slowdown (a VM), that
+        slowdown in proportion to how many of the other CPUs are busy (measured with all busy;
+        linear in between is an assumption, exact for 2 vCPUs)."""
         t = self.m.topology
         if t.threads_per_core < 2:
             c = self.m.microarch.corun_slowdown
             if c == 1.0 or self.cpus.capacity < 2:
                 return 1.0
-            return 1.0 + (c - 1.0) * max(0, self.cpus.busy - 1) / (self.cpus.capacity - 1)
-        busy = self.cpus.busy
+            return 1.0 + (c - 1.0) * max(0, busy - 1) / (self.cpus.capacity - 1)
         if busy <= t.cores:
             return 1.0
         return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
@@ -358,34 +362,48 @@ class LaunchSim:
         """Take mount_lock's spinlock (FIFO, spinning on the CPU); return the line cost still to
         pay before the section's work: the hand-off to us plus the wait for the line
         exclusive behind the CPUs spinning on it."""
+        if not (self.ml_held or self.ml_queue):
+            return self._ml_take()
         st = self.stats["mount_lock"]
-        if self.ml_held or self.ml_queue:
-            t0 = self.env.now
-            ev = self.env.event()
-            self.ml_queue.append(ev)
-            st.max_waiters = max(st.max_waiters, len(self.ml_queue))
-            yield ev  # granted by the releaser, who pays the hand-off below
-            st.wait_ns += self.env.now - t0
-            handoff = self.costs.spinlock_ns(len(self.ml_queue) + 1)
-        else:
-            self.ml_held = True
-            handoff = 0.0
+        t0 = self.env.now
+        ev = self.env.event()
+        self.ml_queue.append(ev)
+        st.max_waiters = max(st.max_waiters, len(self.ml_queue))
+        yield ev  # granted by the releaser, who pays the hand-off below
+        st.wait_ns += self.env.now - t0
+        handoff = self.costs.spinlock_ns(len(self.ml_queue) + 1)
         self._ml_changed()
         return self.costs.writer_ns(self.seq_spinners) + handoff
+
+    def _ml_take(self) -> float:
+        """`_ml_acquire` when mount_lock is free: no waiting (no generator on the hot path)."""
+        self.ml_held = True
+        self._ml_changed()
+        return self.costs.writer_ns(self.seq_spinners)
 
     def _ml_changed(self) -> None:
         """The sequence counter moved (a writer took or released mount_lock)."""
         self.ml_change_times.append(self.env.now)
 
+    @property
+    def ml_released(self) -> simpy.Event:
+        """An event that fires at mount_lock's next release. Made only when someone waits
+        for it: most releases have no one waiting, and an unwatched event would still be
+        scheduled and stepped (a fifth of all events)."""
+        if self._ml_released is None:
+            self._ml_released = self.env.event()
+        return self._ml_released
+
     def _ml_release(self) -> None:
         self._ml_changed()
         self.ml_releases += 1
-        ev, self.ml_released = self.ml_released, self.env.event()
+        ev, self._ml_released = self._ml_released, None
         if self.ml_queue:
             self.ml_queue.popleft().succeed()  # ml_held stays True: handed over
         else:
             self.ml_held = False
-        ev.succeed()
+        if ev is not None:
+            ev.succeed()
 
     def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
@@ -425,7 +443,10 @@ class LaunchSim:
         self.ml_bg_spinners = 0.0
 
     def _ml_section(self, op: OpCost, tid: int) -> Proc:
-        line = yield from self._ml_acquire()
+        if self.ml_held or self.ml_queue:
+            line = yield from self._ml_acquire()
+        else:
+            line = self._ml_take()
         t0 = self.env.now + round(line)
         hold = op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
         yield from self._ml_hold(hold, line)
@@ -438,34 +459,38 @@ class LaunchSim:
 
     # ----- path walks ----------------------------------------------------------------------
 
-    def _walk(self, walk_ns: float, cpu_ns: float, tid: int) -> Proc:
-        """Path walks then unlocked work: spin first while a writer holds mount_lock; if the
-        counter moves during the walks, legitimize under the spinlock (checked after the work,
-        so that walks and work take one event)."""
-        if self.ml_held:
-            st = self.stats["seqcount_spin"]
-            t0 = self.env.now
-            self.seq_spinners += 1
-            if self.record is not None:
-                self.record.spinners.append((int(t0), self.seq_spinners))
-            while self.ml_held:
-                yield self.ml_released
-            k = self.seq_spinners
-            self.seq_spinners -= 1
-            yield self.env.timeout(round(self.costs.reader_ns(k)))
-            st.wait_ns += self.env.now - t0
-            st.acquisitions += 1
-        start = self.env.now
-        yield self._cpu(walk_ns + cpu_ns, tid)
+    def _seq_spin(self) -> Proc:
+        """A path walk finding mount_lock write-held spins on the sequence counter until the
+        writer releases it; then every spinner re-reads the line (level 2's reader cost for
+        that many spinners)."""
+        st = self.stats["seqcount_spin"]
+        t0 = self.env.now
+        self.seq_spinners += 1
+        if self.record is not None:
+            self.record.spinners.append((int(t0), self.seq_spinners))
+        while self.ml_held:
+            yield self.ml_released
+        k = self.seq_spinners
+        self.seq_spinners -= 1
+        yield self.env.timeout(round(self.costs.reader_ns(k)))
+        st.wait_ns += self.env.now - t0
+        st.acquisitions += 1
+
+    def _moved_under(self, start: int, walk_ns: float) -> bool:
+        """Did the sequence counter move while a walk from `start` ran?"""
         times = self.ml_change_times
-        if walk_ns and times and times[-1] > start:
-            i = bisect.bisect_right(times, start)
-            if i < len(times) and times[i] <= start + walk_ns:  # moved under the walk
-                self.legitimize += 1
-                line = yield from self._ml_acquire()
-                yield from self._ml_hold(self.k.legitimize_ns, line)
-                self.stats["mount_lock"].acquisitions += 1
-                self._ml_release()
+        if not walk_ns or not times or times[-1] <= start:
+            return False
+        i = bisect.bisect_right(times, start)
+        return i < len(times) and times[i] <= start + walk_ns
+
+    def _legitimize(self) -> Proc:
+        """The walk's counter moved: __legitimize_mnt takes mount_lock to check the mount."""
+        self.legitimize += 1
+        line = yield from self._ml_acquire()
+        yield from self._ml_hold(self.k.legitimize_ns, line)
+        self.stats["mount_lock"].acquisitions += 1
+        self._ml_release()
 
     # ----- RCU -----------------------------------------------------------------------------
 
@@ -592,9 +617,16 @@ class LaunchSim:
             t_call = env.now
             f = self.call_factor()  # one per call, drawn for every call (common random numbers)
             if walk_ns or cpu:
+                # path walks then unlocked work, in one event; the walks spin first while a
+                # writer holds mount_lock, and legitimize if the counter moved under them
                 t0 = env.now
                 walk, work = walk_ns * f, cpu * f
-                yield from self._walk(walk, work, tid)
+                if self.ml_held:
+                    yield from self._seq_spin()
+                t_walk = env.now
+                yield self._cpu(walk + work, tid)
+                if self._moved_under(t_walk, walk):
+                    yield from self._legitimize()
                 lock_wait += (env.now - t0) - walk - work
             for _ in range(reads):  # overlayfs's private clone of each layer
                 lock_wait += yield from self._ns_read_section(op.layer_read_ns * f)

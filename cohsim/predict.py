@@ -282,32 +282,38 @@ def run_workload(
         raise CohsimError(f"deadline must be positive, not {deadline_s}")
     children = np.random.SeedSequence(seed).spawn(replicates)
     costs = LineCosts(machine, model=handoff_model, seed=seed)
-    costs.prefill()  # ask level 2 once, here, so worker processes inherit the answers
     kernels = [kernel] + [
         kernel_samples[(i - 1) % len(kernel_samples)] if kernel_samples else kernel
         for i in range(1, replicates)
     ]
-    tasks = [
-        (
-            machine,
-            kernels[i],
-            trace,
-            costs,
-            int(c.generate_state(1)[0]),
-            layers,
-            background,
-            record and i == 0,
-            deadline_s,
-        )
-        for i, c in enumerate(children)
-    ]
+
+    def tasks() -> list[tuple[Any, ...]]:
+        return [
+            (
+                machine,
+                kernels[i],
+                trace,
+                costs,
+                int(c.generate_state(1)[0]),
+                layers,
+                background,
+                record and i == 0,
+                deadline_s,
+            )
+            for i, c in enumerate(children)
+        ]
+
+    # Level 2 is asked everything first (its runs spread over the workers too), so that every
+    # replicate gets the same complete table.
     workers = min(replicates, jobs if jobs is not None else len(os.sched_getaffinity(0)))
     if workers > 1:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            runs = list(pool.map(_one_packed, tasks))
+            costs.prefill(pool.map)
+            runs = list(pool.map(_one_packed, tasks()))
     else:
-        runs = [_one(*t) for t in tasks]
+        costs.prefill()
+        runs = [_one(*t) for t in tasks()]
     per = [r.launch_s for r in runs]
     values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
     launch_s, extra = _summarise(per, values)

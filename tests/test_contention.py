@@ -1,0 +1,45 @@
+"""What level 3 asks level 2: the cached line-cost tables (cohsim.contention)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from cohsim.contention import LineCosts, _grid
+
+
+def small(catalog, **kw):
+    return LineCosts(
+        catalog.get("c6gd.metal"), acquisitions_per_thread=4, max_acquisitions=200, **kw
+    )
+
+
+def test_the_grid_is_powers_of_two_and_the_cpu_count():
+    assert _grid(96) == [0, 1, 2, 4, 8, 16, 32, 64, 96]
+    assert _grid(64) == [0, 1, 2, 4, 8, 16, 32, 64]
+    assert _grid(2) == [0, 1, 2]
+
+
+def test_prefill_in_parallel_gives_the_same_tables(catalog):
+    """Each level-2 run is seeded on its own: spreading them over workers changes nothing."""
+    serial = small(catalog)
+    serial.prefill()
+    parallel = small(catalog)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        parallel.prefill(pool.map)
+    assert parallel.table() == serial.table()
+    for kind in ("spinlock", "writer", "reader"):
+        assert [parallel._interp(kind, k / 2) for k in range(200)] == [
+            serial._interp(kind, k / 2) for k in range(200)
+        ]
+    # one run per distinct (lock, CPU count): the 0-, 1- and 2-CPU spinlock questions share one
+    assert parallel.queries == serial.queries == len(serial._needed())
+
+
+def test_costs_interpolate_between_the_counts_asked(catalog):
+    c = small(catalog)
+    c.prefill()
+    asked = c.table()["writer"]
+    assert c.writer_ns(8) == asked[8]
+    assert min(asked[8], asked[16]) <= c.writer_ns(12) <= max(asked[8], asked[16])
+    assert c.writer_ns(10_000) == c.writer_ns(catalog.get("c6gd.metal").vcpus)
+    assert c.reader_ns(0) == c.reader_ns(1)  # a reader is at least itself
