@@ -145,7 +145,7 @@ class LineCosts:
         return dense
 
     def _interp(self, kind: str, k: float) -> float:
-        dense = self._table(kind)
+        dense = self._dense.get(kind) or self._table(kind)
         if k <= 0:
             return dense[0]
         top = len(dense) - 2

@@ -197,6 +197,8 @@ class LaunchSim:
             "seqcount_spin": LockStats(),
             "rcu": LockStats(),
         }
+        self._ml_stats = self.stats["mount_lock"]
+        self._vcpus = float(machine.vcpus)
         self.legitimize = 0
         # RCU expedited grace periods
         self.ml_bg_spinners = 0.0  # background spinners of the section in progress
@@ -407,7 +409,7 @@ class LaunchSim:
 
     def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
-        busy = min(self.busy_bg, float(self.m.vcpus))
+        busy = min(self.busy_bg, self._vcpus)
         if busy <= 0:
             return 0.0, hold_ns
         key = (round(hold_ns), busy, self.seq_spinners)
@@ -432,9 +434,9 @@ class LaunchSim:
     def _ml_hold(self, base_ns: float, line_ns: float) -> Proc:
         """Hold mount_lock for `base_ns` of work after `line_ns` of line transfer, lengthened
         by the background CPUs it attracts into spinning (one timeout for all of it)."""
-        k, h = self._bg_spinners(base_ns * self._smt())
+        k, h = self._bg_spinners(base_ns * self._smt_table[self.cpus.busy])
         self.ml_bg_spinners = k
-        self.stats["mount_lock"].wait_ns += line_ns
+        self._ml_stats.wait_ns += line_ns
         yield self.env.timeout(round(line_ns + h))
         if k > 0:
             spin = k * (h / 2 + self.costs.reader_ns(k + self.seq_spinners))
@@ -554,9 +556,9 @@ class LaunchSim:
     def _cpu(self, ns: float, tid: int) -> simpy.Event:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
-        end = self.env.now + round(ns * self._smt())
-        self.kernel_until[tid] = end
-        return self.env.timeout(end - self.env.now)
+        took = round(ns * self._smt_table[self.cpus.busy])
+        self.kernel_until[tid] = self.env.now + took
+        return self.env.timeout(took)
 
     def _runtime(self, tid: int) -> Proc:
         """The container's runtime after its mounts: user-space CPU work (preemptible at any
