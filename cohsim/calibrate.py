@@ -31,11 +31,14 @@ derived from it) is fitted to the 2-thread ttas and ticket p50 latencies and thr
 measured clock-read overhead added to the simulated latencies.
 
 Uncertainty: standard errors and covariance at the optimum. Lock fit: cov = (J^T J)^-1 s^2
-with s^2 = SSR / (n - p). Kernel fit (a simulated, rough cost): cov = s^2 H^-1 + H^-1 cov(g)
-H^-1, H and g the curvature and slope of a quadratic surface fitted to the cost around the
-optimum, cov(g) from the costs' scatter about that surface (how well the roughness lets the
-minimum be placed). Prediction intervals from parameter samples (multivariate normal, clipped
-to the bounds) crossed with seeds.
+with s^2 = SSR / (n - p). Kernel fit (a simulated, rough cost): cov = s^2 H^-1 + C_seed. H is
+the curvature of a quadratic surface fitted to the cost around the optimum (s^2 H^-1: the
+data's noise). C_seed is the estimate's noise from the simulation itself: the same surface is
+fitted with other seed sets (`seed_sets`), and C_seed is the covariance of where they put the
+minimum — the fit's own seeds move the estimate by that much — but at least H^-1 cov(g) H^-1,
+cov(g) from the costs' scatter about one surface (how well its roughness lets the minimum be
+placed). Prediction intervals from parameter samples (multivariate normal, clipped to the
+bounds) crossed with seeds.
 
 Fit JSON format history: schema 1 — kind, instance, kernel, applies_to, parameters, covariance,
 residuals, think_ns, fixed, data_digests, optimizer, settings, cohsim_version, seed.
@@ -251,6 +254,21 @@ def _surface(
     return best, (v * w) @ v.T, rough
 
 
+#: seed set r simulates with seeds seed + r * this + j (far from the fit's own seed + j)
+_SEED_SET_STRIDE = 7919
+
+
+def _seed_cov(minima: np.ndarray, rough: np.ndarray) -> np.ndarray:
+    """The estimate's spread from the simulation's randomness: the covariance of the minima
+    that different seed sets' surfaces give (rows of `minima`), and at least the spread the
+    roughness of one surface implies (`rough`, from `_surface`) in every direction (a few seed
+    sets may agree by chance)."""
+    p = minima.shape[1]
+    c = np.cov(minima.T, ddof=1).reshape(p, p) if len(minima) > 1 else np.zeros((p, p))
+    w, v = np.linalg.eigh((rough - c + (rough - c).T) / 2)
+    return c + (v * np.clip(w, 0.0, None)) @ v.T
+
+
 def _kernel_pairs(r: MountRun, sim: SimRun) -> list[tuple[str, str, float, float]]:
     """(metric, op, simulated, measured) compared for one run: its worker time per sequence
     and containers/s, and at 2+ workers each fitted op's mean time per call (at 1 worker
@@ -299,6 +317,7 @@ class Calibration:
         seeds: int = 2,
         max_nfev: int = 60,
         starts: int = 16,
+        seed_sets: int = 4,
         free: Sequence[str] | None = None,
         progress: bool = False,
     ) -> None:
@@ -310,6 +329,9 @@ class Calibration:
         self.seeds = seeds  #: simulations (common random numbers) averaged per 2+-worker run
         self.max_nfev = max_nfev  #: the kernel optimizer's evaluation budget (Nelder-Mead)
         self.starts = starts  #: Sobol starting points tried before it (plus the model's split)
+        #: seed sets whose cost surfaces locate the minimum (the fit's own and the others):
+        #: their spread is how far the fit's seeds alone move the estimate
+        self.seed_sets = seed_sets
         #: half-width of the response-surface design in scaled units (bounds -> [0, 1]): 0.15
         #: moves an op's split by thousands of ns, far above the integer-ns and scheduling
         #: granularity that makes the simulated objective rough at the scale of 0.01
@@ -521,22 +543,27 @@ class Calibration:
         bar = _progress(0, self.progress, "calibrate kernel")
         memo: dict[tuple[float, ...], tuple[np.ndarray, dict[Any, SimRun]]] = {}
 
-        def evaluate(u: np.ndarray) -> tuple[np.ndarray, dict[Any, SimRun]]:
-            key = tuple(round(float(v), 12) for v in np.clip(u, 0.0, 1.0))
+        def evaluate(u: np.ndarray, rep: int = 0) -> tuple[np.ndarray, dict[Any, SimRun]]:
+            """Residuals at `u` with seed set `rep` (0: the fit's own seeds)."""
+            key = (rep, *(round(float(v), 12) for v in np.clip(u, 0.0, 1.0)))
             if key in memo:
                 return memo[key]
-            k = apply_kernel_params(base, dict(zip(names, lo + np.array(key) * scale, strict=True)))
+            k = apply_kernel_params(
+                base, dict(zip(names, lo + np.array(key[1:]) * scale, strict=True))
+            )
             sims = {}
             for (s, w, L), group in groups.items():
+                n = self.seeds if w > 1 else 1
+                seeds = [self.seed + _SEED_SET_STRIDE * rep + j for j in range(n)]
                 sims[(s, w, L)] = self._bench_sim(
-                    machine, k, costs, s, w, L, group[0].baseline_mounts
+                    machine, k, costs, s, w, L, group[0].baseline_mounts, seeds=seeds
                 )
                 bar.update(1)
             memo[key] = out = (_kernel_residuals(groups, sims), sims)
             return out
 
-        def cost(u: np.ndarray) -> float:
-            r = evaluate(u)[0]
+        def cost(u: np.ndarray, rep: int = 0) -> float:
+            r = evaluate(u, rep)[0]
             return 0.5 * float(r @ r)
 
         # a design of starts (the model file's split and a scrambled Sobol set), then
@@ -575,14 +602,20 @@ class Calibration:
         # the covariance (and a last step) from a quadratic response surface of the cost fitted
         # to a Sobol design around the optimum: a finite-difference Jacobian of this rough
         # objective reads its dents as slopes and so reports far too small errors
-        u, hess, rough = _surface(
-            cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, (p + 1) * (p + 2)
-        )
+        n_design = (p + 1) * (p + 2)
+        u, hess, rough = _surface(cost, np.clip(res.x, 0.0, 1.0), self.radius, self.seed, n_design)
+        # the same surface with other seed sets, about the same point: where each puts the
+        # minimum is how far the fit's choice of seeds alone moves the estimate
+        minima = [u] + [
+            _surface(lambda v, r=r: cost(v, r), u, self.radius, self.seed, n_design)[0]
+            for r in range(1, self.seed_sets)
+        ]
+        seed_cov = _seed_cov(np.array(minima), rough)
         fun, sims = evaluate(u)
         bar.close()
         x = lo + u * scale
         s2 = float(fun @ fun) / max(1, fun.size - p)
-        cov = (np.linalg.pinv(hess) * s2 + rough) * np.outer(scale, scale)
+        cov = (np.linalg.pinv(hess) * s2 + seed_cov) * np.outer(scale, scale)
         for i, n in enumerate(names):
             self.params_[n] = float(x[i])
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
@@ -614,9 +647,11 @@ class Calibration:
             "scipy.optimize.minimize Nelder-Mead (bounded, scaled coordinates) on the sum "
             "of squared log residuals (per-run worker time per sequence and "
             "containers/s, per-op mean times at 2+ workers); covariance "
-            "s^2 H^-1 + H^-1 cov(g) H^-1 from a quadratic surface (curvature H, slope g, "
-            "cov(g) from the costs' scatter about it) fitted to the cost over a Sobol design of "
-            f"half-width {self.radius} (scaled) around the optimum",
+            "s^2 H^-1 + C_seed, H the curvature of a quadratic surface fitted to the cost over "
+            f"a Sobol design of half-width {self.radius} (scaled) around the optimum, C_seed "
+            f"the covariance of the minima of the same surface under {self.seed_sets} seed "
+            "sets, at least H^-1 cov(g) H^-1 (cov(g) from the costs' scatter about it)",
+            "seed_sets": self.seed_sets,
             "status": int(res.status),
             "message": str(res.message),
             "nfev": int(res.nfev),
@@ -935,6 +970,7 @@ class Calibration:
                 "seeds": self.seeds,
                 "max_nfev": self.max_nfev,
                 "starts": self.starts,
+                "seed_sets": self.seed_sets,
                 "radius": self.radius,
                 "free": list(self.free) if self.free else None,
             },
@@ -1004,6 +1040,7 @@ class Calibration:
             seeds=int(settings.get("seeds", 2)),
             max_nfev=int(settings.get("max_nfev", 60)),
             starts=int(settings.get("starts", 8)),
+            seed_sets=int(settings.get("seed_sets", 1)),
             free=settings.get("free"),
         )
         c.radius = float(settings.get("radius", c.radius))
