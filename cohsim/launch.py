@@ -15,11 +15,11 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
    whoever comes while it is free; a waiter spins behind a running writer and is handed it,
    behind readers it spins for the kernel's reader-spin threshold and then sleeps; a woken
    writer must get its CPU back before it retries, while readers can steal the lock from it
-   until the 4 ms hand-off), with a mount_lock write section nested
-   in it: the spinlock (FIFO, as the qspinlock) whose hold is the section's own length, plus
-   the per-CPU counter sum where the kernel does one (a walk over every CPU's line, priced from
-   the level-1 latency matrix), plus the writer's wait for the line while k CPUs spin on it
-   (level 2, asked once per k);
+   until the 4 ms hand-off), with a mount_lock write section nested in it
+   (cohsim.mountlock): the spinlock (FIFO, as the qspinlock) whose hold is the section's own
+   length, plus the per-CPU counter sum where the kernel does one (a walk over every CPU's
+   line, priced from the level-1 latency matrix), plus the writer's wait for the line while k
+   CPUs spin on it (level 2, asked once per k);
 4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
    the lock);
 5. synchronize_rcu_expedited() after unmounts (twice for an overlay, whose superblock's
@@ -41,13 +41,9 @@ Background readers re-read /proc/self/mountinfo under namespace_sem (read), one 
 per lock hold as seq_file does: systemd after mount-table changes, rate-limited as systemd does,
 and periodic probes. Their cost grows with the mount table.
 
-Background path walks: every CPU running syscall-heavy code (containers' runtimes after their
-mounts, node daemons) starts a path walk every `walk_interval_ns`, and each one spins in
-path_init while mount_lock is write-held. They are not simulated one by one (millions per
-second): for a write section of length H, the number of such CPUs spinning on the line by its
-end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release waits for the
-line behind them (level 2's `writer_ns(k)`), which lengthens H: k is the fixed point of that
-loop. Their spinning time is taken from those CPUs' progress (a debt each busy CPU repays).
+Background path walks (CPUs outside the trace spinning on mount_lock's counter while it is
+write-held) are accounted in closed form, not simulated one by one: cohsim.mountlock, which
+holds mount_lock's writers, walkers and sequence counter.
 
 SMT: a thread whose sibling is busy runs `smt_slowdown` times slower; with the scheduler
 filling idle cores first, a fraction 2 (busy - cores) / busy of busy threads share their core.
@@ -69,8 +65,6 @@ how often the first is drawn does not move them (common random numbers in calibr
 
 from __future__ import annotations
 
-import bisect
-from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +75,7 @@ import simpy
 from .contention import LineCosts
 from .kernel import KernelParams, OpCost, ThreadState, classify, layers_of
 from .machine import Machine
+from .mountlock import MountLock
 from .runqueue import CPUs, RWSem
 from .trace import Trace
 
@@ -184,28 +179,23 @@ class LaunchSim:
         self.layers = layers
         self.background = background
         self.record = LaunchRecord() if record else None
-        # mount_lock: holder, FIFO of waiting writers, sequence count, release event
-        self.ml_held = False
-        self.ml_queue: deque[simpy.Event] = deque()
-        self.ml_change_times: list[int] = []  # when the sequence counter moved
-        self.ml_releases = 0
-        self._ml_released: simpy.Event | None = None  # made when someone waits for a release
-        self.seq_spinners = 0
         self.stats = {
             "namespace_sem": LockStats(),
             "mount_lock": LockStats(),
             "seqcount_spin": LockStats(),
             "rcu": LockStats(),
         }
-        self._ml_stats = self.stats["mount_lock"]
-        self._vcpus = float(machine.vcpus)
-        self.legitimize = 0
+        self.ml = MountLock(
+            self.env,
+            costs,
+            kernel,
+            machine.vcpus,
+            self._smt,
+            self.stats["mount_lock"],
+            self.stats["seqcount_spin"],
+            self.record,
+        )
         # RCU expedited grace periods
-        self.ml_bg_spinners = 0.0  # background spinners of the section in progress
-        self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
-        self.busy_bg = kernel.daemon_cpus  # CPUs doing path-walk-heavy work outside the trace
-        self.debt_per_cpu = 0.0  # ns of spinning each such CPU owes so far
-        self.bg_spin_ns = 0.0
         self.gp_running = False
         self.gp_next: list[simpy.Event] = []
         self.gps = 0
@@ -358,142 +348,6 @@ class LaunchSim:
         nss.wait_ns += waited
         return waited
 
-    # ----- mount_lock ----------------------------------------------------------------------
-
-    def _ml_acquire(self) -> Generator[simpy.Event, Any, float]:
-        """Take mount_lock's spinlock (FIFO, spinning on the CPU); return the line cost still to
-        pay before the section's work: the hand-off to us plus the wait for the line
-        exclusive behind the CPUs spinning on it."""
-        if not (self.ml_held or self.ml_queue):
-            return self._ml_take()
-        st = self.stats["mount_lock"]
-        t0 = self.env.now
-        ev = self.env.event()
-        self.ml_queue.append(ev)
-        st.max_waiters = max(st.max_waiters, len(self.ml_queue))
-        yield ev  # granted by the releaser, who pays the hand-off below
-        st.wait_ns += self.env.now - t0
-        handoff = self.costs.spinlock_ns(len(self.ml_queue) + 1)
-        self._ml_changed()
-        return self.costs.writer_ns(self.seq_spinners) + handoff
-
-    def _ml_take(self) -> float:
-        """`_ml_acquire` when mount_lock is free: no waiting (no generator on the hot path)."""
-        self.ml_held = True
-        self._ml_changed()
-        return self.costs.writer_ns(self.seq_spinners)
-
-    def _ml_changed(self) -> None:
-        """The sequence counter moved (a writer took or released mount_lock)."""
-        self.ml_change_times.append(self.env.now)
-
-    @property
-    def ml_released(self) -> simpy.Event:
-        """An event that fires at mount_lock's next release. Made only when someone waits
-        for it: most releases have no one waiting, and an unwatched event would still be
-        scheduled and stepped (a fifth of all events)."""
-        if self._ml_released is None:
-            self._ml_released = self.env.event()
-        return self._ml_released
-
-    def _ml_release(self) -> None:
-        self._ml_changed()
-        self.ml_releases += 1
-        ev, self._ml_released = self._ml_released, None
-        if self.ml_queue:
-            self.ml_queue.popleft().succeed()  # ml_held stays True: handed over
-        else:
-            self.ml_held = False
-        if ev is not None:
-            ev.succeed()
-
-    def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
-        """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
-        busy = min(self.busy_bg, self._vcpus)
-        if busy <= 0:
-            return 0.0, hold_ns
-        key = (round(hold_ns), busy, self.seq_spinners)
-        hit = self._bg_memo.get(key)
-        if hit is not None:
-            return hit
-        self._bg_memo[key] = out = self._bg_fixed_point(hold_ns, busy)
-        return out
-
-    def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
-        interval = self.k.walk_interval_ns
-        k, h = 0.0, hold_ns
-        for _ in range(20):
-            k_new = busy * (1.0 - np.exp(-h / interval))
-            h = hold_ns + self.costs.writer_ns(k_new + self.seq_spinners)
-            if abs(k_new - k) < 0.01:
-                k = k_new
-                break
-            k = k_new
-        return k, h
-
-    def _ml_hold(self, base_ns: float, line_ns: float) -> Proc:
-        """Hold mount_lock for `base_ns` of work after `line_ns` of line transfer, lengthened
-        by the background CPUs it attracts into spinning (one timeout for all of it)."""
-        k, h = self._bg_spinners(base_ns * self._smt_table[self.cpus.busy])
-        self.ml_bg_spinners = k
-        self._ml_stats.wait_ns += line_ns
-        yield self.env.timeout(round(line_ns + h))
-        if k > 0:
-            spin = k * (h / 2 + self.costs.reader_ns(k + self.seq_spinners))
-            self.bg_spin_ns += spin
-            self.debt_per_cpu += spin / max(self.busy_bg, 1.0)
-        self.ml_bg_spinners = 0.0
-
-    def _ml_section(self, op: OpCost, tid: int) -> Proc:
-        if self.ml_held or self.ml_queue:
-            line = yield from self._ml_acquire()
-        else:
-            line = self._ml_take()
-        t0 = self.env.now + round(line)
-        hold = op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
-        yield from self._ml_hold(hold, line)
-        st = self.stats["mount_lock"]
-        st.acquisitions += 1
-        st.hold_ns += self.env.now - t0
-        if self.record is not None:
-            self.record.ml_holds.append((tid, int(t0), int(self.env.now)))
-        self._ml_release()
-
-    # ----- path walks ----------------------------------------------------------------------
-
-    def _seq_spin(self) -> Proc:
-        """A path walk finding mount_lock write-held spins on the sequence counter until the
-        writer releases it; then every spinner re-reads the line (level 2's reader cost for
-        that many spinners)."""
-        st = self.stats["seqcount_spin"]
-        t0 = self.env.now
-        self.seq_spinners += 1
-        if self.record is not None:
-            self.record.spinners.append((int(t0), self.seq_spinners))
-        while self.ml_held:
-            yield self.ml_released
-        k = self.seq_spinners
-        self.seq_spinners -= 1
-        yield self.env.timeout(round(self.costs.reader_ns(k)))
-        st.wait_ns += self.env.now - t0
-        st.acquisitions += 1
-
-    def _moved_under(self, start: int, walk_ns: float) -> bool:
-        """Did the sequence counter move while a walk from `start` ran?"""
-        times = self.ml_change_times
-        if not walk_ns or not times or times[-1] <= start:
-            return False
-        i = bisect.bisect_right(times, start)
-        return i < len(times) and times[i] <= start + walk_ns
-
-    def _legitimize(self) -> Proc:
-        """The walk's counter moved: __legitimize_mnt takes mount_lock to check the mount."""
-        self.legitimize += 1
-        line = yield from self._ml_acquire()
-        yield from self._ml_hold(self.k.legitimize_ns, line)
-        self.stats["mount_lock"].acquisitions += 1
-        self._ml_release()
-
     # ----- RCU -----------------------------------------------------------------------------
 
     def _rcu(self) -> simpy.Event:
@@ -508,11 +362,12 @@ class LaunchSim:
         self.gp_running = True
         self.gps += 1
         # CPUs spinning in the kernel now must finish before the grace period can end
-        spinning = self.seq_spinners > 0 or self.ml_bg_spinners > 0 or bool(self.ml_queue)
-        target = self.ml_releases + len(self.ml_queue) + (1 if self.ml_held and spinning else 0)
+        ml = self.ml
+        spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
+        target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
         yield self.env.timeout(round(self._gp_cpu_wait() + self.rcu_gp_ns))
-        while self.ml_releases < target and (self.ml_held or self.ml_queue):
-            yield self.ml_released
+        while ml.releases < target and ml.busy:
+            yield ml.released
         for ev in waiters:
             ev.succeed()
         if self.gp_next:
@@ -564,17 +419,17 @@ class LaunchSim:
         """The container's runtime after its mounts: user-space CPU work (preemptible at any
         moment) that also repays the spinning debt its CPU ran up meanwhile."""
         self.kernel_until.pop(tid, None)
-        self.busy_bg += 1
+        self.ml.busy_bg += 1
         self.user_running += 1
-        debt0 = self.debt_per_cpu
+        debt0 = self.ml.debt_per_cpu
         yield self.env.timeout(round(self.k.runtime_cpu_ns * self._smt()))
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
-            owed = self.debt_per_cpu - debt0
+            owed = self.ml.debt_per_cpu - debt0
             if owed < 1000:
                 break
-            debt0 = self.debt_per_cpu
+            debt0 = self.ml.debt_per_cpu
             yield self.env.timeout(round(owed))
-        self.busy_bg -= 1
+        self.ml.busy_bg -= 1
         self.user_running -= 1
 
     def _plan(self, events: tuple) -> list[tuple[int, str, OpCost, float, float, int]]:
@@ -612,7 +467,7 @@ class LaunchSim:
         if ev is not None:
             yield ev
         runq += env.now - t0
-        nss = self.stats["namespace_sem"]
+        nss, ml = self.stats["namespace_sem"], self.ml
         for think, name, op, walk_ns, cpu, reads in self._plan(events):
             if think:
                 yield env.timeout(think)
@@ -623,12 +478,12 @@ class LaunchSim:
                 # writer holds mount_lock, and legitimize if the counter moved under them
                 t0 = env.now
                 walk, work = walk_ns * f, cpu * f
-                if self.ml_held:
-                    yield from self._seq_spin()
+                if ml.held:
+                    yield from ml.seq_spin()
                 t_walk = env.now
                 yield self._cpu(walk + work, tid)
-                if self._moved_under(t_walk, walk):
-                    yield from self._legitimize()
+                if ml.moved_under(t_walk, walk):
+                    yield from ml.legitimize_walk()
                 lock_wait += (env.now - t0) - walk - work
             for _ in range(reads):  # overlayfs's private clone of each layer
                 lock_wait += yield from self._ns_read_section(op.layer_read_ns * f)
@@ -638,7 +493,7 @@ class LaunchSim:
                 yield self._cpu(op.ns_write_ns * f, tid)
                 if op.mount_lock_ns or op.percpu_sum:
                     t2 = env.now
-                    yield from self._ml_section(op, tid)
+                    yield from ml.section(self._ml_work(op), tid)
                     lock_wait += (env.now - t2) - op.mount_lock_ns
                 self._apply_table(name)
                 nss.acquisitions += 1
@@ -648,7 +503,7 @@ class LaunchSim:
                 self.ns.release(True)
             elif op.mount_lock_ns:
                 t2 = env.now
-                yield from self._ml_section(op, tid)
+                yield from ml.section(self._ml_work(op), tid)
                 lock_wait += (env.now - t2) - op.mount_lock_ns
             if op.ns_read_ns or op.per_mount_read_ns:
                 lock_wait += yield from self._ns_read(op)
@@ -686,6 +541,11 @@ class LaunchSim:
         self.remaining -= 1
         if self.remaining == 0:
             self.finished.succeed()
+
+    def _ml_work(self, op: OpCost) -> float:
+        """An op's mount_lock section: its own work plus the per-CPU counter sum where the
+        kernel does one (a walk over every CPU's line, priced from level 1's matrix)."""
+        return op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
 
     def _apply_table(self, name: str) -> None:
         if name in ("move_mount", "mount_overlay"):

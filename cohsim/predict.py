@@ -232,9 +232,9 @@ def _one(
     wait = sum(r.lock_wait_ns for r in res)
     locks = {name: st.to_dict() for name, st in sim.stats.items()}
     locks["rcu"]["grace_periods"] = sim.gps
-    locks["mount_lock"]["legitimize_fallbacks"] = sim.legitimize
+    locks["mount_lock"]["legitimize_fallbacks"] = sim.ml.legitimize
     locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
-    locks["seqcount_spin"]["background_spin_s"] = round(float(sim.bg_spin_ns) / 1e9, 6)
+    locks["seqcount_spin"]["background_spin_s"] = round(float(sim.ml.bg_spin_ns) / 1e9, 6)
     return _Run(
         launch,
         mounts,

@@ -71,7 +71,7 @@ def test_invariants(catalog, costs, kernel, strategy, containers, layers, seed, 
     assert ends == sorted(ends)
     # both passes leave their overlay mounted (teardown is outside launch)
     assert sim.mounts == 50 + 2 * containers
-    assert not sim.ns.writer and sim.ns.readers == 0 and not sim.ml_held
+    assert not sim.ns.writer and sim.ns.readers == 0 and not sim.ml.held
     assert sim.cpus.busy == 0 and sim.cpus.waiting == 0
     for holds in (sim.record.ns_holds, sim.record.ml_holds):
         spans = sorted((a, b) for _, a, b in holds)

@@ -1,0 +1,103 @@
+"""mount_lock in the launch simulation (cohsim.mountlock): writers, walkers, the counter."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import simpy
+
+from cohsim.contention import LineCosts
+from cohsim.kernel import load_kernel
+from cohsim.launch import LaunchRecord, LockStats
+from cohsim.mountlock import MountLock
+
+
+@pytest.fixture(scope="module")
+def costs(catalog):
+    c = LineCosts(catalog.get("c6gd.metal"), model="markov")
+    c.prefill()
+    return c
+
+
+def make(costs, daemon_cpus=0.0):
+    env = simpy.Environment()
+    kernel = dataclasses.replace(load_kernel(), daemon_cpus=daemon_cpus)
+    ml = MountLock(env, costs, kernel, 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord())
+    return env, ml
+
+
+def test_writers_are_served_first_come_first_served(costs):
+    env, ml = make(costs)
+    order = []
+
+    def writer(tid, at):
+        yield env.timeout(at)
+        yield from ml.section(1000.0, tid)
+        order.append((tid, env.now))
+
+    for tid, at in ((1, 0), (2, 10), (3, 20)):
+        env.process(writer(tid, at))
+    env.run()
+    assert [t for t, _ in order] == [1, 2, 3]
+    holds = ml.record.ml_holds
+    assert all(a[2] <= b[1] for a, b in zip(holds, holds[1:], strict=False))  # no overlap
+    assert ml.stats.acquisitions == 3 and ml.stats.max_waiters == 2
+    assert not ml.busy and ml.releases == 3
+    assert len(ml.change_times) == 6  # the counter moves on every take and every release
+
+
+def test_a_walk_spins_while_write_held_and_legitimizes_if_the_counter_moved(costs):
+    env, ml = make(costs)
+    spun = []
+
+    def writer():
+        yield from ml.section(5000.0, 1)
+
+    def walker():
+        yield env.timeout(100)
+        assert ml.held
+        t0 = env.now
+        yield from ml.seq_spin()
+        spun.append(env.now - t0)
+
+    env.process(writer())
+    env.process(walker())
+    env.run()
+    assert spun and spun[0] >= 4900  # until the release, plus the re-read of the line
+    assert ml.spin_stats.acquisitions == 1 and ml.seq_spinners == 0
+    took, released = ml.change_times
+    assert ml.moved_under(took - 10, 20)  # the take fell inside that walk
+    assert not ml.moved_under(took + 10, 100)  # nothing moved between take and release
+    assert ml.moved_under(released - 50, 100)
+    assert not ml.moved_under(released + 1, 1e6)
+    assert not ml.moved_under(took - 10, 0.0)  # no walk, nothing to legitimize
+
+    def legit():
+        yield from ml.legitimize_walk()
+
+    env.process(legit())
+    env.run()
+    assert ml.legitimize == 1 and ml.stats.acquisitions == 2 and not ml.busy
+
+
+def test_the_release_event_is_made_only_for_someone_waiting(costs):
+    env, ml = make(costs)
+
+    def writer():
+        yield from ml.section(100.0, 1)
+
+    env.process(writer())
+    env.run()
+    assert ml._released is None  # nobody asked: no event was scheduled
+
+
+def test_background_walkers_lengthen_a_hold_and_run_up_a_debt(costs):
+    quiet_env, quiet = make(costs)
+    busy_env, busy = make(costs, daemon_cpus=32.0)
+    for env, ml in ((quiet_env, quiet), (busy_env, busy)):
+        env.process(ml.section(20_000.0, 1))
+        env.run()
+    assert busy.stats.hold_ns > quiet.stats.hold_ns
+    assert busy.bg_spin_ns > 0 and busy.debt_per_cpu == pytest.approx(busy.bg_spin_ns / 32.0)
+    assert quiet.bg_spin_ns == 0 and quiet.debt_per_cpu == 0
