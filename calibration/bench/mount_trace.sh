@@ -1,0 +1,33 @@
+#!/bin/sh
+# mount_trace.sh OUTDIR STRATEGY WORKERS LAYERS [CONTAINERS]
+#
+# Records the mount syscalls' enter/exit tracepoints (mount, umount2), the scheduler's
+# sched_switch/sched_wakeup and the kernel's lock contention tracepoints (lock:contention_begin
+# /end: rwsem readers and writers in their slow path, mutexes, spinlocks) while
+# `cohsim bench mount` runs one configuration (1 repeat, no mountinfo sampling), as
+# OUTDIR/trace-STRATEGY-Ww-LL.txt.xz, the bench's CSV and sidecar beside it.
+# Needs root and tracefs (/sys/kernel/tracing). Leaves tracing off and the buffer empty.
+set -eu
+out=${1:?usage: mount_trace.sh OUTDIR STRATEGY WORKERS LAYERS [CONTAINERS]}
+s=${2:?strategy}; w=${3:?workers}; l=${4:?layers}; c=${5:-100}
+T=/sys/kernel/tracing
+[ "$(id -u)" = 0 ] || { echo "mount_trace.sh: needs root (tracefs)" >&2; exit 1; }
+[ -w "$T/trace" ] || { echo "mount_trace.sh: no writable tracefs at $T" >&2; exit 1; }
+command -v cohsim >/dev/null || { echo "mount_trace.sh: cohsim is not on PATH" >&2; exit 1; }
+command -v xz >/dev/null || { echo "mount_trace.sh: xz is missing (apt-get install xz-utils)" >&2; exit 1; }
+mkdir -p "$out"
+cleanup() { echo 0 > $T/tracing_on; echo 0 > $T/events/enable; echo > $T/trace; }
+trap cleanup EXIT INT TERM
+echo 0 > $T/tracing_on; echo > $T/trace; echo 65536 > $T/buffer_size_kb; echo nop > $T/current_tracer
+for e in syscalls/sys_enter_umount syscalls/sys_exit_umount syscalls/sys_enter_mount \
+         syscalls/sys_exit_mount sched/sched_switch sched/sched_wakeup \
+         lock/contention_begin lock/contention_end; do
+  echo 1 > $T/events/$e/enable
+done
+echo 1 > $T/tracing_on
+cohsim bench mount --strategy "$s" --workers "$w" --layers "$l" --containers "$c" --repeats 1 \
+  --mountinfo-every 0 --no-progress --out "$out/run-$s-${w}w-${l}L" > /dev/null
+echo 0 > $T/tracing_on
+cat $T/trace | xz -9e > "$out/trace-$s-${w}w-${l}L.txt.xz"
+lost=$(grep -m1 -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace || true)
+echo "$s ${w}w ${l}L: $lost"
