@@ -286,22 +286,20 @@ def run_workload(
         kernel_samples[(i - 1) % len(kernel_samples)] if kernel_samples else kernel
         for i in range(1, replicates)
     ]
-
-    def tasks() -> list[tuple[Any, ...]]:
-        return [
-            (
-                machine,
-                kernels[i],
-                trace,
-                costs,
-                int(c.generate_state(1)[0]),
-                layers,
-                background,
-                record and i == 0,
-                deadline_s,
-            )
-            for i, c in enumerate(children)
-        ]
+    tasks = [  # `costs` is filled in below, before any task is sent to a worker
+        (
+            machine,
+            kernels[i],
+            trace,
+            costs,
+            int(c.generate_state(1)[0]),
+            layers,
+            background,
+            record and i == 0,
+            deadline_s,
+        )
+        for i, c in enumerate(children)
+    ]
 
     # Level 2 is asked everything first (its runs spread over the workers too), so that every
     # replicate gets the same complete table.
@@ -310,10 +308,10 @@ def run_workload(
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             costs.prefill(pool.map)
-            runs = list(pool.map(_one_packed, tasks()))
+            runs = list(pool.map(_one_packed, tasks))
     else:
         costs.prefill()
-        runs = [_one(*t) for t in tasks()]
+        runs = [_one(*t) for t in tasks]
     per = [r.launch_s for r in runs]
     values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
     launch_s, extra = _summarise(per, values)
