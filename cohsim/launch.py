@@ -22,13 +22,8 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
    CPUs spin on it (level 2, asked once per k);
 4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
    the lock);
-5. synchronize_rcu_expedited() after unmounts (twice for an overlay, whose superblock's
-   shutdown waits again for its layers' clones): callers sleep; concurrent callers share grace
-   periods (one starts when the previous ends, for everyone who asked meanwhile); a grace
-   period costs a fixed part plus a part per online CPU, its worker needs a CPU (when every
-   CPU is inside a syscall it waits for the first to leave its kernel phase: the kernel is not
-   preempted there), and it cannot end before every CPU that was spinning in the kernel when
-   it started (seqcount readers, spinlock waiters) is done.
+5. synchronize_rcu_expedited() after unmounts (twice for an overlay): callers sleep and
+   share grace periods (cohsim.rcu).
 
 Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
 the one that starts it is woken on the CPU it just left, a cost inside the op's measured time)
@@ -76,6 +71,7 @@ from .contention import LineCosts
 from .kernel import KernelParams, OpCost, ThreadState, classify, layers_of
 from .machine import Machine
 from .mountlock import MountLock
+from .rcu import GracePeriods
 from .runqueue import CPUs, RWSem
 from .trace import Trace
 
@@ -195,10 +191,6 @@ class LaunchSim:
             self.stats["seqcount_spin"],
             self.record,
         )
-        # RCU expedited grace periods
-        self.gp_running = False
-        self.gp_next: list[simpy.Event] = []
-        self.gps = 0
         # mount table
         self.mounts = node_mounts
         self.peak_mounts = node_mounts
@@ -207,7 +199,12 @@ class LaunchSim:
         self.mountinfo_reads = 0
         lat = machine.latency_matrix(0)
         self.percpu_sum_ns = float(lat.sum(axis=1).mean()) / kernel.percpu_mlp
-        self.rcu_gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
+        self.rcu = GracePeriods(
+            self.env,
+            self.ml,
+            kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus,
+            self._gp_cpu_wait,
+        )
         self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
@@ -350,32 +347,6 @@ class LaunchSim:
 
     # ----- RCU -----------------------------------------------------------------------------
 
-    def _rcu(self) -> simpy.Event:
-        ev = self.env.event()
-        if self.gp_running:
-            self.gp_next.append(ev)
-        else:
-            self.env.process(self._gp([ev]))
-        return ev
-
-    def _gp(self, waiters: list[simpy.Event]) -> Proc:
-        self.gp_running = True
-        self.gps += 1
-        # CPUs spinning in the kernel now must finish before the grace period can end
-        ml = self.ml
-        spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
-        target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
-        yield self.env.timeout(round(self._gp_cpu_wait() + self.rcu_gp_ns))
-        while ml.releases < target and ml.busy:
-            yield ml.released
-        for ev in waiters:
-            ev.succeed()
-        if self.gp_next:
-            nxt, self.gp_next = self.gp_next, []
-            self.env.process(self._gp(nxt))
-        else:
-            self.gp_running = False
-
     def _gp_cpu_wait(self) -> float:
         """How long the grace period's worker waits for a CPU: none while a CPU is free or runs
         preemptible user code; otherwise until the first CPU leaves its kernel phase (the
@@ -515,8 +486,8 @@ class LaunchSim:
                 # CPU it left moments ago (a few us; part of the op's measured 1-worker time);
                 # one that finds a grace period under way sleeps behind it and pays the
                 # wake-up onto a CPU idle for that long
-                queued = self.gp_running
-                yield self._rcu()
+                queued = self.rcu.running
+                yield self.rcu.request()
                 wait = yield from self._resume(queued)
                 runq += wait
                 rcu_wait += env.now - t0 - wait  # the grace period and the wake-up
@@ -568,7 +539,7 @@ class LaunchSim:
             self.env.process(self._probes(self.finished))
             self.env.process(self._systemd(self.finished))
         self.env.run(until=self.finished)
-        self.stats["rcu"].acquisitions = self.gps
+        self.stats["rcu"].acquisitions = self.rcu.count
         order = {t.tid: i for i, t in enumerate(self.trace.threads)}
         self.results.sort(key=lambda r: order[r.tid])
         return self.results

@@ -231,7 +231,7 @@ def _one(
     busy = sum(r.end_ns - r.start_ns for r in res)
     wait = sum(r.lock_wait_ns for r in res)
     locks = {name: st.to_dict() for name, st in sim.stats.items()}
-    locks["rcu"]["grace_periods"] = sim.gps
+    locks["rcu"]["grace_periods"] = sim.rcu.count
     locks["mount_lock"]["legitimize_fallbacks"] = sim.ml.legitimize
     locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
     locks["seqcount_spin"]["background_spin_s"] = round(float(sim.ml.bg_spin_ns) / 1e9, 6)

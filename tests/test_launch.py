@@ -37,7 +37,7 @@ def test_one_container_alone_costs_what_the_kernel_says(catalog, costs, kernel):
     sim, res = run(catalog, costs, kernel, "c6gd.metal", trace, layers=3, background=False)
     (r,) = res
     assert r.lock_wait_ns < 0.05 * (r.mounts_done_ns - r.start_ns)
-    assert r.rcu_wait_ns > 0 and sim.gps == 6  # one grace period per unmount, none shared
+    assert r.rcu_wait_ns > 0 and sim.rcu.count == 6  # one grace period per unmount, none shared
     assert r.end_ns - r.mounts_done_ns == pytest.approx(kernel.runtime_cpu_ns, rel=0.01)
 
 
