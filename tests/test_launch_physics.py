@@ -70,6 +70,13 @@ def test_one_socket_beats_two_while_it_has_the_cores():
 
 
 def test_smt_off_beats_smt_on_while_the_cores_suffice():
+    """40 containers on m7i's 48 cores: no thread shares a core either way, so what SMT off
+    saves is its 48 instead of 96 CPUs in every per-CPU counter sum and grace period. The
+    grace period's 500 ns per online CPU is an assumption (models/kernel/linux-6.18.toml);
+    session 6 found that charging it per busy CPU instead, as the kernel's expedited grace
+    period does (idle CPUs get no IPI), makes the two tie exactly here. Beyond 48 containers
+    SMT off queues threads and loses (`python examples/launch_grid.py`: per-layer, 100
+    containers of 50 layers, mount p50 94 ms with SMT off vs 60 ms on)."""
     assert mount_p50("m7i.metal-24xl", 40, smt=False) < mount_p50("m7i.metal-24xl", 40)
 
 
@@ -94,5 +101,7 @@ def test_mesh_tor_collapses_when_many_cpus_walk_paths():
 def test_mesh_worse_than_chiplet_at_high_concurrency_default_load():
     """Direction only, and a thin margin (session 2, with namespace_sem as Linux's rwsem and the
     committed fit): mount phase p50 m7i 17.8 vs m7a 17.0 ms at 80 containers, 20.2 vs 18.8 at
-    120; at 40 the chiplet is slower (10.7 vs 9.7 ms)."""
+    120; at 40 the chiplet is slower (10.7 vs 9.7 ms). Session 6: with the grace period
+    charged per busy CPU instead of per online CPU the order flips (15.5 vs 16.5 ms at 80);
+    the mechanism itself is test_mesh_tor_collapses_when_many_cpus_walk_paths."""
     assert mount_p50("m7i.metal-24xl", 80) > mount_p50("m7a.24xlarge", 80)
