@@ -477,6 +477,12 @@ class Calibration:
                     f"mount_bench's own time per call cannot be measured"
                 )
 
+    def _seeds(self, workers: int, rep: int = 0) -> list[int]:
+        """Seed set `rep`'s seeds for a run with `workers` workers (0: the fit's own): one at 1
+        worker, where there is no interleaving to average over, else `seeds`."""
+        n = self.seeds if workers > 1 else 1
+        return [self.seed + _SEED_SET_STRIDE * rep + j for j in range(n)]
+
     def _bench_sim(
         self,
         machine: Machine,
@@ -496,7 +502,7 @@ class Calibration:
         extra = self.op_extra_ns_.get(strategy, {}).get(str(layers), {})
         k = with_op_extra(bench_kernel(kernel), extra, layers)
         if seeds is None:
-            seeds = [self.seed + j for j in range(self.seeds if workers > 1 else 1)]
+            seeds = self._seeds(workers)
         sims = [
             simulate_run(
                 machine,
@@ -553,10 +559,8 @@ class Calibration:
             )
             sims = {}
             for (s, w, L), group in groups.items():
-                n = self.seeds if w > 1 else 1
-                seeds = [self.seed + _SEED_SET_STRIDE * rep + j for j in range(n)]
                 sims[(s, w, L)] = self._bench_sim(
-                    machine, k, costs, s, w, L, group[0].baseline_mounts, seeds=seeds
+                    machine, k, costs, s, w, L, group[0].baseline_mounts, seeds=self._seeds(w, rep)
                 )
                 bar.update(1)
             memo[key] = out = (_kernel_residuals(groups, sims), sims)

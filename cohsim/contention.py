@@ -100,23 +100,26 @@ class LineCosts:
             return self._simulate("seqcount", threads, "des", True)
         return self._simulate(lock, threads, self.model, False)
 
+    def _spec(self, kind: str, n: int) -> tuple[str, int]:
+        """The level-2 run that answers `kind` at n CPUs: a spinlock among max(2, n) CPUs; a
+        seqcount writer with n spinning readers (both seqcount kinds share it)."""
+        if kind == "spinlock":
+            return "qspinlock", max(2, n)
+        return "seqcount", min(self.machine.vcpus, max(2, n + 1))
+
     def _needed(self) -> list[tuple[str, int]]:
         """Every level-2 run the tables need, biggest first."""
-        grid = _grid(self._max())
-        spin = {("qspinlock", max(2, n)) for n in grid}
-        seq = {("seqcount", min(self.machine.vcpus, max(2, n + 1))) for n in grid}
-        return sorted(spin | seq, key=lambda spec: (-spec[1], spec[0]))
+        specs = {self._spec(kind, n) for kind in ("spinlock", "writer") for n in _grid(self._max())}
+        return sorted(specs, key=lambda spec: (-spec[1], spec[0]))
 
     def _ask(self, kind: str, n: int) -> float:
         key = (kind, n)
         if key in self._cache:
             return self._cache[key]
-        m = self.machine
+        r = self._run(*self._spec(kind, n))
         if kind == "spinlock":
-            r = self._run("qspinlock", max(2, n))
             value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
         else:
-            r = self._run("seqcount", min(m.vcpus, max(2, n + 1)))
             assert r.record is not None
             if kind == "writer":
                 w = [(a - s) / 1000 for (t, s, a) in r.record.waits if t == 0]

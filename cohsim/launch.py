@@ -124,6 +124,20 @@ class ThreadResult:
     run_queue_ns: float  #: runnable but no free CPU
 
 
+#: a planned call: think time, op name, op, walk ns, unlocked work ns, per-layer read
+#: sections, mount_lock section work ns (0: none), mount-table change (LaunchSim._plan)
+_Step = tuple[int, str, OpCost, float, float, int, float, int]
+
+#: what a successful call does to the mount table
+_TABLE_DELTA = {
+    "move_mount": +1,
+    "mount_overlay": +1,
+    "umount_detach": -1,
+    "umount": -1,
+    "umount_overlay": -1,
+}
+
+
 class _CallFactors:
     """Per-call work factors exp(sigma Z), drawn in blocks from their own stream of `seed`."""
 
@@ -208,7 +222,7 @@ class LaunchSim:
         self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
-        self._plans: dict[int, tuple[tuple, list[tuple[int, str, OpCost, float, float, int]]]] = {}
+        self._plans: dict[int, tuple[tuple, list[_Step]]] = {}
 
     # ----- mount table and background readers ---------------------------------------------
 
@@ -403,9 +417,11 @@ class LaunchSim:
         self.ml.busy_bg -= 1
         self.user_running -= 1
 
-    def _plan(self, events: tuple) -> list[tuple[int, str, OpCost, float, float, int]]:
-        """Per event: think time before it, op name, op cost, walk and unlocked work (ns), and
-        its per-layer namespace_sem read sections.
+    def _plan(self, events: tuple) -> list[_Step]:
+        """Per event: think time before it, op name, op cost, walk and unlocked work (ns), its
+        per-layer namespace_sem read sections, its mount_lock section's work (ns; 0: none)
+        and what it does to the mount table. Everything a call needs that does not change
+        during the run, so the hot loop does not work it out again.
         A burst workload gives every container the same events tuple: plan it once."""
         key = id(events)
         plan = self._plans.get(key)
@@ -423,7 +439,19 @@ class LaunchSim:
             layers = self.layers if self.layers is not None else layer_counts[i]
             walk_ns = (op.walks + op.walks_per_layer * layers) * k.walk_ns
             cpu = op.cpu_ns + op.per_layer_cpu_ns * layers
-            steps.append((think, name, op, walk_ns, cpu, op.layer_reads * layers))
+            ml_work = op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
+            steps.append(
+                (
+                    think,
+                    name,
+                    op,
+                    walk_ns,
+                    cpu,
+                    op.layer_reads * layers,
+                    ml_work,
+                    _TABLE_DELTA.get(name, 0),
+                )
+            )
         self._plans[key] = (events, steps)
         return steps
 
@@ -439,7 +467,7 @@ class LaunchSim:
             yield ev
         runq += env.now - t0
         nss, ml = self.stats["namespace_sem"], self.ml
-        for think, name, op, walk_ns, cpu, reads in self._plan(events):
+        for think, name, op, walk_ns, cpu, reads, ml_work, delta in self._plan(events):
             if think:
                 yield env.timeout(think)
             t_call = env.now
@@ -462,19 +490,20 @@ class LaunchSim:
                 lock_wait += yield from self._ns_write()
                 t1 = env.now
                 yield self._cpu(op.ns_write_ns * f, tid)
-                if op.mount_lock_ns or op.percpu_sum:
+                if ml_work:
                     t2 = env.now
-                    yield from ml.section(self._ml_work(op), tid)
+                    yield from ml.section(ml_work, tid)
                     lock_wait += (env.now - t2) - op.mount_lock_ns
-                self._apply_table(name)
+                if delta:
+                    self._table(delta)
                 nss.acquisitions += 1
                 nss.hold_ns += env.now - t1
                 if self.record is not None:
                     self.record.ns_holds.append((tid, int(t1), int(env.now)))
                 self.ns.release(True)
-            elif op.mount_lock_ns:
+            elif ml_work:
                 t2 = env.now
-                yield from ml.section(self._ml_work(op), tid)
+                yield from ml.section(ml_work, tid)
                 lock_wait += (env.now - t2) - op.mount_lock_ns
             if op.ns_read_ns or op.per_mount_read_ns:
                 lock_wait += yield from self._ns_read(op)
@@ -512,17 +541,6 @@ class LaunchSim:
         self.remaining -= 1
         if self.remaining == 0:
             self.finished.succeed()
-
-    def _ml_work(self, op: OpCost) -> float:
-        """An op's mount_lock section: its own work plus the per-CPU counter sum where the
-        kernel does one (a walk over every CPU's line, priced from level 1's matrix)."""
-        return op.mount_lock_ns + (self.percpu_sum_ns if op.percpu_sum else 0.0)
-
-    def _apply_table(self, name: str) -> None:
-        if name in ("move_mount", "mount_overlay"):
-            self._table(+1)
-        elif name in ("umount_detach", "umount", "umount_overlay"):
-            self._table(-1)
 
     def run(self) -> list[ThreadResult]:
         """Run every thread to completion; results in thread order."""

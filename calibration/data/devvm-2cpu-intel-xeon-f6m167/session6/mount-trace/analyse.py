@@ -17,6 +17,7 @@ import lzma
 import re
 import statistics
 import sys
+from dataclasses import dataclass, field
 
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+):? ?(.*)$")
 
@@ -35,10 +36,26 @@ def kind(ev: str, rest: str, overlay_dir: dict[int, str], pid: int) -> str:
     return "umount_overlay" if overlay_dir.get(pid) == name else "umount"
 
 
-def analyse(path: str) -> dict[str, list[tuple[float, float, float, collections.Counter]]]:
-    calls: dict[str, list] = collections.defaultdict(list)
+@dataclass
+class Call:
+    """One successful mount or umount2 call of one task (us)."""
+
+    pid: int
+    kind: str
+    start: float
+    end: float = 0.0
+    off: float = 0.0  #: switched out
+    runq: float = 0.0  #: ... of which runnable (waiting for a CPU)
+    locks: collections.Counter = field(default_factory=collections.Counter)  #: flags -> us
+    _off_since: float | None = None
+    _runnable: bool = False
+
+
+def calls(path: str) -> list[Call]:
+    """Every successful call in a trace, in the order they returned."""
+    out: list[Call] = []
     open_ = lzma.open if path.endswith(".xz") else open
-    st: dict[int, dict] = {}
+    st: dict[int, Call] = {}
     overlay_dir: dict[int, str] = {}
     contention: dict[int, tuple[float, str]] = {}
     with open_(path, "rt") as f:
@@ -50,53 +67,53 @@ def analyse(path: str) -> dict[str, list[tuple[float, float, float, collections.
             pid, t = int(pid_s), float(ts) * 1e6
             if ev in ("sys_mount", "sys_umount"):
                 if "->" not in rest:
-                    st[pid] = {
-                        "kind": kind(ev, rest, overlay_dir, pid),
-                        "t0": t,
-                        "off": 0.0,
-                        "runq": 0.0,
-                        "off_since": None,
-                        "runnable": False,
-                        "locks": collections.Counter(),
-                    }
+                    st[pid] = Call(pid, kind(ev, rest, overlay_dir, pid), t)
                 else:
-                    s = st.pop(pid, None)
-                    if s is None or rest.split("->")[1].strip().startswith("0xffff"):
-                        continue
-                    calls[s["kind"]].append((t - s["t0"], s["off"], s["runq"], s["locks"]))
+                    c = st.pop(pid, None)
+                    if c is not None and not rest.split("->")[1].strip().startswith("0xffff"):
+                        c.end = t
+                        out.append(c)
             elif ev == "sched_switch":
                 prev = int(re.search(r"prev_pid=(\d+)", rest).group(1))
                 state = re.search(r"prev_state=(\S+)", rest).group(1)
                 nxt = int(re.search(r"next_pid=(\d+)", rest).group(1))
                 if prev in st:
-                    st[prev]["off_since"], st[prev]["runnable"] = t, state.startswith("R")
-                if nxt in st and st[nxt]["off_since"] is not None:
-                    d = t - st[nxt]["off_since"]
-                    st[nxt]["off"] += d
-                    st[nxt]["runq"] += d if st[nxt]["runnable"] else 0.0
-                    st[nxt]["off_since"] = None
+                    st[prev]._off_since, st[prev]._runnable = t, state.startswith("R")
+                c = st.get(nxt)
+                if c is not None and c._off_since is not None:
+                    d = t - c._off_since
+                    c.off += d
+                    c.runq += d if c._runnable else 0.0
+                    c._off_since = None
             elif ev == "contention_begin" and pid in st:
                 contention[pid] = (t, re.search(r"flags=(\S+)\)", rest).group(1))
             elif ev == "contention_end" and pid in contention:
                 t0, flags = contention.pop(pid)
                 if pid in st:
-                    st[pid]["locks"][flags] += t - t0
-    return calls
+                    st[pid].locks[flags] += t - t0
+    return out
+
+
+def by_kind(path: str) -> dict[str, list[Call]]:
+    out: dict[str, list[Call]] = collections.defaultdict(list)
+    for c in calls(path):
+        out[c.kind].append(c)
+    return out
 
 
 def main(paths: list[str]) -> None:
     for path in paths:
         print(path)
-        for name, xs in sorted(analyse(path).items()):
+        for name, xs in sorted(by_kind(path).items()):
             if len(xs) < 20:
                 continue
             n = len(xs)
-            wall = statistics.fmean(x[0] for x in xs)
-            off = statistics.fmean(x[1] for x in xs)
-            runq = statistics.fmean(x[2] for x in xs)
+            wall = statistics.fmean(c.end - c.start for c in xs)
+            off = statistics.fmean(c.off for c in xs)
+            runq = statistics.fmean(c.runq for c in xs)
             locks: collections.Counter = collections.Counter()
-            for x in xs:
-                locks.update(x[3])
+            for c in xs:
+                locks.update(c.locks)
             lk = ", ".join(f"{k} {v / n:.1f}" for k, v in locks.most_common() if v / n >= 0.05)
             print(
                 f"  {name:15s} n={n:4d} wall {wall:6.1f} us  on-CPU {wall - off:6.1f}  "
