@@ -586,11 +586,16 @@ def simulate_run(
     costs: LineCosts | None = None,
     jitter: bool = False,
     start_spread_ns: float = 20_000.0,
+    mountinfo_sample: bool = True,
+    calls: list[tuple[int, str, int, int]] | None = None,
 ) -> SimRun:
     """Replay mount_bench's run on `machine` with `kernel` (already `bench_kernel`-ed).
 
     `jitter`: draw the think gaps and the workers' start offsets from `seed`
     (`mount_bench_trace`); without it every run of the same inputs is the same lock-step run.
+    `mountinfo_sample`: each sequence reads /proc/self/mountinfo once, as mount_bench does
+    unless run with `--mountinfo-every 0`. `calls`, when given, collects every simulated call
+    as (worker's thread id, op, start ns, end ns).
     """
     rng = np.random.default_rng(seed) if jitter else None
     trace = mount_bench_trace(
@@ -602,6 +607,7 @@ def simulate_run(
         think_ns=round(think_ns),
         rng=rng,
         start_spread_ns=start_spread_ns,
+        mountinfo_sample=mountinfo_sample,
     )
     # layers=: every sequence's overlay, fsconfig create and fsmount see all `layers` lowers
     # (kernel.layers_of would count common-parent's one recursive clone as one layer)
@@ -616,6 +622,7 @@ def simulate_run(
         background=False,
         node_mounts=baseline_mounts,
         op_durations=durations,
+        calls=calls,
     )
     res = sim.run()
     per_worker = containers * sequences_per_container

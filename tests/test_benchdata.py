@@ -214,3 +214,23 @@ def test_simulated_run_scales_with_work():
     assert simulate_run(m, k, "per-layer", 2, 1, containers=1) == simulate_run(
         m, k, "per-layer", 2, 1, containers=1
     )
+
+
+def test_simulated_run_lists_its_calls_with_or_without_the_mountinfo_sample():
+    m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
+    k = bench_kernel(load_kernel())
+    runs = {}
+    for sample in (True, False):
+        calls: list[tuple[int, str, int, int]] = []
+        run = simulate_run(
+            m, k, "common-parent", 2, 1, containers=1, mountinfo_sample=sample, calls=calls
+        )
+        runs[sample] = run
+        assert {c[0] for c in calls} == {1, 2}  # both workers
+        assert all(end >= start for _, _, start, end in calls)
+        # every call timed in op_means is listed, as many times as op_calls says
+        for op, per_seq in run.op_calls.items():
+            assert sum(c[1] == op for c in calls) == round(per_seq * 2 * 2)
+        # UnmountRecursive's own read of the table, and mount_bench's sample unless left out
+        assert run.op_calls["mountinfo_read"] == (2 if sample else 1)
+    assert runs[False].stride_ns < runs[True].stride_ns
