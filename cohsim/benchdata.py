@@ -594,7 +594,7 @@ def simulate_run(
     `jitter`: draw the think gaps and the workers' start offsets from `seed`
     (`mount_bench_trace`); without it every run of the same inputs is the same lock-step run.
     `mountinfo_sample`: each sequence reads /proc/self/mountinfo once, as mount_bench does
-    unless run with `--mountinfo-every 0`. `calls`, when given, collects every simulated call
+    unless run with `--mountinfo-every 0`. `calls`, when given, receives every simulated call
     as (worker's thread id, op, start ns, end ns).
     """
     rng = np.random.default_rng(seed) if jitter else None
@@ -611,7 +611,7 @@ def simulate_run(
     )
     # layers=: every sequence's overlay, fsconfig create and fsmount see all `layers` lowers
     # (kernel.layers_of would count common-parent's one recursive clone as one layer)
-    durations: dict[str, list[int]] = {}
+    calls = [] if calls is None else calls
     sim = LaunchSim(
         machine,
         kernel,
@@ -621,10 +621,12 @@ def simulate_run(
         layers=layers,
         background=False,
         node_mounts=baseline_mounts,
-        op_durations=durations,
         calls=calls,
     )
     res = sim.run()
+    durations: dict[str, list[int]] = {}
+    for _tid, op, start, end in calls:
+        durations.setdefault(op, []).append(end - start)
     per_worker = containers * sequences_per_container
     stride = statistics.fmean((r.mounts_done_ns - r.start_ns) / per_worker for r in res)
     span = max(r.mounts_done_ns for r in res) - min(r.start_ns for r in res)

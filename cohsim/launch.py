@@ -172,14 +172,12 @@ class LaunchSim:
         background: bool = True,
         node_mounts: int | None = None,
         record: bool = False,
-        op_durations: dict[str, list[int]] | None = None,
         calls: list[tuple[int, str, int, int]] | None = None,
     ) -> None:
-        """`node_mounts` overrides the kernel file's mounts before the launch; `op_durations`,
-        when given, collects every syscall's simulated duration (ns, waits included) by op;
-        `calls`, every syscall as (thread id, op, start ns, end ns)."""
+        """`node_mounts` overrides the kernel file's mounts before the launch; `calls`, when
+        given, collects every syscall as (thread id, op, start ns, end ns; waits included)."""
         self.m, self.k, self.trace = machine, kernel, trace
-        self.op_durations, self.calls = op_durations, calls
+        self.calls = calls
         node_mounts = round(kernel.node_mounts) if node_mounts is None else node_mounts
         self.costs = costs
         self.env = simpy.Environment()
@@ -522,8 +520,6 @@ class LaunchSim:
                 wait = yield from self._resume(queued)
                 runq += wait
                 rcu_wait += env.now - t0 - wait  # the grace period and the wake-up
-            if self.op_durations is not None:
-                self.op_durations.setdefault(name, []).append(int(env.now - t_call))
             if self.calls is not None:
                 self.calls.append((tid, name, int(t_call), int(env.now)))
         mounts_done = env.now

@@ -105,7 +105,7 @@ def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, ker
     no_clones = kernel.with_values(**{"mount_overlay.layer_reads": 0})
     layers, acq, overlays = 7, [], 0
     for k in (kernel, no_clones):
-        durations: dict[str, list[int]] = {}
+        calls: list[tuple[int, str, int, int]] = []
         trace = synthesize("per-layer", 1, layers, seed=0)
         sim = LaunchSim(
             catalog.get("c6gd.metal"),
@@ -114,11 +114,11 @@ def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, ker
             costs=costs["c6gd.metal"],
             layers=layers,
             background=False,
-            op_durations=durations,
+            calls=calls,
         )
         sim.run()
         acq.append(sim.stats["namespace_sem"].acquisitions)
-        overlays = len(durations["mount_overlay"])
+        overlays = sum(op == "mount_overlay" for _, op, _, _ in calls)
     assert overlays >= 1 and acq[0] - acq[1] == layers * overlays
 
 
@@ -168,7 +168,7 @@ def test_each_call_varies_about_its_cost(catalog, costs, kernel):
     trace = synthesize("per-layer", 1, 60, seed=0)
     out = []
     for sigma in (0.0, kernel.call_sigma):
-        durations: dict[str, list[int]] = {}
+        calls: list[tuple[int, str, int, int]] = []
         k = kernel.with_values(call_sigma=sigma)
         sim = LaunchSim(
             catalog.get("c6gd.metal"),
@@ -177,11 +177,11 @@ def test_each_call_varies_about_its_cost(catalog, costs, kernel):
             costs=costs["c6gd.metal"],
             layers=60,
             background=False,
-            op_durations=durations,
+            calls=calls,
             seed=3,
         )
         sim.run()
-        out.append(durations["open_tree_clone"])
+        out.append([end - start for _, op, start, end in calls if op == "open_tree_clone"])
     fixed, varied = out
     assert len(fixed) == len(varied) >= 60 and len(set(fixed)) == 1
     assert statistics.median(varied) == pytest.approx(fixed[0], rel=0.1)
