@@ -7,13 +7,12 @@ calibration/data/devvm-2cpu-intel-xeon-f6m167/session6/mount-trace/ ran it (2 wo
 100 containers per worker, no mountinfo sample) for common-parent and per-layer, with the
 committed fit (default) and 2 seeds. Prints, per unmount op, how many calls overlapped another
 worker's unmount and their mean time, against the calls that did not. The last line of each
-case gives the two workers' phases as the trace directory's `overlap.py` does. Compare with
+case gives the two workers' phases. Both use the trace directory's `overlap.py`; compare with
 `python overlap.py trace-common-parent-2w-1L.txt.xz` there.
 """
 
 from __future__ import annotations
 
-import bisect
 import statistics
 import sys
 from pathlib import Path
@@ -26,20 +25,25 @@ from cohsim.kernel import load_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "devvm-2cpu-intel-xeon-f6m167"
+TRACES = ROOT / "calibration" / "data" / HOST / "session6" / "mount-trace"
+sys.path.insert(0, str(TRACES))
+from overlap import Call, meets, phase  # noqa: E402  (the traces' own analysis, reused)
+
 UNMOUNTS = ("umount", "umount_overlay", "umount_detach")
 
 
-def overlaps(calls: list[tuple[int, str, int, int]]) -> None:
-    um = [c for c in calls if c[1] in UNMOUNTS]
+def overlaps(every: list[Call]) -> None:
+    um = [c for c in every if c.kind in UNMOUNTS]
     for op in UNMOUNTS:
-        mine = [c for c in um if c[1] == op]
+        mine = [c for c in um if c.kind == op]
         if not mine:
             continue
-        met = [c for c in mine if any(o[0] != c[0] and o[2] < c[3] and o[3] > c[2] for o in um)]
-        alone = [c for c in mine if c not in met]
+        flags = [meets(c, um) for c in mine]
+        met = [c for c, f in zip(mine, flags, strict=True) if f]
+        alone = [c for c, f in zip(mine, flags, strict=True) if not f]
 
-        def mean_us(xs: list) -> str:
-            return f"{statistics.fmean(c[3] - c[2] for c in xs) / 1e3:5.1f} us" if xs else "-"
+        def mean_us(xs: list[Call]) -> str:
+            return f"{statistics.fmean(c.end - c.start for c in xs):5.1f} us" if xs else "-"
 
         print(
             f"  {op:15s} n={len(mine):4d}  overlapping {len(met):4d} ({len(met) / len(mine):.0%})"
@@ -47,31 +51,12 @@ def overlaps(calls: list[tuple[int, str, int, int]]) -> None:
         )
 
 
-def phase(calls: list[tuple[int, str, int, int]], op: str) -> None:
-    tids = sorted({c[0] for c in calls})
-    a = sorted(c[2] for c in calls if c[1] == op and c[0] == tids[0])
-    b = sorted(c[2] for c in calls if c[1] == op and c[0] == tids[-1])
-    if len(a) < 5 or len(b) < 5:
-        return
-    d = []
-    for t in a:
-        i = bisect.bisect(b, t)
-        d.append(min(abs(t - b[j]) for j in (i - 1, i) if 0 <= j < len(b)) / 1e3)
-    half = (a[-1] - a[0]) / (len(a) - 1) / 2e3
-    near = sum(x < 30 for x in d) / len(d)
-    print(
-        f"  phase of {op}: median distance to the other worker's {statistics.median(d):.1f} us"
-        f" (independent phases: {half / 2:.1f}), within 30 us {near:.0%}"
-        f" (independent: {min(30 / half, 1):.0%}); period {2 * half:.1f} us"
-    )
-
-
 def main(argv: list[str]) -> int:
     fit = load_fit(argv[0] if argv else ROOT / "calibration" / "fits" / f"{HOST}.json")
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)
     base = bench_kernel(fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel))))
-    for strategy, op in (("common-parent", "umount"), ("per-layer", "umount_detach")):
+    for strategy in ("common-parent", "per-layer"):
         kernel = with_op_extra(base, fit.op_extra_ns_.get(strategy, {}).get("1", {}), 1)
         for seed in (0, 1):
             calls: list[tuple[int, str, int, int]] = []
@@ -90,8 +75,9 @@ def main(argv: list[str]) -> int:
                 calls=calls,
             )
             print(f"{strategy}, 2 workers, 1 layer, seed {seed}: {run.stride_ns / 1e3:.1f} us/seq")
-            overlaps(calls)
-            phase(calls, op)
+            every = [Call(tid, op, start / 1e3, end / 1e3) for tid, op, start, end in calls]
+            overlaps(every)
+            phase(every)
     return 0
 
 

@@ -17,6 +17,7 @@ import lzma
 import re
 import statistics
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+):? ?(.*)$")
@@ -51,46 +52,50 @@ class Call:
     _runnable: bool = False
 
 
-def calls(path: str) -> list[Call]:
-    """Every successful call in a trace, in the order they returned."""
-    out: list[Call] = []
+def events(path: str) -> Iterator[tuple[str, int, int, float, str, str]]:
+    """Every tracepoint line of a trace: (comm, pid, CPU, time in us, event, the rest)."""
     open_ = lzma.open if path.endswith(".xz") else open
-    st: dict[int, Call] = {}
-    overlay_dir: dict[int, str] = {}
-    contention: dict[int, tuple[float, str]] = {}
     with open_(path, "rt") as f:
         for line in f:
             m = LINE.match(line)
-            if not m:
-                continue
-            _comm, pid_s, _cpu, ts, ev, rest = m.groups()
-            pid, t = int(pid_s), float(ts) * 1e6
-            if ev in ("sys_mount", "sys_umount"):
-                if "->" not in rest:
-                    st[pid] = Call(pid, kind(ev, rest, overlay_dir, pid), t)
-                else:
-                    c = st.pop(pid, None)
-                    if c is not None and not rest.split("->")[1].strip().startswith("0xffff"):
-                        c.end = t
-                        out.append(c)
-            elif ev == "sched_switch":
-                prev = int(re.search(r"prev_pid=(\d+)", rest).group(1))
-                state = re.search(r"prev_state=(\S+)", rest).group(1)
-                nxt = int(re.search(r"next_pid=(\d+)", rest).group(1))
-                if prev in st:
-                    st[prev]._off_since, st[prev]._runnable = t, state.startswith("R")
-                c = st.get(nxt)
-                if c is not None and c._off_since is not None:
-                    d = t - c._off_since
-                    c.off += d
-                    c.runq += d if c._runnable else 0.0
-                    c._off_since = None
-            elif ev == "contention_begin" and pid in st:
-                contention[pid] = (t, re.search(r"flags=(\S+)\)", rest).group(1))
-            elif ev == "contention_end" and pid in contention:
-                t0, flags = contention.pop(pid)
-                if pid in st:
-                    st[pid].locks[flags] += t - t0
+            if m:
+                comm, pid, cpu, ts, ev, rest = m.groups()
+                yield comm, int(pid), int(cpu), float(ts) * 1e6, ev, rest
+
+
+def calls(path: str) -> list[Call]:
+    """Every successful call in a trace, in the order they returned."""
+    out: list[Call] = []
+    st: dict[int, Call] = {}
+    overlay_dir: dict[int, str] = {}
+    contention: dict[int, tuple[float, str]] = {}
+    for _comm, pid, _cpu, t, ev, rest in events(path):
+        if ev in ("sys_mount", "sys_umount"):
+            if "->" not in rest:
+                st[pid] = Call(pid, kind(ev, rest, overlay_dir, pid), t)
+            else:
+                c = st.pop(pid, None)
+                if c is not None and not rest.split("->")[1].strip().startswith("0xffff"):
+                    c.end = t
+                    out.append(c)
+        elif ev == "sched_switch":
+            prev = int(re.search(r"prev_pid=(\d+)", rest).group(1))
+            state = re.search(r"prev_state=(\S+)", rest).group(1)
+            nxt = int(re.search(r"next_pid=(\d+)", rest).group(1))
+            if prev in st:
+                st[prev]._off_since, st[prev]._runnable = t, state.startswith("R")
+            c = st.get(nxt)
+            if c is not None and c._off_since is not None:
+                d = t - c._off_since
+                c.off += d
+                c.runq += d if c._runnable else 0.0
+                c._off_since = None
+        elif ev == "contention_begin" and pid in st:
+            contention[pid] = (t, re.search(r"flags=(\S+)\)", rest).group(1))
+        elif ev == "contention_end" and pid in contention:
+            t0, flags = contention.pop(pid)
+            if pid in st:
+                st[pid].locks[flags] += t - t0
     return out
 
 

@@ -16,31 +16,24 @@ the 1-worker traces), the median and mean of each of those four steps.
 from __future__ import annotations
 
 import itertools
-import lzma
 import statistics
 import sys
 
-from analyse import LINE
+from analyse import events
 
 
 def spans(path: str) -> list[tuple[float, int]]:
     """(span in us, D sleeps in it) per grace period, in trace order."""
     out, idle, woke, d_sleeps = [], True, 0.0, 0
-    open_ = lzma.open if path.endswith(".xz") else open
-    with open_(path, "rt") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            t, ev, rest = float(m[4]) * 1e6, m[5], m[6]
-            if ev == "sched_wakeup" and "comm=rcu_exp_gp_kthr " in rest and idle:
-                woke, idle, d_sleeps = t, False, 0
-            elif ev == "sched_switch" and "prev_comm=rcu_exp_gp_kthr " in rest and not idle:
-                if "prev_state=S " in rest:
-                    out.append((t - woke, d_sleeps))
-                    idle = True
-                elif "prev_state=D " in rest:
-                    d_sleeps += 1
+    for _comm, _pid, _cpu, t, ev, rest in events(path):
+        if ev == "sched_wakeup" and "comm=rcu_exp_gp_kthr " in rest and idle:
+            woke, idle, d_sleeps = t, False, 0
+        elif ev == "sched_switch" and "prev_comm=rcu_exp_gp_kthr " in rest and not idle:
+            if "prev_state=S " in rest:
+                out.append((t - woke, d_sleeps))
+                idle = True
+            elif "prev_state=D " in rest:
+                d_sleeps += 1
     return out
 
 
@@ -52,31 +45,26 @@ def caller_phases(path: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {p: [] for p in PHASES}
     st: dict[str, float] | None = None
     pid = ""
-    open_ = lzma.open if path.endswith(".xz") else open
-    with open_(path, "rt") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            t, ev, rest = float(m[4]) * 1e6, m[5], m[6] + " "
-            if st is None:
-                if ev == "sched_switch" and "prev_comm=mount_bench " in rest:
-                    if "prev_state=D " in rest:
-                        st, pid = {"asleep": t}, rest.split("prev_pid=")[1].split()[0]
-                continue
-            if ev == "sched_wakeup" and "comm=rcu_exp_gp_kthr " in rest and len(st) == 1:
-                st["kthread woken"] = t
-            elif ev == "sched_switch" and "prev_comm=rcu_exp_gp_kthr " in rest and len(st) == 2:
-                st["kthread work"] = t if "prev_state=S " in rest else -1.0
-            elif ev == "sched_wakeup" and f" pid={pid} " in rest and len(st) == 3:
-                st["caller woken"] = t
-            elif ev == "sched_switch" and f"next_pid={pid} " in rest:
-                if len(st) == 4 and st["kthread work"] > 0:
-                    st["caller running"] = t
-                    times = list(st.values())
-                    for p, (a, b) in zip(PHASES, itertools.pairwise(times), strict=True):
-                        out[p].append(b - a)
-                st = None
+    for _comm, _pid, _cpu, t, ev, rest in events(path):
+        rest += " "
+        if st is None:
+            if ev == "sched_switch" and "prev_comm=mount_bench " in rest:
+                if "prev_state=D " in rest:
+                    st, pid = {"asleep": t}, rest.split("prev_pid=")[1].split()[0]
+            continue
+        if ev == "sched_wakeup" and "comm=rcu_exp_gp_kthr " in rest and len(st) == 1:
+            st["kthread woken"] = t
+        elif ev == "sched_switch" and "prev_comm=rcu_exp_gp_kthr " in rest and len(st) == 2:
+            st["kthread work"] = t if "prev_state=S " in rest else -1.0
+        elif ev == "sched_wakeup" and f" pid={pid} " in rest and len(st) == 3:
+            st["caller woken"] = t
+        elif ev == "sched_switch" and f"next_pid={pid} " in rest:
+            if len(st) == 4 and st["kthread work"] > 0:
+                st["caller running"] = t
+                times = list(st.values())
+                for p, (a, b) in zip(PHASES, itertools.pairwise(times), strict=True):
+                    out[p].append(b - a)
+            st = None
     return out
 
 

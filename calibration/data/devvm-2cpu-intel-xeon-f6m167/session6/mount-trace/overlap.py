@@ -16,7 +16,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from analyse import calls  # noqa: E402
+from analyse import Call, calls  # noqa: E402
+
+
+def meets(c: Call, others: list[Call]) -> bool:
+    """Did another worker's call among `others` run during `c`?"""
+    return any(o.pid != c.pid and o.start < c.end and o.end > c.start for o in others)
 
 
 def main(path: str) -> None:
@@ -27,13 +32,7 @@ def main(path: str) -> None:
         print(f"-- overlapping another worker's {label}")
         for k in ("umount", "umount_overlay", "umount_detach"):
             for flag in (True, False):
-                xs = [
-                    c
-                    for c in every
-                    if c.kind == k
-                    and any(o.pid != c.pid and o.start < c.end and o.end > c.start for o in others)
-                    == flag
-                ]
+                xs = [c for c in every if c.kind == k and meets(c, others) == flag]
                 if len(xs) < 5:
                     continue
                 locks: collections.Counter = collections.Counter()
@@ -50,7 +49,8 @@ def main(path: str) -> None:
     phase(every)
 
 
-def phase(every: list) -> None:
+def phase(every: list[Call]) -> None:
+    """How far apart the two busiest workers' bind (or MNT_DETACH) unmounts start."""
     for k in ("umount", "umount_detach"):
         xs = [c for c in every if c.kind == k]
         pids = [p for p, _ in collections.Counter(c.pid for c in xs).most_common(2)]
