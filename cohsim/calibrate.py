@@ -19,26 +19,32 @@ on two CPUs gain nothing from serialized time):
   free. The ops' totals stay fixed: a shorter grace period leaves more on-CPU time.
 
 Residuals are log(simulated / measured) of each run's worker time per sequence and its
-containers per second, over the (strategy, workers, layers, repeat) runs, minimised with
-scipy.optimize.least_squares in parameter coordinates scaled to [0, 1] within the bounds.
-Every candidate is simulated with the same seeds (common random numbers). mount_bench's own
-user-space time between calls is measured, not fitted: per (strategy, layers) the median
-1-worker time the kernel model leaves unexplained, spread over the sequence's calls.
+containers per second, and at 2+ workers of each fitted op's mean time per call, over the
+(strategy, workers, layers, repeat) runs, each divided by its noise: per (metric, op, workers),
+the host's repeat-to-repeat scatter plus the simulation's own over the seed sets, both taken
+before the search (`_noise_sd`). Minimised (Nelder-Mead from the best of a Sobol design of
+starts) in parameter coordinates scaled to [0, 1] within the bounds. Every candidate is
+simulated with the same seeds (common random numbers). mount_bench's own user-space time
+between calls is measured, not fitted: per (strategy, layers) the median 1-worker time the
+kernel model leaves unexplained, spread over the sequence's calls.
 
 Lock fit (pause_bench). The PAUSE latency is measured directly (`pause_ns`, mean over repeats);
 `same_llc_ns` (the cache-line transfer between the two vCPUs, with the level-2 service time
 derived from it) is fitted to the 2-thread ttas and ticket p50 latencies and throughput, the
 measured clock-read overhead added to the simulated latencies.
 
-Uncertainty: standard errors and covariance at the optimum. Lock fit: cov = (J^T J)^-1 s^2
-with s^2 = SSR / (n - p). Kernel fit (a simulated, rough cost): cov = s^2 H^-1 + C_seed. H is
-the curvature of a quadratic surface fitted to the cost around the optimum (s^2 H^-1: the
-data's noise). C_seed is the estimate's noise from the simulation itself: the same surface is
-fitted with other seed sets (`seed_sets`), and C_seed is the covariance of where they put the
-minimum — the fit's own seeds move the estimate by that much — but at least H^-1 cov(g) H^-1,
-cov(g) from the costs' scatter about one surface (how well its roughness lets the minimum be
-placed). Prediction intervals from parameter samples (multivariate normal, clipped to the
-bounds) crossed with seeds.
+Uncertainty: standard errors and covariance at the optimum. Lock fit: cov = (J^T J)^-1 s^2 with
+s^2 = SSR / (n - p). Kernel fit (a simulated, rough cost): cov = H^-1 + C_seed. H is the
+curvature of a quadratic surface fitted to the cost around the optimum; with every residual in
+units of its measured noise, H^-1 is how far re-measuring the host would move the estimate (the
+noise is not rescaled by the misfit, as scipy's curve_fit with absolute_sigma: what the model
+cannot fit is its own error, carried into the prediction intervals by the residuals' scatter).
+C_seed is the estimate's noise from the simulation itself: the same surface is fitted with
+other seed sets (`seed_sets`), and C_seed is the covariance of where they put the minimum — the
+fit's own seeds move the estimate by that much — but at least H^-1 cov(g) H^-1, cov(g) from the
+costs' scatter about one surface (how well its roughness lets the minimum be placed).
+Prediction intervals from parameter samples (multivariate normal, clipped to the bounds)
+crossed with seeds, widened in quadrature by the fit's residual scatter.
 
 Fit JSON format history: schema 1 — kind, instance, kernel, applies_to, parameters, covariance,
 residuals, think_ns, fixed, data_digests, optimizer, settings, cohsim_version, seed.
@@ -287,18 +293,64 @@ def _kernel_pairs(r: MountRun, sim: SimRun) -> list[tuple[str, str, float, float
     return out
 
 
-def _kernel_residuals(
-    groups: Mapping[tuple[str, int, int], Sequence[MountRun]],
-    sims: Mapping[tuple[str, int, int], SimRun],
-) -> np.ndarray:
-    return np.array(
-        [
-            math.log(s / m)
-            for key, group in groups.items()
-            for r in group
-            for _, _, s, m in _kernel_pairs(r, sims[key])
-        ]
-    )
+Shape = tuple[str, int, int]  #: a run shape: (strategy, workers, layers)
+#: one residual before weighting: (shape, noise group, the run's place in its shape's list,
+#: log(simulated / measured))
+Term = tuple[Shape, tuple[str, str, int], int, float]
+
+#: the smallest noise a residual is given (log units): 0.1 %, below the timing resolution of
+#: any mean mount_bench reports (thousands of calls of microseconds each)
+_MIN_NOISE = 1e-3
+
+
+def _kernel_terms(
+    groups: Mapping[Shape, Sequence[MountRun]], sims: Mapping[Shape, SimRun]
+) -> list[Term]:
+    """Every residual before weighting: its run shape (the cluster of the robust covariance),
+    its noise group (metric, op, workers), which run of the shape, log(simulated / measured)."""
+    return [
+        (key, (metric, op, r.workers), i, math.log(s / m))
+        for key, group in groups.items()
+        for i, r in enumerate(group)
+        for metric, op, s, m in _kernel_pairs(r, sims[key])
+    ]
+
+
+def _noise_sd(
+    groups: Mapping[Shape, Sequence[MountRun]], sim_sets: Sequence[Mapping[Shape, SimRun]]
+) -> dict[tuple[str, str, int], float]:
+    """Per noise group (metric, op, workers), the standard deviation a residual log(simulated /
+    measured) has even where the model is right: the host's repeat-to-repeat scatter (the
+    within-shape variance of log(measured), pooled over the group's shapes) plus the
+    simulation's own (the variance of log(simulated) over the seed sets `sim_sets`, at one
+    point, averaged over the shapes). A residual divided by it is weighted by how much it can
+    tell: a 1 us op's per-call mean, which one slow wake-up moves, counts for less than a
+    worker time that repeats within a few per cent. Groups whose shapes have one repeat and
+    one seed set get `_MIN_NOISE`."""
+    by_set = [{(key, g, i): v for key, g, i, v in _kernel_terms(groups, sims)} for sims in sim_sets]
+    cells: dict[tuple[Shape, tuple[str, str, int]], list[tuple[int, float]]] = {}
+    for (key, g, i), v in by_set[0].items():
+        cells.setdefault((key, g), []).append((i, v))
+    zero = (0.0, 0)
+    data: dict[tuple[str, str, int], tuple[float, int]] = {}  # sum of squares, dof
+    sim: dict[tuple[str, str, int], tuple[float, int]] = {}  # sum of variances, shapes
+    for (key, g), cell in cells.items():
+        vals = [v for _, v in cell]
+        ss, dof = data.get(g, zero)
+        mean = statistics.fmean(vals)
+        data[g] = (ss + sum((v - mean) ** 2 for v in vals), dof + len(vals) - 1)
+        first = cell[0][0]  # one run's residual under each seed set: only the simulation moves
+        across = [terms[(key, g, first)] for terms in by_set if (key, g, first) in terms]
+        total, n = sim.get(g, zero)
+        if len(across) > 1:
+            sim[g] = (total + statistics.variance(across), n + 1)
+    out = {}
+    for g in sorted(data):
+        ss, dof = data[g]
+        total, n = sim.get(g, zero)
+        var = (ss / dof if dof else 0.0) + (total / n if n else 0.0)
+        out[g] = max(_MIN_NOISE, math.sqrt(var))
+    return out
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -547,10 +599,10 @@ class Calibration:
         scale = hi - lo
         u0 = np.clip((np.array([start[n] for n in names]) - lo) / scale, 0.0, 1.0)
         bar = _progress(0, self.progress, "calibrate kernel")
-        memo: dict[tuple[float, ...], tuple[np.ndarray, dict[Any, SimRun]]] = {}
+        memo: dict[tuple[float, ...], dict[Shape, SimRun]] = {}
 
-        def evaluate(u: np.ndarray, rep: int = 0) -> tuple[np.ndarray, dict[Any, SimRun]]:
-            """Residuals at `u` with seed set `rep` (0: the fit's own seeds)."""
+        def simulate(u: np.ndarray, rep: int = 0) -> dict[Shape, SimRun]:
+            """Every run shape simulated at `u` with seed set `rep` (0: the fit's own seeds)."""
             key = (rep, *(round(float(v), 12) for v in np.clip(u, 0.0, 1.0)))
             if key in memo:
                 return memo[key]
@@ -563,11 +615,18 @@ class Calibration:
                     machine, k, costs, s, w, L, group[0].baseline_mounts, seeds=self._seeds(w, rep)
                 )
                 bar.update(1)
-            memo[key] = out = (_kernel_residuals(groups, sims), sims)
-            return out
+            memo[key] = sims
+            return sims
+
+        # each residual's noise, fixed before the search (the model's split, every seed set)
+        sd = _noise_sd(groups, [simulate(u0, r) for r in range(max(2, self.seed_sets))])
+
+        def evaluate(u: np.ndarray, rep: int = 0) -> np.ndarray:
+            """The weighted residuals at `u` with seed set `rep`."""
+            return np.array([v / sd[g] for _, g, _, v in _kernel_terms(groups, simulate(u, rep))])
 
         def cost(u: np.ndarray, rep: int = 0) -> float:
-            r = evaluate(u, rep)[0]
+            r = evaluate(u, rep)
             return 0.5 * float(r @ r)
 
         # a design of starts (the model file's split and a scrambled Sobol set), then
@@ -615,11 +674,13 @@ class Calibration:
             for r in range(1, self.seed_sets)
         ]
         seed_cov = _seed_cov(np.array(minima), rough)
-        fun, sims = evaluate(u)
+        fun, sims = evaluate(u), simulate(u)
         bar.close()
         x = lo + u * scale
-        s2 = float(fun @ fun) / max(1, fun.size - p)
-        cov = (np.linalg.pinv(hess) * s2 + seed_cov) * np.outer(scale, scale)
+        # the data's part: H^-1 with the residuals in units of their noise (the noise is
+        # measured, not re-estimated from the misfit: the model's own error goes into the
+        # prediction intervals through the residuals' scatter instead)
+        cov = (np.linalg.pinv(hess) + seed_cov) * np.outer(scale, scale)
         for i, n in enumerate(names):
             self.params_[n] = float(x[i])
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
@@ -643,24 +704,30 @@ class Calibration:
                             "measured": _round(meas),
                             "fitted": _round(sim_v),
                             "log_residual": _round(math.log(sim_v / meas), 4),
+                            "noise_sd": _round(sd[(metric, op, r.workers)], 4),
                         }
                     )
                     self.residuals_.append(row)
+        plain = np.array([v for _, _, _, v in _kernel_terms(groups, sims)])
         self.optimizer_["kernel"] = {
             "method": f"best of the model's split and {self.starts} Sobol starts, then "
             "scipy.optimize.minimize Nelder-Mead (bounded, scaled coordinates) on the sum "
             "of squared log residuals (per-run worker time per sequence and "
-            "containers/s, per-op mean times at 2+ workers); covariance "
-            "s^2 H^-1 + C_seed, H the curvature of a quadratic surface fitted to the cost over "
-            f"a Sobol design of half-width {self.radius} (scaled) around the optimum, C_seed "
-            f"the covariance of the minima of the same surface under {self.seed_sets} seed "
-            "sets, at least H^-1 cov(g) H^-1 (cov(g) from the costs' scatter about it)",
+            "containers/s, per-op mean times at 2+ workers), each divided by its noise_sd "
+            "(per metric, op and worker count: the host's repeat scatter plus the "
+            "simulation's over the seed sets); covariance H^-1 + C_seed, H the curvature "
+            "of a quadratic surface fitted to the cost over a Sobol design of half-width "
+            f"{self.radius} (scaled) around the optimum (the noise taken as measured, not "
+            "rescaled by the misfit), C_seed the covariance of the minima of the surface "
+            f"under {self.seed_sets} seed sets, at least H^-1 cov(g) H^-1 (cov(g) from the "
+            "costs' scatter about it)",
             "seed_sets": self.seed_sets,
             "status": int(res.status),
             "message": str(res.message),
             "nfev": int(res.nfev),
             "evaluations": len(memo),
             "cost": _round(float(0.5 * fun @ fun)),
+            "cost_unweighted": _round(float(0.5 * plain @ plain)),
             "residuals": int(fun.size),
             "containers_per_worker": self.containers,
             "seeds": self.seeds,

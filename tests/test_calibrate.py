@@ -17,13 +17,16 @@ from cohsim.benchdata import (
     LABEL_OPS,
     BenchData,
     MountRun,
+    SimRun,
     bench_kernel,
     load_bench,
     simulate_run,
 )
 from cohsim.calibrate import (
+    _MIN_NOISE,
     KERNEL_PARAMS,
     Calibration,
+    _noise_sd,
     _seed_cov,
     apply_kernel_params,
     default_fit,
@@ -33,7 +36,7 @@ from cohsim.calibrate import (
 from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
-from cohsim.validate import SPLITS, held_out, split_runs
+from cohsim.validate import BOUND, SPLITS, HeldOut, held_out, split_runs
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
 DEVVM_DATA = DATA / DEVVM
@@ -156,20 +159,20 @@ def _recovered(ser: float, rcu: float, seed: int) -> list[tuple[str, float, floa
     return out
 
 
-_RECOVERY_XFAIL = (
-    "known miss since session 7's kernel fix (the close of an attached fd takes no lock; "
-    "calibration/fits/README.md): with less namespace_sem traffic the fit's reported errors "
-    "are too small. (0.5, 8000, seed 1) gives rcu_exp_base_ns 8,996 against a tolerance of "
-    "989. (0.2, 4000, seed 0) gives ser_umount 0.121 +/- 0.010. Session 6's model recovered "
-    "both."
-)
-
-
-@pytest.mark.slow  # 40-50 s
-@pytest.mark.xfail(strict=True, reason=_RECOVERY_XFAIL)
+@pytest.mark.slow  # about 90 s
 def test_fit_recovers_one_example():
     for name, true, est, tol in _recovered(0.5, 8000.0, 1):
         assert abs(est - true) <= tol, (name, true, est, tol)
+
+
+_RECOVERY_XFAIL = (
+    "known miss (calibration/fits/README.md, session 8): the derandomized example (0.335, "
+    "4,922, seed 73) comes back as ser_umount 0.015 +/- 0.018, rcu 5,842 +/- 459. The fit's "
+    "own seed set has a dent there (cost 56.7 against 62.2 at the truth), which the other "
+    "seed sets do not share (109 and 108 against 48.5 and 69.6); the seed sets' surfaces "
+    "are fitted within 0.15 (scaled) of the optimum and cannot see a minimum 0.32 away. "
+    "The explicit example and (0.2, 4,000, seed 0) pass"
+)
 
 
 @pytest.mark.slow  # about 5 min
@@ -215,6 +218,32 @@ def test_seed_spread_is_the_minima_covariance_but_at_least_the_roughness():
     assert c[0, 1] == pytest.approx(0.0, abs=1e-12)
     assert np.linalg.eigvalsh(c).min() >= -1e-15
     assert np.allclose(_seed_cov(spread[:1], rough), rough)  # one seed set: roughness only
+
+
+def _run(stride: float, cps: float, repeat: int, layers: int = 1) -> MountRun:
+    return MountRun("per-layer", 1, layers, repeat, 4, 1, stride, 0.0, cps, 0.0, 21, 8)
+
+
+def test_noise_is_the_hosts_repeat_scatter_plus_the_simulations():
+    # two shapes, three repeats each: log scatter pooled over both (4 degrees of freedom)
+    a = [_run(s, 1000.0, i) for i, s in enumerate((100.0, 110.0, 90.0))]
+    b = [_run(s, 1000.0, i, layers=10) for i, s in enumerate((200.0, 200.0, 230.0))]
+    groups = {a[0].key: a, b[0].key: b}
+
+    def sims(sa: float, sb: float) -> dict:
+        return {a[0].key: SimRun(sa, 1000.0), b[0].key: SimRun(sb, 1000.0)}
+
+    sets = [sims(100.0, 200.0), sims(120.0, 190.0), sims(80.0, 210.0)]
+    sd = _noise_sd(groups, sets)
+    ss = sum(
+        (x - np.mean(np.log(v))) ** 2 for v in ((100, 110, 90), (200, 200, 230)) for x in np.log(v)
+    )
+    sim_var = np.mean([np.var(np.log(v), ddof=1) for v in ((100, 120, 80), (200, 190, 210))])
+    assert sd[("stride_ns", "", 1)] == pytest.approx(math.sqrt(ss / 4 + sim_var))
+    # containers/s agree everywhere: no noise to weigh by, so the floor
+    assert sd[("containers_per_s", "", 1)] == _MIN_NOISE
+    # one seed set: the host's scatter alone
+    assert _noise_sd(groups, sets[:1])[("stride_ns", "", 1)] == pytest.approx(math.sqrt(ss / 4))
 
 
 @pytest.fixture(scope="module")
@@ -343,6 +372,16 @@ _HELD_OUT_XFAIL = (
 )
 
 
+def test_held_out_leaves_out_only_shapes_the_host_did_not_repeat():
+    a, b, c = ("per-layer", 1, 1), ("per-layer", 2, 1), ("per-layer", 4, 1)
+    h = HeldOut("repeats", {a: 0.30, b: -0.10, c: 0.05}, 0.9, 6, {a: 0.40, b: 0.02, c: -0.16})
+    assert h.drifted == [a, c]
+    assert h.worst == pytest.approx(0.30) and h.worst_reproducible == pytest.approx(0.10)
+    # the workers split has no host figure: every shape counts
+    w = HeldOut("workers", {a: 0.30, b: -0.10}, 0.9, 6)
+    assert w.drifted == [] and w.worst_reproducible == pytest.approx(0.30)
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=_HELD_OUT_XFAIL)
 @pytest.mark.parametrize("split", SPLITS)
@@ -350,4 +389,8 @@ def test_held_out_within_15_percent(split):
     s3 = DEVVM_DATA / "session3"
     data = load_bench([s3 / "mount", s3 / "wake", s3 / "wake-idle"])
     h = held_out(data, DEVVM, split)
-    assert h.worst < 0.15, h.errors
+    # the repeats split leaves out shapes whose own later repeats moved by more than the
+    # bound (h.drifted; the host's step changes): no model fitted to the earlier ones can
+    # follow them. The workers split predicts new shapes: every one counts
+    assert h.worst_reproducible < BOUND, (h.errors, h.drifted)
+    assert len(h.drifted) <= len(h.errors) // 4, h.host  # most shapes still count
