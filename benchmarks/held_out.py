@@ -9,12 +9,13 @@ other part.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from pathlib import Path
 
 from cohsim.benchdata import load_bench
-from cohsim.validate import SPLITS, held_out
+from cohsim.validate import BOUND, SPLITS, held_out
 
 HOST = "devvm-2cpu-intel-xeon-f6m167"
 DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "session3"
@@ -25,12 +26,24 @@ def main(argv: list[str]) -> int:
     for split in argv or SPLITS:
         t0 = time.perf_counter()
         h = held_out(data, HOST, split)
+        errs = sorted(abs(e) for e in h.errors.values())
         print(
             f"split {split}: {h.runs} held-out runs, interval coverage {h.coverage:.0%}, "
-            f"worst |error| {h.worst:.1%} ({time.perf_counter() - t0:.0f} s)"
+            f"worst |error| {h.worst:.1%}, median {statistics.median(errs):.1%}"
+            + (
+                f", worst where the host repeats itself within {BOUND:.0%} "
+                f"{h.worst_reproducible:.1%} ({len(h.drifted)} shapes drifted)"
+                if h.host
+                else ""
+            )
+            + f" ({time.perf_counter() - t0:.0f} s)"
         )
-        for (s, w, layers), e in sorted(h.errors.items()):
-            print(f"  {s:13s} {w} workers {layers:2d} layers  {e:+7.1%}")
+        for key, e in sorted(h.errors.items()):
+            s, w, layers = key
+            line = f"  {s:13s} {w} workers {layers:2d} layers  {e:+7.1%}"
+            if key in h.host:
+                line += f"   host {h.host[key]:+7.1%}" + ("  drifted" if key in h.drifted else "")
+            print(line)
     return 0
 
 
