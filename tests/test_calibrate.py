@@ -165,18 +165,7 @@ def test_fit_recovers_one_example():
         assert abs(est - true) <= tol, (name, true, est, tol)
 
 
-_RECOVERY_XFAIL = (
-    "known miss (calibration/fits/README.md, session 8): the derandomized example (0.335, "
-    "4,922, seed 73) comes back as ser_umount 0.015 +/- 0.018, rcu 5,842 +/- 459. The fit's "
-    "own seed set has a dent there (cost 56.7 against 62.2 at the truth), which the other "
-    "seed sets do not share (109 and 108 against 48.5 and 69.6); the seed sets' surfaces "
-    "are fitted within 0.15 (scaled) of the optimum and cannot see a minimum 0.32 away. "
-    "The explicit example and (0.2, 4,000, seed 0) pass"
-)
-
-
-@pytest.mark.slow  # about 5 min
-@pytest.mark.xfail(strict=True, reason=_RECOVERY_XFAIL)
+@pytest.mark.slow  # about 8 min
 @settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate], derandomize=True)
 @given(ser=st.floats(0.2, 0.9), rcu=st.floats(4000.0, 11000.0), seed=st.integers(0, 100))
 # the case that failed before the seed sets: the fit's seeds alone moved ser_umount by 0.2
