@@ -1,0 +1,91 @@
+"""Where the simulated time goes under a committed fit, per mount_bench sequence (us).
+
+    python sim_waits.py [FIT.json]
+
+For the shapes compared with this folder's traces and session 6's, it prints the mean per
+sequence of the simulated namespace_sem wait and hold, the grace-period sleep and the
+run-queue wait, and the mean per call of the large ops. Each shape is simulated as the fit
+simulates it (think time, op terms, jitter, 4 containers x 2 sequences per worker), over 4
+seeds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from cohsim.benchdata import bench_kernel, mount_bench_trace, with_op_extra
+from cohsim.calibrate import load_fit
+from cohsim.catalog import Catalog
+from cohsim.contention import LineCosts
+from cohsim.kernel import load_kernel
+from cohsim.launch import LaunchSim
+
+ROOT = Path(__file__).resolve().parents[5]
+SHAPES = (("per-layer", 1), ("common-parent", 10))
+OPS = ("mount_overlay", "open_tree_clone", "move_mount", "umount_detach", "umount")
+OPS += ("umount_overlay",)
+
+
+def main(argv: list[str]) -> int:
+    path = argv[0] if argv else ROOT / "calibration/fits/devvm-2cpu-intel-xeon-f6m167.json"
+    fit = load_fit(path)
+    machine = Catalog().get(fit.instance_)
+    kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
+    seeds = range(4)
+    for strategy, layers in SHAPES:
+        think = fit.think_ns_[strategy][str(layers)]
+        k = with_op_extra(bench_kernel(kernel), fit.op_extra_ns_[strategy][str(layers)], layers)
+        for workers in (2, 4):
+            per_seq: dict[str, list[float]] = {}
+            per_call: dict[str, list[float]] = {}
+            for seed in seeds:
+                trace = mount_bench_trace(
+                    strategy,
+                    workers,
+                    layers,
+                    4,
+                    think_ns=round(think),
+                    rng=np.random.default_rng(seed),
+                    start_spread_ns=20_000.0,
+                )
+                calls: list[tuple[int, str, int, int]] = []
+                sim = LaunchSim(
+                    machine,
+                    k,
+                    trace,
+                    costs=LineCosts(machine, seed=seed),
+                    seed=seed,
+                    layers=layers,
+                    background=False,
+                    node_mounts=21,
+                    calls=calls,
+                )
+                res = sim.run()
+                seqs = workers * 4 * 2
+                ns = sim.stats["namespace_sem"]
+                for name, v in (
+                    ("namespace_sem wait", ns.wait_ns),
+                    ("namespace_sem hold", ns.hold_ns),
+                    ("grace-period sleep", sum(r.rcu_wait_ns for r in res)),
+                    ("run queue", sum(r.run_queue_ns for r in res)),
+                ):
+                    per_seq.setdefault(name, []).append(v / seqs)
+                for op in OPS:
+                    d = [end - start for _, o, start, end in calls if o == op]
+                    if d:
+                        per_call.setdefault(op, []).append(statistics.fmean(d))
+            print(
+                f"{strategy} {workers} workers {layers} layers: per sequence "
+                + ", ".join(f"{n} {statistics.fmean(v) / 1e3:.1f}" for n, v in per_seq.items())
+                + "; per call "
+                + ", ".join(f"{n} {statistics.fmean(v) / 1e3:.1f}" for n, v in per_call.items())
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
