@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.benchdata import bench_kernel, simulate_run, with_op_extra
+from cohsim.benchdata import simulate_run
 from cohsim.calibrate import load_fit
 from cohsim.catalog import Catalog
 from cohsim.contention import LineCosts
@@ -55,9 +55,9 @@ def main(argv: list[str]) -> int:
     fit = load_fit(argv[0] if argv else ROOT / "calibration" / "fits" / f"{HOST}.json")
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)
-    base = bench_kernel(fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel))))
+    base = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
     for strategy in ("common-parent", "per-layer"):
-        kernel = with_op_extra(base, fit.op_extra_ns_.get(strategy, {}).get("1", {}), 1)
+        kernel = fit.mount_bench_kernel(base, strategy, 1)
         for seed in (0, 1):
             calls: list[tuple[int, str, int, int]] = []
             run = simulate_run(

@@ -307,8 +307,8 @@ _MIN_NOISE = 1e-3
 def _kernel_terms(
     groups: Mapping[Shape, Sequence[MountRun]], sims: Mapping[Shape, SimRun]
 ) -> list[Term]:
-    """Every residual before weighting: its run shape (the cluster of the robust covariance),
-    its noise group (metric, op, workers), which run of the shape, log(simulated / measured)."""
+    """Every residual before weighting: its run shape, its noise group (metric, op, workers),
+    which run of the shape, and log(simulated / measured)."""
     return [
         (key, (metric, op, r.workers), i, math.log(s / m))
         for key, group in groups.items()
@@ -536,6 +536,12 @@ class Calibration:
         n = self.seeds if workers > 1 else 1
         return [self.seed + _SEED_SET_STRIDE * rep + j for j in range(n)]
 
+    def mount_bench_kernel(self, kernel: KernelParams, strategy: str, layers: int) -> KernelParams:
+        """`kernel` as this fit simulates mount_bench with it: no runtime or node daemons
+        (`bench_kernel`) and each op's measured 1-worker excess (`op_extra_ns_`) added."""
+        extra = self.op_extra_ns_.get(strategy, {}).get(str(layers), {})
+        return with_op_extra(bench_kernel(kernel), extra, layers)
+
     def _bench_sim(
         self,
         machine: Machine,
@@ -552,8 +558,7 @@ class Calibration:
         random numbers: the same seeds for every candidate; one run at 1 worker, where there
         is no interleaving to average over)."""
         think = self.think_ns_[strategy][str(layers)]
-        extra = self.op_extra_ns_.get(strategy, {}).get(str(layers), {})
-        k = with_op_extra(bench_kernel(kernel), extra, layers)
+        k = self.mount_bench_kernel(kernel, strategy, layers)
         if seeds is None:
             seeds = self._seeds(workers)
         sims = [
@@ -697,10 +702,13 @@ class Calibration:
             self.params_[n] = float(x[i])
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
             self.bounds_[n] = bounds[n]
+        plain = 0.0  # the unweighted cost, for comparison with fits before the weighting
         for key, group in groups.items():
             sim = sims[key]
             for r in group:
                 for metric, op, sim_v, meas in _kernel_pairs(r, sim):
+                    log_residual = math.log(sim_v / meas)
+                    plain += 0.5 * log_residual**2
                     row = {
                         "kind": "kernel",
                         "strategy": r.strategy,
@@ -715,12 +723,11 @@ class Calibration:
                         {
                             "measured": _round(meas),
                             "fitted": _round(sim_v),
-                            "log_residual": _round(math.log(sim_v / meas), 4),
+                            "log_residual": _round(log_residual, 4),
                             "noise_sd": _round(sd[(metric, op, r.workers)], 4),
                         }
                     )
                     self.residuals_.append(row)
-        plain = np.array([v for _, _, _, v in _kernel_terms(groups, sims)])
         self.optimizer_["kernel"] = {
             "method": f"best of the model's split and {self.starts} Sobol starts (by the "
             "mean cost over the seed sets), then scipy.optimize.minimize Nelder-Mead "
@@ -742,7 +749,7 @@ class Calibration:
             "nelder_mead_end_kept": bool(kept),
             "evaluations": len(memo),
             "cost": _round(float(0.5 * fun @ fun)),
-            "cost_unweighted": _round(float(0.5 * plain @ plain)),
+            "cost_unweighted": _round(plain),
             "residuals": int(fun.size),
             "containers_per_worker": self.containers,
             "seeds": self.seeds,

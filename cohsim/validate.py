@@ -48,7 +48,8 @@ class HeldOut:
 
     @property
     def worst_reproducible(self) -> float:
-        kept = [abs(e) for k, e in self.errors.items() if k not in self.drifted]
+        drifted = set(self.drifted)
+        kept = [abs(e) for k, e in self.errors.items() if k not in drifted]
         return max(kept) if kept else 0.0
 
 

@@ -5,8 +5,8 @@
 For the shapes compared with this folder's traces and session 6's, it prints the mean per
 sequence of the simulated namespace_sem wait and hold, the grace-period sleep and the
 run-queue wait, and the mean per call of the large ops. Each shape is simulated as the fit
-simulates it (think time, op terms, jitter, 4 containers x 2 sequences per worker), over 4
-seeds.
+simulates it (`Calibration.mount_bench_kernel`, think time, jitter, the fit's line costs, 4
+containers x 2 sequences per worker), over 4 seeds.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from cohsim.benchdata import bench_kernel, mount_bench_trace, with_op_extra
+from cohsim.benchdata import simulate_run
 from cohsim.calibrate import load_fit
 from cohsim.catalog import Catalog
 from cohsim.contention import LineCosts
@@ -35,43 +33,37 @@ def main(argv: list[str]) -> int:
     fit = load_fit(path)
     machine = Catalog().get(fit.instance_)
     kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
-    seeds = range(4)
+    costs = LineCosts(machine, seed=fit.seed)
     for strategy, layers in SHAPES:
-        think = fit.think_ns_[strategy][str(layers)]
-        k = with_op_extra(bench_kernel(kernel), fit.op_extra_ns_[strategy][str(layers)], layers)
+        k = fit.mount_bench_kernel(kernel, strategy, layers)
         for workers in (2, 4):
             per_seq: dict[str, list[float]] = {}
             per_call: dict[str, list[float]] = {}
-            for seed in seeds:
-                trace = mount_bench_trace(
+            for seed in range(4):
+                calls: list[tuple[int, str, int, int]] = []
+                sims: list[LaunchSim] = []
+                simulate_run(
+                    machine,
+                    k,
                     strategy,
                     workers,
                     layers,
-                    4,
-                    think_ns=round(think),
-                    rng=np.random.default_rng(seed),
-                    start_spread_ns=20_000.0,
-                )
-                calls: list[tuple[int, str, int, int]] = []
-                sim = LaunchSim(
-                    machine,
-                    k,
-                    trace,
-                    costs=LineCosts(machine, seed=seed),
+                    containers=4,
+                    think_ns=fit.think_ns_[strategy][str(layers)],
                     seed=seed,
-                    layers=layers,
-                    background=False,
-                    node_mounts=21,
+                    costs=costs,
+                    jitter=True,
                     calls=calls,
+                    sims=sims,
                 )
-                res = sim.run()
+                sim = sims[0]
                 seqs = workers * 4 * 2
                 ns = sim.stats["namespace_sem"]
                 for name, v in (
                     ("namespace_sem wait", ns.wait_ns),
                     ("namespace_sem hold", ns.hold_ns),
-                    ("grace-period sleep", sum(r.rcu_wait_ns for r in res)),
-                    ("run queue", sum(r.run_queue_ns for r in res)),
+                    ("grace-period sleep", sum(r.rcu_wait_ns for r in sim.results)),
+                    ("run queue", sum(r.run_queue_ns for r in sim.results)),
                 ):
                     per_seq.setdefault(name, []).append(v / seqs)
                 for op in OPS:
