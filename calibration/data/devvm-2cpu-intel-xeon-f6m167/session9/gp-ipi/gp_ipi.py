@@ -1,0 +1,97 @@
+"""How much longer an expedited grace period takes when another CPU is busy, from
+mount_trace.sh traces (sessions 6 and 8).
+
+    python gp_ipi.py [TRACE.txt.xz ...]
+
+Default: every multi-worker trace of ../../session6/mount-trace, ../../session8/mount-trace and
+this folder.
+
+An expedited grace period skips idle CPUs (they are in an extended quiescent state) and sends
+every busy one an IPI, then waits for its report (kernel/rcu/tree_exp.h). Per grace period:
+the `rcu_exp_gp_kthr` kthread's time from its first switch-in after its wake-up to its next
+sleep in state S (done), split by whether another CPU was running a task (not its idle task)
+at that switch-in. Printed per trace: count, median and mean of each class (us) and the
+differences of the medians and of the means; then the median over the traces of each. The
+median difference is the IPI's round trip, which models/servers/devvm-2cpu-intel-xeon-f6m167.toml
+takes as `microarch.ipi_ns`; the means add tails (a busy CPU that reports late) that are not
+an IPI's cost and that the model does not take as one.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "session6" / "mount-trace"))
+from analyse import events  # noqa: E402  (session 6's trace reader)
+
+KTHREAD = "rcu_exp_gp_kthr"
+
+
+def work_by_other(path: str) -> dict[bool, list[float]]:
+    """Per grace period, the kthread's time from switch-in to done (us), keyed by whether
+    another CPU was busy at the switch-in."""
+    running: dict[int, bool] = {}  # CPU -> running a task other than its idle task
+    out: dict[bool, list[float]] = {False: [], True: []}
+    woken = False
+    start: tuple[float, bool] | None = None
+    for _comm, _pid, cpu, t, ev, rest in events(path):
+        rest += " "
+        if ev == "sched_wakeup" and f"comm={KTHREAD} " in rest and start is None:
+            woken = True
+        elif ev == "sched_switch":
+            nxt = re.search(r"next_comm=(\S+)", rest).group(1)
+            running[cpu] = not nxt.startswith("swapper")
+            if nxt == KTHREAD and woken and start is None:
+                start = (t, any(b for c, b in running.items() if c != cpu))
+            elif f"prev_comm={KTHREAD} " in rest and "prev_state=S " in rest and start:
+                out[start[1]].append(t - start[0])
+                woken, start = False, None
+    return out
+
+
+def default_traces() -> list[str]:
+    """The multi-worker traces of sessions 6, 8 and 9."""
+    return sorted(
+        str(p)
+        for d in ("session6/mount-trace", "session8/mount-trace", "session9/gp-ipi")
+        for p in (HERE.parent.parent / d).glob("trace-*.txt.xz")
+        if "-1w-" not in p.name
+    )
+
+
+def main(argv: list[str]) -> int:
+    paths = argv or default_traces()
+    diffs: dict[str, list[float]] = {"medians": [], "means": []}
+    for path in paths:
+        by = work_by_other(path)
+        line = [f"{Path(path).parent.parent.name}/{Path(path).parent.name}/{Path(path).name}:"]
+        for busy in (False, True):
+            v = by[busy]
+            name = "other CPU busy" if busy else "other CPUs idle"
+            line.append(
+                f"{name} n={len(v)} median {statistics.median(v):.1f} mean "
+                f"{statistics.fmean(v):.1f}"
+                if v
+                else f"{name} n=0"
+            )
+        if by[False] and by[True]:
+            for name, f in (("medians", statistics.median), ("means", statistics.fmean)):
+                d = f(by[True]) - f(by[False])
+                diffs[name].append(d)
+                line.append(f"difference of {name} {d:+.1f} us")
+        print(" | ".join(line))
+    for name, d in diffs.items():
+        if d:
+            print(
+                f"difference of the {name}, median over {len(d)} traces: "
+                f"{statistics.median(d):.1f} us (range {min(d):.1f} to {max(d):.1f})"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
