@@ -49,7 +49,6 @@ _TABLES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "pause_cycles": ((int, float), True),
         "freq_ghz": ((int, float), True),
         "corun_slowdown": ((int, float), False),
-        "ipi_ns": ((int, float), False),
     },
     "coherence": {
         "smt_ns": ((int, float), False),

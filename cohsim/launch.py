@@ -23,8 +23,7 @@ Every traced (or synthesised) thread issues its syscalls in order on a CPU of th
 4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
    the lock);
 5. synchronize_rcu_expedited() after unmounts (twice for an overlay): callers sleep and
-   share grace periods (cohsim.rcu); a grace period that finds another CPU busy waits for
-   its IPI's round trip (`microarch.ipi_ns`), one still being woken counts as idle.
+   share grace periods (cohsim.rcu).
 
 Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
 the one that starts it is woken on the CPU it just left, a cost inside the op's measured time)
@@ -219,12 +218,9 @@ class LaunchSim:
             self.ml,
             kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus,
             self._gp_cpu_wait,
-            machine.microarch.ipi_ns,
-            self._gp_others_busy,
         )
         self.kernel_until: dict[int, int] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
-        self.waking = 0  # threads granted an idle CPU and paying its wake-up
         self.results: list[ThreadResult] = []
         self._plans: dict[int, tuple[tuple, list[_Step]]] = {}
 
@@ -375,12 +371,6 @@ class LaunchSim:
         ends = [e for e in self.kernel_until.values() if e > now]
         return float(min(ends) - now) if ends else 0.0
 
-    def _gp_others_busy(self) -> bool:
-        """Whether a CPU other than the grace-period worker's is busy now: the worker takes a
-        free CPU if there is one, else one whose kernel phase just ended. A CPU taken by a
-        thread that is still being woken is idle (in an extended quiescent state) until then."""
-        return min(self.cpus.busy - self.waking, self.cpus.capacity - 1) > 0
-
     # ----- the threads ---------------------------------------------------------------------
 
     def _resume(self, slept: bool) -> Generator[simpy.Event, Any, float]:
@@ -400,9 +390,7 @@ class LaunchSim:
         table = self.k.wake_table
         wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
         if wake:
-            self.waking += 1  # its CPU is taken but still idle until the wake-up is over
             yield self.env.timeout(round(wake))
-            self.waking -= 1
         return 0.0
 
     def _cpu(self, ns: float, tid: int) -> simpy.Event:

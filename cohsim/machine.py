@@ -119,12 +119,6 @@ class Microarch:
     #: topology does not show (a VM's vCPUs on SMT siblings or shared host cores); measured by
     #: calibration/bench/corun_bench.c. 1 on bare metal, where SMT is modelled from the topology.
     corun_slowdown: float = 1.0
-    #: How much longer an expedited RCU grace period takes while another CPU is busy: its IPI
-    #: to that CPU and the report back (idle CPUs are skipped). The IPIs go out together, so
-    #: this is paid once, not per busy CPU. Measured on a VM, where an IPI exits to the host;
-    #: 0 where not measured (the per-online-CPU part of the kernel file's grace period stands
-    #: for it).
-    ipi_ns: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.pause_cycles > 0:
@@ -133,8 +127,6 @@ class Microarch:
             raise CohsimError(f"freq_ghz must be positive, not {self.freq_ghz}")
         if not self.corun_slowdown >= 1.0:
             raise CohsimError(f"corun_slowdown must be at least 1, not {self.corun_slowdown}")
-        if not self.ipi_ns >= 0.0:
-            raise CohsimError(f"ipi_ns must not be negative, not {self.ipi_ns}")
 
     @property
     def pause_ns(self) -> float:

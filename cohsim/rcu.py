@@ -7,12 +7,7 @@ period that started after its call has ended.
 - Concurrent callers share grace periods: one starts when the previous ends, for everyone who
   asked meanwhile (the expedited sequence counter's funnel).
 - A grace period costs a fixed part plus a part per online CPU (`rcu_exp_base_ns`,
-  `rcu_exp_per_cpu_ns`), and, while another CPU is busy, the machine's `microarch.ipi_ns`: an
-  idle CPU is in an extended quiescent state and is skipped, a busy one is sent an IPI and
-  the grace period waits for its report. The IPIs go out together, so the wait is paid once
-  however many CPUs are busy (measured on the dev VM, where each IPI exits to the host: a
-  grace period's kthread works 11-23 us longer when the other vCPU is busy,
-  calibration/data/devvm-2cpu-intel-xeon-f6m167/session9/gp-ipi).
+  `rcu_exp_per_cpu_ns`).
 - Its worker needs a CPU: when every CPU is inside a syscall it waits for the first to leave
   its kernel phase (the kernel is not preempted there); the launch simulation says how long
   (`cpu_wait`).
@@ -43,14 +38,10 @@ class GracePeriods:
         ml: MountLock,
         gp_ns: float,
         cpu_wait: Callable[[], float],
-        ipi_ns: float = 0.0,
-        others_busy: Callable[[], bool] = lambda: False,
     ) -> None:
-        """`gp_ns`: one grace period's length with the other CPUs idle; `cpu_wait()`: how long
-        its worker waits for a CPU now; `ipi_ns`: what it adds while `others_busy()`: a CPU
-        other than the one its worker runs on is busy when the worker starts."""
+        """`gp_ns`: one grace period's length; `cpu_wait()`: how long its worker waits for a
+        CPU now."""
         self.env, self.ml, self.gp_ns, self.cpu_wait = env, ml, gp_ns, cpu_wait
-        self.ipi_ns, self.others_busy = ipi_ns, others_busy
         self.running = False
         self.next: list[simpy.Event] = []  #: callers waiting for the next grace period
         self.count = 0  #: grace periods run
@@ -72,14 +63,7 @@ class GracePeriods:
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
         target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
-        wait = self.cpu_wait()
-        if self.ipi_ns:
-            if wait:  # the worker starts, and sends its IPIs, once it has a CPU
-                yield self.env.timeout(round(wait))
-                wait = 0.0
-            if self.others_busy():
-                wait += self.ipi_ns
-        yield self.env.timeout(round(wait + self.gp_ns))
+        yield self.env.timeout(round(self.cpu_wait() + self.gp_ns))
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:

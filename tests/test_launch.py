@@ -209,31 +209,3 @@ def test_call_sigma_is_the_committed_measurement(kernel):
     assert len(per) == 78
     sigma = statistics.median(statistics.median(v) for v in per.values())
     assert kernel.call_sigma == pytest.approx(sigma, abs=0.001)
-
-
-def test_devvm_ipi_ns_is_the_committed_trace_measurement(catalog):
-    """models/servers/devvm-*.toml's ipi_ns is the median over the committed traces of how
-    much longer a grace period's kthread works with the other vCPU busy (gp_ipi.py's figure,
-    quoted in that folder's README)."""
-    from conftest import REPO
-
-    readme = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/session9/gp-ipi/README.md"
-    assert "10.5 us" in readme.read_text()
-    assert catalog.get("devvm-2cpu-intel-xeon-f6m167").microarch.ipi_ns == 10_500.0
-    assert catalog.get("m7i.metal-48xl").microarch.ipi_ns == 0.0  # not measured there
-
-
-def test_a_cpu_still_waking_is_not_busy_for_a_grace_period(catalog, kernel):
-    """A thread granted an idle CPU and paying its wake-up leaves that CPU idle (in an
-    extended quiescent state) for the grace period's IPIs until it runs."""
-    sim = LaunchSim(
-        catalog.get("devvm-2cpu-intel-xeon-f6m167"),
-        kernel,
-        synthesize("per-layer", 1, 1, seed=0),
-        costs=LineCosts(catalog.get("devvm-2cpu-intel-xeon-f6m167")),
-    )
-    assert not sim._gp_others_busy()
-    sim.cpus.acquire()
-    assert sim._gp_others_busy()  # one CPU busy, the worker takes the other
-    sim.waking += 1
-    assert not sim._gp_others_busy()

@@ -138,12 +138,3 @@ def test_counts_are_consistent(m):
     assert m.vcpus == t.sockets * t.cores_per_socket * t.threads_per_core
     assert len(set(m.cpu_arrays["llc"])) == t.llc_domains
     assert m.graph.number_of_nodes() == t.sockets + t.llc_domains + t.cores + m.vcpus
-
-
-@pytest.mark.parametrize(
-    "field, value, match",
-    [("corun_slowdown", 0.9, "corun_slowdown"), ("ipi_ns", -1.0, "ipi_ns")],
-)
-def test_impossible_microarch_values_are_refused(field, value, match):
-    with pytest.raises(CohsimError, match=match):
-        Microarch("x", 30.0, 2.0, **{field: value})

@@ -76,31 +76,3 @@ def test_a_grace_period_alone_takes_its_length_plus_the_wait_for_a_cpu(costs):
     ev = gp.request()
     env.run()
     assert ev.triggered and env.now == GP_NS + 2500
-
-
-@pytest.mark.parametrize("busy", [False, True])
-def test_a_busy_cpu_adds_one_ipi_round_trip(costs, busy):
-    """An expedited grace period skips idle CPUs (extended quiescent state) and waits for a
-    busy one's report: `ipi_ns` once, however many CPUs are busy (the IPIs go out together);
-    nothing while `ipi_ns` is 0."""
-    for ipi, expect in ((0.0, GP_NS), (7000.0, GP_NS + (7000 if busy else 0))):
-        env = simpy.Environment()
-        ml = MountLock(
-            env, costs, load_kernel(), 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord()
-        )
-        gp = GracePeriods(env, ml, GP_NS, lambda: 0.0, ipi, lambda: busy)
-        gp.request()
-        env.run()
-        assert env.now == expect
-
-
-def test_the_ipi_is_judged_once_the_worker_has_a_cpu(costs):
-    """The worker sends its IPIs after its wait for a CPU: the busy state then decides."""
-    env = simpy.Environment()
-    ml = MountLock(
-        env, costs, load_kernel(), 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord()
-    )
-    gp = GracePeriods(env, ml, GP_NS, lambda: 3000.0, 7000.0, lambda: env.now >= 3000)
-    gp.request()
-    env.run()
-    assert env.now == 3000 + GP_NS + 7000
