@@ -12,9 +12,9 @@ the `rcu_exp_gp_kthr` kthread's time from its first switch-in after its wake-up 
 sleep in state S (done), split by whether another CPU was running a task (not its idle task)
 at that switch-in. Printed per trace: count, median and mean of each class (us) and the
 differences of the medians and of the means; then the median over the traces of each. The
-median difference is the IPI's round trip, which models/servers/devvm-2cpu-intel-xeon-f6m167.toml
-takes as `microarch.ipi_ns`; the means add tails (a busy CPU that reports late) that are not
-an IPI's cost and that the model does not take as one.
+median difference is the IPI's round trip, which branch try/gp-ipi put into the model as the
+machine file's `microarch.ipi_ns` (not kept: README.md); the means add tails (a busy CPU that
+reports late) that are not an IPI's cost.
 """
 
 from __future__ import annotations
@@ -31,25 +31,50 @@ from analyse import events  # noqa: E402  (session 6's trace reader)
 KTHREAD = "rcu_exp_gp_kthr"
 
 
-def work_by_other(path: str) -> dict[bool, list[float]]:
-    """Per grace period, the kthread's time from switch-in to done (us), keyed by whether
-    another CPU was busy at the switch-in."""
-    running: dict[int, bool] = {}  # CPU -> running a task other than its idle task
-    out: dict[bool, list[float]] = {False: [], True: []}
+def work_by_context(path: str) -> dict[str, list[float]]:
+    """Per grace period, the kthread's time from switch-in to done (us), keyed by what the
+    other CPUs ran at the switch-in: "idle", "mount_bench in mount", "mount_bench in umount",
+    "mount_bench elsewhere" (user mode or an untraced syscall) or "another task"."""
+    running: dict[int, tuple[str, int] | None] = {}  # CPU -> (comm, pid), None when idle
+    syscall: dict[int, str] = {}  # pid -> the traced syscall it is in
+    out: dict[str, list[float]] = {}
     woken = False
-    start: tuple[float, bool] | None = None
-    for _comm, _pid, cpu, t, ev, rest in events(path):
+    start: tuple[float, str] | None = None
+    for _comm, pid, cpu, t, ev, rest in events(path):
         rest += " "
-        if ev == "sched_wakeup" and f"comm={KTHREAD} " in rest and start is None:
+        if ev in ("sys_mount", "sys_umount"):
+            if "->" in rest:
+                syscall.pop(pid, None)
+            else:
+                syscall[pid] = ev[4:]
+        elif ev == "sched_wakeup" and f"comm={KTHREAD} " in rest and start is None:
             woken = True
         elif ev == "sched_switch":
             nxt = re.search(r"next_comm=(\S+)", rest).group(1)
-            running[cpu] = not nxt.startswith("swapper")
+            nxt_pid = int(re.search(r"next_pid=(\d+)", rest).group(1))
+            running[cpu] = None if nxt.startswith("swapper") else (nxt, nxt_pid)
             if nxt == KTHREAD and woken and start is None:
-                start = (t, any(b for c, b in running.items() if c != cpu))
+                busy = [r for c, r in running.items() if c != cpu and r is not None]
+                if not busy:
+                    what = "idle"
+                elif busy[0][0] != "mount_bench":
+                    what = "another task"
+                else:
+                    what = f"mount_bench in {syscall.get(busy[0][1], 'elsewhere')}"
+                    what = what.replace("in elsewhere", "elsewhere")
+                start = (t, what)
             elif f"prev_comm={KTHREAD} " in rest and "prev_state=S " in rest and start:
-                out[start[1]].append(t - start[0])
+                out.setdefault(start[1], []).append(t - start[0])
                 woken, start = False, None
+    return out
+
+
+def work_by_other(path: str) -> dict[bool, list[float]]:
+    """Per grace period, the kthread's time from switch-in to done (us), keyed by whether
+    another CPU was busy at the switch-in."""
+    out: dict[bool, list[float]] = {False: [], True: []}
+    for what, v in work_by_context(path).items():
+        out[what != "idle"].extend(v)
     return out
 
 
@@ -67,7 +92,11 @@ def main(argv: list[str]) -> int:
     paths = argv or default_traces()
     diffs: dict[str, list[float]] = {"medians": [], "means": []}
     for path in paths:
-        by = work_by_other(path)
+        ctx = work_by_context(path)
+        by = {
+            False: ctx.get("idle", []),
+            True: [x for w, v in ctx.items() if w != "idle" for x in v],
+        }
         line = [f"{Path(path).parent.parent.name}/{Path(path).parent.name}/{Path(path).name}:"]
         for busy in (False, True):
             v = by[busy]
@@ -84,6 +113,13 @@ def main(argv: list[str]) -> int:
                 diffs[name].append(d)
                 line.append(f"difference of {name} {d:+.1f} us")
         print(" | ".join(line))
+        print(
+            "    median by what the other CPU ran: "
+            + ", ".join(
+                f"{w} {statistics.median(v):.1f} (n={len(v)})"
+                for w, v in sorted(ctx.items(), key=lambda kv: -len(kv[1]))
+            )
+        )
     for name, d in diffs.items():
         if d:
             print(
