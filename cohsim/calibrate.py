@@ -985,15 +985,21 @@ class Calibration:
             v = float(getattr(point, name))
             logs = np.log([getattr(d, name) / v for d in draws])
             spread = float(np.sqrt(np.mean(logs**2))) if len(logs) else 0.0
-            res = [
-                r["log_residual"]
-                for r in self.residuals_
-                if r.get("kind") == "kernel" and r["metric"] == name
-            ]
-            scatter = float(np.sqrt(np.mean(np.square(res)))) if res else 0.0
-            half = z * math.hypot(spread, scatter)
+            half = z * math.hypot(spread, self.misfit_sd(name))
             out[name] = {"value": v, "low": v * math.exp(-half), "high": v * math.exp(half)}
         return out
+
+    def misfit_sd(self, metric: str = "stride_ns") -> float:
+        """The model's own error on the fitted host, which the parameters' errors leave out:
+        the root mean square of the fit's log residuals of a run metric (`stride_ns`, the
+        worker time per sequence, or `containers_per_s`), over every run it saw."""
+        self._check_fitted()
+        res = [
+            r["log_residual"]
+            for r in self.residuals_
+            if r.get("kind") == "kernel" and r["metric"] == metric
+        ]
+        return float(np.sqrt(np.mean(np.square(res)))) if res else 0.0
 
     def plot(self, ax: Any) -> list[Any]:
         """Measured vs fitted (log-log), one marker per metric; returns the artists drawn."""

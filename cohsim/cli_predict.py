@@ -9,7 +9,7 @@ from typing import Any
 from . import provenance
 from .cliargs import positive_float, positive_int
 from .errors import CohsimError
-from .predict import Prediction, predict, replay
+from .predict import MISFIT_LEVEL, Prediction, predict, replay
 from .synth import STRATEGIES
 
 
@@ -30,9 +30,17 @@ def _print(p: Prediction) -> None:
         print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
     m = p.mount_s
     print(
-        f"  mount phase (s): p50 {m['p50'].value:.4f}, p99 {m['p99'].value:.4f}, "
-        f"max {m['max'].value:.4f} [{m['max'].low:.4f}, {m['max'].high:.4f}]"
+        f"  mount phase (s): p50 {m['p50'].value:.4f} [{m['p50'].low:.4f}, {m['p50'].high:.4f}], "
+        f"p99 {m['p99'].value:.4f}, max {m['max'].value:.4f} "
+        f"[{m['max'].low:.4f}, {m['max'].high:.4f}]"
     )
+    if p.misfit_sd:
+        print(
+            f"  intervals: replicates' range, widened by the model's misfit on the fitted host "
+            f"(log sd {p.misfit_sd:.3f}, {MISFIT_LEVEL:.0%} of it)"
+        )
+    else:
+        print("  intervals: replicates' range (no kernel fit: the model's misfit is not in them)")
     print(
         f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
         f"[{p.failures.low:g}, {p.failures.high:g}]"

@@ -8,7 +8,12 @@ Uncertainty: the simulation is run several times (replicates); each reported sta
 median over replicates with the replicates' range as its interval. Replicate 0 uses the fitted
 parameters; the others use parameter sets drawn from the calibration's covariance (and their
 own seeds), so the interval carries the fit's uncertainty. Without a fit, it only covers the
-simulation's own randomness and says so.
+simulation's own randomness and says so. With a kernel fit, the mount phase's intervals are
+then widened by the model's own error on the fitted host (`Calibration.misfit_sd`: the
+in-sample scatter of the worker time per sequence), as a lognormal factor covering
+`MISFIT_LEVEL` of it; each launch statistic's interval by the same absolute amount as the
+mount phase's (the rest of a launch is not calibrated). The misfit was seen at 1-4 workers
+on the fitted host; on a larger machine the model's error may well be larger.
 
 Calibration: by default the committed fit that describes the machine (`calibrate.default_fit`)
 is used for what it applies to — a kernel fit to every instance, a lock fit only to the
@@ -17,8 +22,10 @@ instances it names; `calibration="none"` uses the catalog and kernel files as th
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import statistics
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +47,7 @@ from .traceparse import parse_trace
 
 SCHEMA = 1
 STATS = ("p50", "p95", "p99", "max")
+MISFIT_LEVEL = 0.9  #: central share of the model's misfit the widened intervals cover
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,9 @@ class Prediction:
     handoff_table: dict[str, dict[int, float]]
     per_container_s: tuple[float, ...] = field(repr=False)
     record: LaunchRecord | None = field(default=None, repr=False, compare=False)
+    #: the model's misfit on the fitted host (log sd of the worker time per sequence), which
+    #: widened the intervals; 0 without a kernel fit
+    misfit_sd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,28 +121,36 @@ class Prediction:
             "seed": self.seed,
             "kernel": self.kernel,
             "handoff_table_ns": self.handoff_table,
+            "model_misfit": {
+                "log_sd": round(self.misfit_sd, 6),
+                "level": MISFIT_LEVEL,
+                "widens": "mount_s intervals (lognormal factor); launch_s by the same amount",
+            },
             "provenance": {"cohsim_version": __version__, "seed": self.seed},
         }
 
 
 def resolve_calibration(
     spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
-) -> tuple[Machine, KernelParams, list[KernelParams], str]:
-    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path."""
+) -> tuple[Machine, KernelParams, list[KernelParams], str, float]:
+    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path. Returns
+    the machine, the kernel, parameter draws, a note saying what was used, and the model's
+    misfit on the fitted host where a kernel fit applies (0 otherwise)."""
     from .calibrate import default_fit, load_fit
 
     if spec == "none":
-        return machine, kernel, [], "none (catalog and kernel files as they are)"
+        return machine, kernel, [], "none (catalog and kernel files as they are)", 0.0
     cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
     if cal is None:
-        return machine, kernel, [], "none (no committed fit describes this machine)"
+        return machine, kernel, [], "none (no committed fit describes this machine)", 0.0
     applies = getattr(cal, "applies_to_", None) or cal._applies_to()
     used, notes = [], []
-    fitted_kernel, draws = kernel, []
+    fitted_kernel, draws, misfit = kernel, [], 0.0
     if "kernel" in applies:
         fitted_kernel = cal.kernel_params(kernel)
         if samples:
             draws = cal.sample_kernels(kernel, samples, seed)
+        misfit = cal.misfit_sd("stride_ns")
         used.append("kernel")
         notes.append(applies["kernel"].get("caveat", ""))
     lock = applies.get("lock", {})
@@ -142,12 +161,12 @@ def resolve_calibration(
         draws = [cal.host_kernel(d) for d in draws]
         used.append("lock")
     if not used:
-        return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)"
+        return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)", 0.0
     source = spec if spec is not None else f"committed fit of {cal.instance_}"
     note = f"{source}: {' and '.join(used)} parameters"
     if notes and notes[0]:
         note += f" (caveat: {notes[0]})"
-    return machine, fitted_kernel, draws, note
+    return machine, fitted_kernel, draws, note, misfit
 
 
 def resolve_machine(
@@ -267,12 +286,14 @@ def run_workload(
     calibration: str = "none (catalog and kernel defaults)",
     kernel_samples: Sequence[KernelParams] = (),
     jobs: int | None = None,
+    misfit_sd: float = 0.0,
 ) -> Prediction:
     """Simulate `trace` on `machine` `replicates` times and summarise.
 
     Replicate i runs with child seed i of `seed`; replicate 0 uses `kernel`, replicate i > 0
     uses `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given,
     so the interval carries parameter uncertainty as well as the simulation's own variation.
+    `misfit_sd` (a calibration's `misfit_sd`) then widens them (`_widen`).
     Replicates run in up to `jobs` worker processes (default: the CPUs this process may use);
     the result does not depend on how many.
     """
@@ -316,6 +337,8 @@ def run_workload(
     values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
     launch_s, extra = _summarise(per, values)
     mount_s, _ = _summarise([r.mount_s for r in runs], values)
+    if misfit_sd:
+        launch_s, mount_s = _widen(launch_s, mount_s, misfit_sd)
     first = runs[0]
     return Prediction(
         machine=machine.name,
@@ -344,7 +367,28 @@ def run_workload(
         handoff_table=costs.table(),
         per_container_s=tuple(float(x) for x in per[0]),
         record=first.record,
+        misfit_sd=misfit_sd,
     )
+
+
+def _widen(
+    launch_s: dict[str, Interval], mount_s: dict[str, Interval], misfit_sd: float
+) -> tuple[dict[str, Interval], dict[str, Interval]]:
+    """The intervals widened by the model's misfit: each mount-phase bound by the lognormal
+    factor exp(z misfit_sd) covering `MISFIT_LEVEL`, each launch statistic's bounds by the
+    same absolute amount as the mount phase's statistic of the same name."""
+    f = math.exp(statistics.NormalDist().inv_cdf(0.5 + MISFIT_LEVEL / 2) * misfit_sd)
+    mount = {k: Interval(v.value, v.low / f, v.high * f, v.unit) for k, v in mount_s.items()}
+    launch = {
+        k: Interval(
+            v.value,
+            max(0.0, v.low - (mount_s[k].low - mount[k].low)),
+            v.high + (mount[k].high - mount_s[k].high),
+            v.unit,
+        )
+        for k, v in launch_s.items()
+    }
+    return launch, mount
 
 
 @dataclass(frozen=True)
@@ -370,7 +414,7 @@ class _Target:
             sockets=self.sockets,
         )
         replicates, seed = run.get("replicates", 2), run.get("seed", 0)
-        machine, kparams, draws, cal_note = resolve_calibration(
+        machine, kparams, draws, cal_note, misfit = resolve_calibration(
             self.calibration, machine, load_kernel(self.kernel), replicates - 1, seed
         )
         return run_workload(
@@ -379,6 +423,7 @@ class _Target:
             kernel=kparams,
             kernel_samples=draws,
             calibration=cal_note,
+            misfit_sd=misfit,
             machine_note=note,
             workload=workload,
             **run,

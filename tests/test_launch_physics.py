@@ -84,7 +84,7 @@ def test_smt_off_beats_smt_on_while_the_cores_suffice():
 def heavy_walkers(instance: str) -> float:
     """100 x 20 per-layer while 90 CPUs of start-up work walk paths every microsecond."""
     m = Catalog().get(instance)
-    m, k, _, _ = resolve_calibration(None, m, load_kernel(), 0, 0)
+    m, k, _, _, _ = resolve_calibration(None, m, load_kernel(), 0, 0)
     k = k.with_values(daemon_cpus=90.0, walk_interval_ns=1000.0)
     p = run_workload(
         m, burst_workload("per-layer", 100, LAYERS), kernel=k, replicates=1, layers=LAYERS, jobs=1

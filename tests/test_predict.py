@@ -9,7 +9,14 @@ from conftest import DATA
 
 from cohsim.errors import CohsimError
 from cohsim.kernel import load_kernel
-from cohsim.predict import burst_workload, predict, replay, resolve_machine, run_workload
+from cohsim.predict import (
+    burst_workload,
+    predict,
+    replay,
+    resolve_calibration,
+    resolve_machine,
+    run_workload,
+)
 from cohsim.traceparse import parse_trace
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
@@ -98,3 +105,40 @@ def test_replay_function_matches_the_lower_level_path(catalog):
     q = run_workload(machine, trace, kernel=load_kernel(), replicates=1, jobs=1)
     assert p.per_container_s == q.per_container_s
     assert p.workload["trace"] == path.name and p.calibration.startswith("none")
+
+
+def test_intervals_carry_the_calibrations_misfit(catalog):
+    """With the committed kernel fit, the mount phase's intervals are the replicates' range
+    widened by the fit's in-sample scatter (a lognormal factor covering 90 % of it), and each
+    launch statistic's by the same absolute amount; without a fit they are the range alone."""
+    import math
+    import statistics
+
+    from cohsim.calibrate import default_fit
+
+    fit = default_fit("m7a.24xlarge")
+    res = [
+        r["log_residual"]
+        for r in fit.residuals_
+        if r.get("kind") == "kernel" and r["metric"] == "stride_ns"
+    ]
+    sd = math.sqrt(sum(x * x for x in res) / len(res))
+    assert fit.misfit_sd() == pytest.approx(sd) and 0.05 < sd < 0.5
+    bare = predict(arch="chiplet", calibration="none", **SMALL)
+    assert bare.misfit_sd == 0.0 and bare.to_dict()["model_misfit"]["log_sd"] == 0.0
+    fitted = predict(arch="chiplet", **SMALL)
+    assert fitted.misfit_sd == pytest.approx(sd)
+    assert fitted.to_dict()["model_misfit"]["log_sd"] == round(sd, 6)
+    machine, _ = resolve_machine(catalog, arch="chiplet", instance=None)
+    machine, kernel, draws, _, misfit = resolve_calibration(None, machine, load_kernel(), 1, 0)
+    trace = burst_workload("per-layer", 12, 4)
+    run = dict(kernel=kernel, kernel_samples=draws, replicates=2, jobs=1, layers=4)
+    narrow = run_workload(machine, trace, **run)
+    fitted = run_workload(machine, trace, **run, misfit_sd=misfit)
+    f = math.exp(statistics.NormalDist().inv_cdf(0.95) * sd)
+    for k, m in fitted.mount_s.items():
+        m0, l0, l1 = narrow.mount_s[k], narrow.launch_s[k], fitted.launch_s[k]
+        assert m.value == m0.value and l1.value == l0.value
+        assert m.low == pytest.approx(m0.low / f) and m.high == pytest.approx(m0.high * f)
+        assert l1.high - l0.high == pytest.approx(m.high - m0.high)
+        assert l0.low - l1.low == pytest.approx(m0.low - m.low)
