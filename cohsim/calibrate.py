@@ -691,7 +691,7 @@ class Calibration:
             for r in range(1, self.seed_sets)
         ]
         seed_cov = _seed_cov(np.array(minima), rough)
-        fun, sims = evaluate(u), simulate(u)
+        sims = simulate(u)
         bar.close()
         x = lo + u * scale
         # the data's part: H^-1 with the residuals in units of their noise (the noise is
@@ -703,12 +703,14 @@ class Calibration:
             self.stderr_[n] = float(math.sqrt(max(cov[i, i], 0.0)))
             self.bounds_[n] = bounds[n]
         plain = 0.0  # the unweighted cost, for comparison with fits before the weighting
+        weighted = []  # the residuals the cost is made of, in `evaluate`'s order
         for key, group in groups.items():
             sim = sims[key]
             for r in group:
                 for metric, op, sim_v, meas in _kernel_pairs(r, sim):
                     log_residual = math.log(sim_v / meas)
                     plain += 0.5 * log_residual**2
+                    weighted.append(log_residual / sd[(metric, op, r.workers)])
                     row = {
                         "kind": "kernel",
                         "strategy": r.strategy,
@@ -728,6 +730,7 @@ class Calibration:
                         }
                     )
                     self.residuals_.append(row)
+        fun = np.array(weighted)
         self.optimizer_["kernel"] = {
             "method": f"best of the model's split and {self.starts} Sobol starts (by the "
             "mean cost over the seed sets), then scipy.optimize.minimize Nelder-Mead "

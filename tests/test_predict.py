@@ -129,12 +129,19 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
     fitted = predict(arch="chiplet", **SMALL)
     assert fitted.misfit_sd == pytest.approx(sd)
     assert fitted.to_dict()["model_misfit"]["log_sd"] == round(sd, 6)
+    # the same runs without the widening: predict's own path with misfit_sd left at 0
     machine, _ = resolve_machine(catalog, arch="chiplet", instance=None)
     machine, kernel, draws, _, misfit = resolve_calibration(None, machine, load_kernel(), 1, 0)
-    trace = burst_workload("per-layer", 12, 4)
-    run = dict(kernel=kernel, kernel_samples=draws, replicates=2, jobs=1, layers=4)
-    narrow = run_workload(machine, trace, **run)
-    fitted = run_workload(machine, trace, **run, misfit_sd=misfit)
+    assert misfit == fitted.misfit_sd
+    narrow = run_workload(
+        machine,
+        burst_workload("per-layer", 12, 4),
+        kernel=kernel,
+        kernel_samples=draws,
+        replicates=2,
+        jobs=1,
+        layers=4,
+    )
     f = math.exp(statistics.NormalDist().inv_cdf(0.95) * sd)
     for k, m in fitted.mount_s.items():
         m0, l0, l1 = narrow.mount_s[k], narrow.launch_s[k], fitted.launch_s[k]

@@ -69,13 +69,9 @@ def work_by_context(path: str) -> dict[str, list[float]]:
     return out
 
 
-def work_by_other(path: str) -> dict[bool, list[float]]:
-    """Per grace period, the kthread's time from switch-in to done (us), keyed by whether
-    another CPU was busy at the switch-in."""
-    out: dict[bool, list[float]] = {False: [], True: []}
-    for what, v in work_by_context(path).items():
-        out[what != "idle"].extend(v)
-    return out
+def by_busy(ctx: dict[str, list[float]]) -> dict[bool, list[float]]:
+    """`work_by_context`'s spans keyed by whether another CPU was busy."""
+    return {False: ctx.get("idle", []), True: [x for w, v in ctx.items() if w != "idle" for x in v]}
 
 
 def default_traces() -> list[str]:
@@ -93,10 +89,7 @@ def main(argv: list[str]) -> int:
     diffs: dict[str, list[float]] = {"medians": [], "means": []}
     for path in paths:
         ctx = work_by_context(path)
-        by = {
-            False: ctx.get("idle", []),
-            True: [x for w, v in ctx.items() if w != "idle" for x in v],
-        }
+        by = by_busy(ctx)
         line = [f"{Path(path).parent.parent.name}/{Path(path).parent.name}/{Path(path).name}:"]
         for busy in (False, True):
             v = by[busy]
