@@ -1,0 +1,116 @@
+"""Where mount_bench's workers are off the CPU, per container (us), from mount_trace.sh traces.
+
+    python off_cpu.py [TRACE.txt.xz ...]
+
+Default: the common-parent and per-layer traces of sessions 6, 8 and 9 (lowerdir-plus mounts
+through fsmount, which these traces do not record, so its containers cannot be counted).
+Each span a worker is switched out is split into:
+- preempted (switched out runnable) until it runs again;
+- asleep until its sched_wakeup, then woken until it runs again ("woken, waiting for a
+  CPU"; also split by whether some CPU was idle at the wake-up: the idle vCPU's own wake-up
+  on this VM).
+
+The sleep is labelled by who recorded the wake-up and whether it was recorded in a hardirq
+(the `h`/`H` flag): a wake-up delivered through another CPU's wake list is recorded there in
+the IPI's handler, under the name of whatever that CPU was running, so the waker is unknown.
+It is also labelled by the lock contention open when the worker went to sleep
+(lock:contention_begin flags: MUTEX is rcu_state.exp_mutex here, READ and WRITE
+namespace_sem), or "none".
+"""
+
+from __future__ import annotations
+
+import lzma
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent
+KTHREAD = "rcu_exp_gp_kthr"
+LINE = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(\w+)(?::|\()\s*(.*)$")
+
+
+def default_traces() -> list[str]:
+    return [
+        str(DATA / p)
+        for p in (
+            "session6/mount-trace/trace-common-parent-1w-1L.txt.xz",
+            "session6/mount-trace/trace-common-parent-2w-1L.txt.xz",
+            "session6/mount-trace/trace-common-parent-4w-1L.txt.xz",
+            "session9/gp-ipi/trace-common-parent-4w-10L.txt.xz",
+            "session6/mount-trace/trace-per-layer-1w-1L.txt.xz",
+            "session8/mount-trace/trace-per-layer-2w-1L.txt.xz",
+            "session8/mount-trace/trace-per-layer-4w-1L.txt.xz",
+        )
+    ]
+
+
+def waker(comm: str, flags: str) -> str:
+    if flags[2:3] in ("h", "H"):
+        return "in an interrupt"
+    if comm == KTHREAD:
+        return "by the grace-period kthread"
+    if comm == "mount_bench":
+        return "by another worker"
+    return "by the idle task" if comm.startswith("<idle>") else "by another task"
+
+
+def off_cpu(path: str) -> tuple[int, dict[str, float]]:
+    """Containers in the trace and the workers' off-CPU time by label, summed (us)."""
+    out: dict[str, float] = {}
+    off: dict[int, tuple[float, str, str]] = {}  # pid -> (switched out, state, open lock)
+    woke: dict[int, tuple[float, str, bool]] = {}  # pid -> (woken, label, a CPU idle then)
+    lock: dict[int, str] = {}
+    running: dict[int, bool] = {}  # CPU -> running a task
+    containers = 0
+    with lzma.open(path, "rt") as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            comm, pid, cpu, flags, ts, ev, rest = m.groups()
+            pid, t = int(pid), float(ts) * 1e6
+            if ev == "contention_begin":
+                lock[pid] = rest.split("flags=")[1].split(")")[0]
+            elif ev == "contention_end":
+                lock.pop(pid, None)
+            elif ev == "sys_mount" and "->" not in rest:
+                containers += 1
+            elif ev == "sched_switch":
+                fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+                running[int(cpu)] = not fields["next_comm"].startswith("swapper")
+                if fields["prev_comm"] == "mount_bench":
+                    off[int(fields["prev_pid"])] = (t, fields["prev_state"], lock.get(pid, ""))
+                nxt = int(fields["next_pid"])
+                if fields["next_comm"] == "mount_bench" and nxt in off:
+                    t0, state, held = off.pop(nxt)
+                    if state.startswith("R"):
+                        label = "preempted, waiting for a CPU"
+                        out[label] = out.get(label, 0.0) + t - t0
+                    elif nxt in woke:
+                        tw, label, idle = woke.pop(nxt)
+                        label = f"asleep ({held or 'none'}), woken {label}"
+                        out[label] = out.get(label, 0.0) + tw - t0
+                        label = "woken, waiting for a CPU" + (" (a CPU idle)" if idle else "")
+                        out[label] = out.get(label, 0.0) + t - tw
+            elif ev == "sched_wakeup":
+                fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+                if fields.get("comm") == "mount_bench":
+                    idle = len(running) < 2 or not all(running.values())
+                    woke[int(fields["pid"])] = (t, waker(comm.strip(), flags), idle)
+    return containers, out
+
+
+def main(argv: list[str]) -> int:
+    for path in argv or default_traces():
+        n, out = off_cpu(path)
+        print(f"{Path(path).name}: {n} containers, {sum(out.values()) / n:.1f} us a container")
+        for label, v in sorted(out.items(), key=lambda kv: -kv[1]):
+            if v / n >= 0.5:
+                print(f"    {label}: {v / n:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
