@@ -710,7 +710,8 @@ class Calibration:
                 for metric, op, sim_v, meas in _kernel_pairs(r, sim):
                     log_residual = math.log(sim_v / meas)
                     plain += 0.5 * log_residual**2
-                    weighted.append(log_residual / sd[(metric, op, r.workers)])
+                    noise = sd[(metric, op, r.workers)]
+                    weighted.append(log_residual / noise)
                     row = {
                         "kind": "kernel",
                         "strategy": r.strategy,
@@ -726,7 +727,7 @@ class Calibration:
                             "measured": _round(meas),
                             "fitted": _round(sim_v),
                             "log_residual": _round(log_residual, 4),
-                            "noise_sd": _round(sd[(metric, op, r.workers)], 4),
+                            "noise_sd": _round(noise, 4),
                         }
                     )
                     self.residuals_.append(row)

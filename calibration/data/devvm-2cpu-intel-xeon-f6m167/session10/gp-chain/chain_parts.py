@@ -24,6 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "session9" / "gp-ipi"))
+from chain_gaps import kthread_done, mutex_wait  # noqa: E402
 from gp_ipi import KTHREAD, default_traces, events  # noqa: E402
 
 
@@ -36,15 +37,13 @@ def gaps(path: str) -> list[dict[str, float]]:
     kthread_idle = True
     for _comm, pid, cpu, t, ev, rest in events(path):
         rest += " "
-        if ev == "contention_begin" and "MUTEX" in rest:
-            waiting.add(pid)
-        elif ev == "contention_end":
-            waiting.discard(pid)
-        elif ev == "sched_switch":
+        if mutex_wait(waiting, pid, ev, rest):
+            continue
+        if ev == "sched_switch":
             nxt = re.search(r"next_comm=(\S+)", rest).group(1)
             nxt_pid = int(re.search(r"next_pid=(\d+)", rest).group(1))
             running[cpu] = None if nxt.startswith("swapper") else nxt_pid
-            if f"prev_comm={KTHREAD} " in rest and "prev_state=S " in rest and not kthread_idle:
+            if kthread_done(rest) and not kthread_idle:
                 kthread_idle = True
                 gap = {"done": t, "pending": set(waiting)} if waiting else None
             if gap is not None and "waiter_woken" in gap and "waiter_runs" not in gap:

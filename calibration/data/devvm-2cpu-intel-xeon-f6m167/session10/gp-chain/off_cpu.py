@@ -20,15 +20,16 @@ namespace_sem), or "none".
 
 from __future__ import annotations
 
-import lzma
 import re
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent
+sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
+from analyse import records  # noqa: E402  (session 6's trace reader)
+
 KTHREAD = "rcu_exp_gp_kthr"
-LINE = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(\w+)(?::|\()\s*(.*)$")
 
 
 def default_traces() -> list[str]:
@@ -64,41 +65,35 @@ def off_cpu(path: str) -> tuple[int, dict[str, float]]:
     lock: dict[int, str] = {}
     running: dict[int, bool] = {}  # CPU -> running a task
     containers = 0
-    with lzma.open(path, "rt") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            comm, pid, cpu, flags, ts, ev, rest = m.groups()
-            pid, t = int(pid), float(ts) * 1e6
-            if ev == "contention_begin":
-                lock[pid] = rest.split("flags=")[1].split(")")[0]
-            elif ev == "contention_end":
-                lock.pop(pid, None)
-            elif ev == "sys_mount" and "->" not in rest:
-                containers += 1
-            elif ev == "sched_switch":
-                fields = dict(re.findall(r"(\w+)=(\S+)", rest))
-                running[int(cpu)] = not fields["next_comm"].startswith("swapper")
-                if fields["prev_comm"] == "mount_bench":
-                    off[int(fields["prev_pid"])] = (t, fields["prev_state"], lock.get(pid, ""))
-                nxt = int(fields["next_pid"])
-                if fields["next_comm"] == "mount_bench" and nxt in off:
-                    t0, state, held = off.pop(nxt)
-                    if state.startswith("R"):
-                        label = "preempted, waiting for a CPU"
-                        out[label] = out.get(label, 0.0) + t - t0
-                    elif nxt in woke:
-                        tw, label, idle = woke.pop(nxt)
-                        label = f"asleep ({held or 'none'}), woken {label}"
-                        out[label] = out.get(label, 0.0) + tw - t0
-                        label = "woken, waiting for a CPU" + (" (a CPU idle)" if idle else "")
-                        out[label] = out.get(label, 0.0) + t - tw
-            elif ev == "sched_wakeup":
-                fields = dict(re.findall(r"(\w+)=(\S+)", rest))
-                if fields.get("comm") == "mount_bench":
-                    idle = len(running) < 2 or not all(running.values())
-                    woke[int(fields["pid"])] = (t, waker(comm.strip(), flags), idle)
+    for comm, pid, cpu, flags, t, ev, rest in records(path):
+        if ev == "contention_begin":
+            lock[pid] = rest.split("flags=")[1].split(")")[0]
+        elif ev == "contention_end":
+            lock.pop(pid, None)
+        elif ev == "sys_mount" and "->" not in rest:
+            containers += 1
+        elif ev == "sched_switch":
+            fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+            running[cpu] = not fields["next_comm"].startswith("swapper")
+            if fields["prev_comm"] == "mount_bench":
+                off[int(fields["prev_pid"])] = (t, fields["prev_state"], lock.get(pid, ""))
+            nxt = int(fields["next_pid"])
+            if fields["next_comm"] == "mount_bench" and nxt in off:
+                t0, state, held = off.pop(nxt)
+                if state.startswith("R"):
+                    label = "preempted, waiting for a CPU"
+                    out[label] = out.get(label, 0.0) + t - t0
+                elif nxt in woke:
+                    tw, label, idle = woke.pop(nxt)
+                    label = f"asleep ({held or 'none'}), woken {label}"
+                    out[label] = out.get(label, 0.0) + tw - t0
+                    label = "woken, waiting for a CPU" + (" (a CPU idle)" if idle else "")
+                    out[label] = out.get(label, 0.0) + t - tw
+        elif ev == "sched_wakeup":
+            fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+            if fields.get("comm") == "mount_bench":
+                idle = len(running) < 2 or not all(running.values())
+                woke[int(fields["pid"])] = (t, waker(comm, flags), idle)
     return containers, out
 
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+):? ?(.*)$")
+LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+):? ?(.*)$")
 
 
 def kind(ev: str, rest: str, overlay_dir: dict[int, str], pid: int) -> str:
@@ -52,15 +52,24 @@ class Call:
     _runnable: bool = False
 
 
-def events(path: str) -> Iterator[tuple[str, int, int, float, str, str]]:
-    """Every tracepoint line of a trace: (comm, pid, CPU, time in us, event, the rest)."""
+def records(path: str) -> Iterator[tuple[str, int, int, str, float, str, str]]:
+    """Every tracepoint line of a trace: (comm, pid, CPU, the context flags, time in us,
+    event, the rest). The flags are ftrace's irqs-off / need-resched / hardirq-softirq /
+    preempt-depth / migrate-disable columns, e.g. "dNh2."."""
     open_ = lzma.open if path.endswith(".xz") else open
     with open_(path, "rt") as f:
         for line in f:
             m = LINE.match(line)
             if m:
-                comm, pid, cpu, ts, ev, rest = m.groups()
-                yield comm, int(pid), int(cpu), float(ts) * 1e6, ev, rest
+                comm, pid, cpu, flags, ts, ev, rest = m.groups()
+                yield comm, int(pid), int(cpu), flags, float(ts) * 1e6, ev, rest
+
+
+def events(path: str) -> Iterator[tuple[str, int, int, float, str, str]]:
+    """Every tracepoint line of a trace, without its flags: (comm, pid, CPU, time in us,
+    event, the rest)."""
+    for comm, pid, cpu, _flags, t, ev, rest in records(path):
+        yield comm, pid, cpu, t, ev, rest
 
 
 def calls(path: str) -> list[Call]:

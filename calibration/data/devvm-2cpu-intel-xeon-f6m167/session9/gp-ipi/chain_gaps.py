@@ -20,6 +20,25 @@ import sys
 from gp_ipi import KTHREAD, default_traces, events
 
 
+def mutex_wait(waiting: set[int], pid: int, ev: str, rest: str) -> bool:
+    """Keep `waiting` (the tasks inside a MUTEX contention) up to date with one event; True if
+    the event was a contention event."""
+    if ev == "contention_begin":
+        if "MUTEX" in rest:
+            waiting.add(pid)
+        return True
+    if ev == "contention_end":
+        waiting.discard(pid)
+        return True
+    return False
+
+
+def kthread_done(rest: str) -> bool:
+    """Whether a sched_switch (its rest, with a trailing space) puts the kthread to sleep in
+    state S: its grace period is done."""
+    return f"prev_comm={KTHREAD} " in rest and "prev_state=S " in rest
+
+
 def gaps(path: str) -> dict[bool, list[float]]:
     """The kthread's idle gaps (us), keyed by whether a mutex waiter was pending."""
     waiting: set[int] = set()
@@ -27,13 +46,10 @@ def gaps(path: str) -> dict[bool, list[float]]:
     idle, end, chained = True, None, False
     for _comm, pid, _cpu, t, ev, rest in events(path):
         rest += " "
-        if ev == "contention_begin" and "MUTEX" in rest:
-            waiting.add(pid)
-        elif ev == "contention_end":
-            waiting.discard(pid)
-        elif ev == "sched_switch" and f"prev_comm={KTHREAD} " in rest and not idle:
-            if "prev_state=S " in rest:
-                idle, end, chained = True, t, bool(waiting)
+        if mutex_wait(waiting, pid, ev, rest):
+            continue
+        if ev == "sched_switch" and kthread_done(rest) and not idle:
+            idle, end, chained = True, t, bool(waiting)
         elif ev == "sched_wakeup" and f"comm={KTHREAD} " in rest and idle:
             idle = False
             if end is not None:
