@@ -6,7 +6,11 @@
 # /end: rwsem readers and writers in their slow path, mutexes, spinlocks) while
 # `cohsim bench mount` runs one configuration (1 repeat, no mountinfo sampling), as
 # OUTDIR/trace-STRATEGY-Ww-LL.txt.xz, the bench's CSV and sidecar beside it.
-# Needs root and tracefs (/sys/kernel/tracing). Leaves tracing off and the buffer empty.
+# With MOUNT_TRACE_STACKS=1 it also records a kernel stack (a `stacktrace` trigger) for every
+# mount_bench task that goes to sleep (sched_switch out of state S or D) and for every
+# wake-up of one (sched_wakeup, in the waker's context), as OUTDIR/stacks-STRATEGY-Ww-LL.txt.xz.
+# Needs root and tracefs (/sys/kernel/tracing). Leaves tracing off, the triggers removed and
+# the buffer empty.
 set -eu
 out=${1:?usage: mount_trace.sh OUTDIR STRATEGY WORKERS LAYERS [CONTAINERS]}
 s=${2:?strategy}; w=${3:?workers}; l=${4:?layers}; c=${5:-100}
@@ -16,7 +20,18 @@ T=/sys/kernel/tracing
 command -v cohsim >/dev/null || { echo "mount_trace.sh: cohsim is not on PATH" >&2; exit 1; }
 command -v xz >/dev/null || { echo "mount_trace.sh: xz is missing (apt-get install xz-utils)" >&2; exit 1; }
 mkdir -p "$out"
-cleanup() { echo 0 > $T/tracing_on; echo 0 > $T/events/enable; echo > $T/trace; }
+stacks=${MOUNT_TRACE_STACKS:-0}
+SLEEP='stacktrace if prev_comm == "mount_bench" && prev_state & 3'
+WAKE='stacktrace if comm == "mount_bench"'
+name=trace; [ "$stacks" = 1 ] && name=stacks
+cleanup() {
+  echo 0 > $T/tracing_on; echo 0 > $T/events/enable
+  if [ "$stacks" = 1 ]; then
+    echo "!$SLEEP" > $T/events/sched/sched_switch/trigger 2>/dev/null || true
+    echo "!$WAKE" > $T/events/sched/sched_wakeup/trigger 2>/dev/null || true
+  fi
+  echo > $T/trace
+}
 trap cleanup EXIT INT TERM
 echo 0 > $T/tracing_on; echo > $T/trace; echo 65536 > $T/buffer_size_kb; echo nop > $T/current_tracer
 for e in syscalls/sys_enter_umount syscalls/sys_exit_umount syscalls/sys_enter_mount \
@@ -24,10 +39,14 @@ for e in syscalls/sys_enter_umount syscalls/sys_exit_umount syscalls/sys_enter_m
          lock/contention_begin lock/contention_end; do
   echo 1 > $T/events/$e/enable
 done
+if [ "$stacks" = 1 ]; then
+  echo "$SLEEP" > $T/events/sched/sched_switch/trigger
+  echo "$WAKE" > $T/events/sched/sched_wakeup/trigger
+fi
 echo 1 > $T/tracing_on
 cohsim bench mount --strategy "$s" --workers "$w" --layers "$l" --containers "$c" --repeats 1 \
   --mountinfo-every 0 --no-progress --out "$out/run-$s-${w}w-${l}L" > /dev/null
 echo 0 > $T/tracing_on
-cat $T/trace | xz -9e > "$out/trace-$s-${w}w-${l}L.txt.xz"
+cat $T/trace | xz -9e > "$out/$name-$s-${w}w-${l}L.txt.xz"
 lost=$(grep -m1 -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace || true)
 echo "$s ${w}w ${l}L: $lost"

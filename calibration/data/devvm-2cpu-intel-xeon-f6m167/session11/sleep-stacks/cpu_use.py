@@ -1,0 +1,88 @@
+"""How busy the two vCPUs are while mount_bench's workers run, and the workers' CPU time a
+sequence (us), from mount_trace.sh traces.
+
+    python cpu_use.py [TRACE.txt.xz ...]
+
+Default: the plain traces (no stacks) of sessions 6, 8 and 9. Over the span from the first
+worker's first mount or umount2 call to the last worker's last return, each vCPU's time is
+split by what it ran (from sched_switch, with the switches this VM does not record put back
+by `analyse.records`): the workers, the grace-period kthread, other tasks, or the idle task.
+Sequences come from the run's CSV beside the trace.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent
+sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
+sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
+from analyse import records  # noqa: E402  (session 6's trace reader)
+from off_cpu import KTHREAD, windows  # noqa: E402  (session 10's worker spans)
+from sleep_stacks import sequences  # noqa: E402
+
+DEFAULT = (
+    "session6/mount-trace/trace-common-parent-1w-1L.txt.xz",
+    "session6/mount-trace/trace-common-parent-2w-1L.txt.xz",
+    "session6/mount-trace/trace-common-parent-4w-1L.txt.xz",
+    "session9/gp-ipi/trace-common-parent-4w-10L.txt.xz",
+    "session6/mount-trace/trace-per-layer-1w-1L.txt.xz",
+    "session8/mount-trace/trace-per-layer-2w-1L.txt.xz",
+    "session8/mount-trace/trace-per-layer-4w-1L.txt.xz",
+    "session9/gp-ipi/trace-lowerdir-plus-2w-10L.txt.xz",
+)
+
+
+def cpu_use(path: str) -> tuple[float, dict[str, float]]:
+    """The workers' span (us) and the vCPUs' time in it by what they ran (us, both summed)."""
+    span = windows(path)
+    t0 = min(a for a, _ in span.values())
+    t1 = max(b for _, b in span.values())
+    cur: dict[int, tuple[str, float]] = {}  # CPU -> (what it runs, since)
+    out: dict[str, float] = {}
+    for _comm, _pid, cpu, _flags, t, ev, rest in records(path):
+        if ev != "sched_switch":
+            continue
+        fields = dict(kv.split("=", 1) for kv in rest.split() if "=" in kv)
+        if cpu in cur:
+            what, since = cur[cpu]
+            busy = min(t, t1) - max(since, t0)
+            if busy > 0:
+                out[what] = out.get(what, 0.0) + busy
+        nxt, name = int(fields["next_pid"]), fields["next_comm"]
+        what = (
+            "workers"
+            if nxt in span
+            else "idle"
+            if nxt == 0
+            else "grace-period kthread"
+            if name == KTHREAD
+            else "other tasks"
+        )
+        cur[cpu] = (what, t)
+    for what, since in cur.values():  # to the end of the span
+        if since < t1:
+            out[what] = out.get(what, 0.0) + t1 - max(since, t0)
+    return t1 - t0, out
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(p) for p in argv] or [DATA / p for p in DEFAULT]
+    for path in paths:
+        wall, out = cpu_use(str(path))
+        n = sequences(path)
+        share = ", ".join(
+            f"{k} {100 * out.get(k, 0.0) / (2 * wall):.0f} %"
+            for k in ("workers", "idle", "grace-period kthread", "other tasks")
+        )
+        print(
+            f"{path.name}: {wall / 1000:.1f} ms, vCPU time: {share}; "
+            f"worker CPU time {out.get('workers', 0.0) / n:.0f} us a sequence"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
