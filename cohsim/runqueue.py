@@ -135,10 +135,13 @@ class CPUs:
         self.queues: tuple[deque[simpy.Event], deque[simpy.Event]] = (deque(), deque())
         self.idle_since: list[float] = [env.now] * capacity  #: a stack: the last idled on top
         self.last_idle_ns = 0.0  #: how long the CPU the last immediate grant took was idle
+        self._busy_ns = 0.0  #: busy CPUs integrated over time, up to `_tallied`
+        self._tallied = env.now
 
     def acquire(self, priority: int = 1) -> simpy.Event | None:
         """None if a CPU was free and is now ours; else an event that fires when one is."""
         if self.busy < self.capacity:
+            self._tally()
             self.busy += 1
             self.last_idle_ns = self.env.now - self.idle_since.pop()
             return None
@@ -151,8 +154,20 @@ class CPUs:
             if q:
                 q.popleft().succeed()  # the CPU passes straight to the waiter
                 return
+        self._tally()
         self.busy -= 1
         self.idle_since.append(self.env.now)
+
+    def _tally(self) -> None:
+        now = self.env.now
+        self._busy_ns += self.busy * (now - self._tallied)
+        self._tallied = now
+
+    def busy_ns(self) -> float:
+        """CPU time held so far, all CPUs together (ns): a CPU counts from its grant to its
+        release, passed from task to task without a gap when someone waits."""
+        self._tally()
+        return self._busy_ns
 
     @property
     def waiting(self) -> int:

@@ -26,6 +26,27 @@ def test_cpus_grant_at_once_then_queue_by_priority():
     assert cpus.busy == 0
 
 
+def test_cpus_count_the_cpu_time_they_grant():
+    env = simpy.Environment()
+    cpus = CPUs(env, 2)
+
+    def task(start: int, hold: int):
+        yield env.timeout(start)
+        ev = cpus.acquire()
+        if ev is not None:
+            yield ev
+        yield env.timeout(hold)
+        cpus.release()
+
+    # two CPUs, three tasks of 10 ns from t=0: the third waits for the first CPU freed
+    for _ in range(3):
+        env.process(task(0, 10))
+    env.process(task(50, 5))  # later, alone
+    env.run()
+    assert env.now == 55 and cpus.busy == 0
+    assert cpus.busy_ns() == 10 + 10 + 10 + 5
+
+
 def test_rwsem_readers_share_writers_exclude():
     env = simpy.Environment()
     sem = RWSem(env)

@@ -9,6 +9,9 @@
 # With MOUNT_TRACE_STACKS=1 it also records a kernel stack (a `stacktrace` trigger) for every
 # mount_bench task that goes to sleep (sched_switch out of state S or D) and for every
 # wake-up of one (sched_wakeup, in the waker's context), as OUTDIR/stacks-STRATEGY-Ww-LL.txt.xz.
+# With MOUNT_TRACE_IRQS=1 it also records the entries of the interrupt vectors a vCPU takes
+# while busy (IPIs: call_function_single, call_function, reschedule; local timer, irq_work),
+# as OUTDIR/irqs-STRATEGY-Ww-LL.txt.xz.
 # Needs root and tracefs (/sys/kernel/tracing). Leaves tracing off, the triggers removed and
 # the buffer empty.
 set -eu
@@ -23,7 +26,11 @@ mkdir -p "$out"
 stacks=${MOUNT_TRACE_STACKS:-0}
 SLEEP='stacktrace if prev_comm == "mount_bench" && prev_state & 3'
 WAKE='stacktrace if comm == "mount_bench"'
-name=trace; [ "$stacks" = 1 ] && name=stacks
+irqs=${MOUNT_TRACE_IRQS:-0}
+name=trace; [ "$stacks" = 1 ] && name=stacks; [ "$irqs" = 1 ] && name=irqs
+extra=""
+[ "$irqs" = 1 ] && extra="irq_vectors/call_function_single_entry irq_vectors/call_function_entry
+  irq_vectors/reschedule_entry irq_vectors/local_timer_entry irq_vectors/irq_work_entry"
 cleanup() {
   echo 0 > $T/tracing_on; echo 0 > $T/events/enable
   if [ "$stacks" = 1 ]; then
@@ -36,7 +43,7 @@ trap cleanup EXIT INT TERM
 echo 0 > $T/tracing_on; echo > $T/trace; echo 65536 > $T/buffer_size_kb; echo nop > $T/current_tracer
 for e in syscalls/sys_enter_umount syscalls/sys_exit_umount syscalls/sys_enter_mount \
          syscalls/sys_exit_mount sched/sched_switch sched/sched_wakeup \
-         lock/contention_begin lock/contention_end; do
+         lock/contention_begin lock/contention_end $extra; do
   echo 1 > $T/events/$e/enable
 done
 if [ "$stacks" = 1 ]; then
