@@ -20,16 +20,7 @@ DATA = HERE.parent.parent
 sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
 sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
 from analyse import calls, records  # noqa: E402  (session 6's trace reader)
-from off_cpu import windows  # noqa: E402  (session 10's worker spans)
-
-DEFAULT = (
-    "session6/mount-trace/trace-common-parent-1w-1L.txt.xz",
-    "session6/mount-trace/trace-common-parent-2w-1L.txt.xz",
-    "session6/mount-trace/trace-common-parent-4w-1L.txt.xz",
-    "session6/mount-trace/trace-per-layer-1w-1L.txt.xz",
-    "session8/mount-trace/trace-per-layer-2w-1L.txt.xz",
-    "session8/mount-trace/trace-per-layer-4w-1L.txt.xz",
-)
+from off_cpu import default_traces, windows  # noqa: E402  (session 10's)
 
 
 def timelines(path: str) -> dict[int, tuple[list[float], list[int]]]:
@@ -68,7 +59,7 @@ def label(share: float) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(p) for p in argv] or [DATA / p for p in DEFAULT]
+    paths = [Path(p) for p in argv or default_traces()]
     order = ("alone", "co-run <= half", "co-run > half", "all co-run")
     for path in paths:
         workers = set(windows(str(path)))

@@ -21,18 +21,13 @@ sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
 sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
 from analyse import records  # noqa: E402  (session 6's trace reader)
 from off_cpu import KTHREAD, windows  # noqa: E402  (session 10's worker spans)
+from off_cpu import default_traces as off_cpu_traces  # noqa: E402
 from sleep_stacks import sequences  # noqa: E402
 
-DEFAULT = (
-    "session6/mount-trace/trace-common-parent-1w-1L.txt.xz",
-    "session6/mount-trace/trace-common-parent-2w-1L.txt.xz",
-    "session6/mount-trace/trace-common-parent-4w-1L.txt.xz",
-    "session9/gp-ipi/trace-common-parent-4w-10L.txt.xz",
-    "session6/mount-trace/trace-per-layer-1w-1L.txt.xz",
-    "session8/mount-trace/trace-per-layer-2w-1L.txt.xz",
-    "session8/mount-trace/trace-per-layer-4w-1L.txt.xz",
-    "session9/gp-ipi/trace-lowerdir-plus-2w-10L.txt.xz",
-)
+
+def default_traces() -> list[str]:
+    """off_cpu.py's traces and session 9's lowerdir-plus one (sequences from its CSV)."""
+    return off_cpu_traces() + [str(DATA / "session9/gp-ipi/trace-lowerdir-plus-2w-10L.txt.xz")]
 
 
 def cpu_use(path: str) -> tuple[float, dict[str, float]]:
@@ -69,7 +64,7 @@ def cpu_use(path: str) -> tuple[float, dict[str, float]]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(p) for p in argv] or [DATA / p for p in DEFAULT]
+    paths = [Path(p) for p in argv or default_traces()]
     for path in paths:
         wall, out = cpu_use(str(path))
         n = sequences(path)

@@ -16,20 +16,14 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.benchdata import simulate_run
-from cohsim.calibrate import load_fit
-from cohsim.catalog import Catalog
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchSim
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[4]
-sys.path.insert(0, str(HERE))
-from cpu_use import DEFAULT, cpu_use  # noqa: E402
-from sleep_stacks import sequences  # noqa: E402
-
 DATA = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(DATA / "session8" / "mount-trace"))
+from cpu_use import cpu_use, default_traces  # noqa: E402
+from sim_waits import FitSim  # noqa: E402  (session 8's: a fit's simulation of a shape)
+from sleep_stacks import sequences  # noqa: E402
 
 
 def shape(name: str) -> tuple[str, int, int]:
@@ -41,37 +35,20 @@ def shape(name: str) -> tuple[str, int, int]:
 
 def main(argv: list[str]) -> int:
     path = argv[0] if argv else ROOT / "calibration/fits/devvm-2cpu-intel-xeon-f6m167.json"
-    fit = load_fit(path)
-    machine = Catalog().get(fit.instance_)
-    kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
-    costs = LineCosts(machine, seed=fit.seed)
+    fs = FitSim(path)
     print(
         "shape: worker CPU time a sequence, traced | simulated (us); vCPUs busy, traced | simulated"
     )
-    for trace in DEFAULT:
+    for trace in default_traces():
         strategy, workers, layers = shape(trace)
-        wall, use = cpu_use(str(DATA / trace))
-        real = use.get("workers", 0.0) / sequences(DATA / trace)
-        k = fit.mount_bench_kernel(kernel, strategy, layers)
+        wall, use = cpu_use(trace)
+        real = use.get("workers", 0.0) / sequences(Path(trace))
         per_seq, share = [], []
         for seed in range(4):
-            sims: list[LaunchSim] = []
-            simulate_run(
-                machine,
-                k,
-                strategy,
-                workers,
-                layers,
-                containers=4,
-                think_ns=fit.think_ns_[strategy][str(layers)],
-                seed=seed,
-                costs=costs,
-                jitter=True,
-                sims=sims,
-            )
-            cpus = sims[0].cpus
+            sim, _calls = fs.run(strategy, workers, layers, seed)
+            cpus = sim.cpus
             per_seq.append(cpus.busy_ns() / (workers * 4 * 2) / 1e3)
-            share.append(cpus.busy_ns() / (cpus.capacity * sims[0].env.now))
+            share.append(cpus.busy_ns() / (cpus.capacity * sim.env.now))
         busy = use.get("workers", 0.0) / (2 * wall)
         print(
             f"{strategy} {workers}w {layers}L: {real:.0f} | {statistics.fmean(per_seq):.0f}; "

@@ -28,35 +28,46 @@ OPS = ("mount_overlay", "open_tree_clone", "move_mount", "umount_detach", "umoun
 OPS += ("umount_overlay",)
 
 
+class FitSim:
+    """A committed fit's simulation of mount_bench shapes, as the fit simulates them."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.fit = load_fit(path)
+        self.machine = Catalog().get(self.fit.instance_)
+        self.kernel = self.fit.host_kernel(self.fit.kernel_params(load_kernel(self.fit.kernel)))
+        self.costs = LineCosts(self.machine, seed=self.fit.seed)
+
+    def run(
+        self, strategy: str, workers: int, layers: int, seed: int
+    ) -> tuple[LaunchSim, list[tuple[int, str, int, int]]]:
+        """One simulation of the shape (4 containers x 2 sequences a worker) and its calls."""
+        calls: list[tuple[int, str, int, int]] = []
+        sims: list[LaunchSim] = []
+        simulate_run(
+            self.machine,
+            self.fit.mount_bench_kernel(self.kernel, strategy, layers),
+            strategy,
+            workers,
+            layers,
+            containers=4,
+            think_ns=self.fit.think_ns_[strategy][str(layers)],
+            seed=seed,
+            costs=self.costs,
+            jitter=True,
+            calls=calls,
+            sims=sims,
+        )
+        return sims[0], calls
+
+
 def main(argv: list[str]) -> int:
-    path = argv[0] if argv else ROOT / "calibration/fits/devvm-2cpu-intel-xeon-f6m167.json"
-    fit = load_fit(path)
-    machine = Catalog().get(fit.instance_)
-    kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
-    costs = LineCosts(machine, seed=fit.seed)
+    fs = FitSim(argv[0] if argv else ROOT / "calibration/fits/devvm-2cpu-intel-xeon-f6m167.json")
     for strategy, layers in SHAPES:
-        k = fit.mount_bench_kernel(kernel, strategy, layers)
         for workers in (2, 4):
             per_seq: dict[str, list[float]] = {}
             per_call: dict[str, list[float]] = {}
             for seed in range(4):
-                calls: list[tuple[int, str, int, int]] = []
-                sims: list[LaunchSim] = []
-                simulate_run(
-                    machine,
-                    k,
-                    strategy,
-                    workers,
-                    layers,
-                    containers=4,
-                    think_ns=fit.think_ns_[strategy][str(layers)],
-                    seed=seed,
-                    costs=costs,
-                    jitter=True,
-                    calls=calls,
-                    sims=sims,
-                )
-                sim = sims[0]
+                sim, calls = fs.run(strategy, workers, layers, seed)
                 seqs = workers * 4 * 2
                 ns = sim.stats["namespace_sem"]
                 for name, v in (
