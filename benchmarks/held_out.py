@@ -1,10 +1,11 @@
 """Print the held-out errors of the devvm calibration (the figures in calibration/fits/README.md).
 
-    python benchmarks/held_out.py [workers|repeats ...]
+    python benchmarks/held_out.py [--mount PATH] [workers|repeats ...]
 
 Each split refits the kernel parameters (a few minutes on 2 CPUs) on part of
 calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/{mount,wake,wake-idle} and predicts the
-other part.
+other part. `--mount` takes the mount_bench runs from PATH (a directory or a CSV) instead of
+session3/mount, e.g. session 11's interleaved rounds.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / 
 
 
 def main(argv: list[str]) -> int:
-    data = load_bench([DATA / "mount", DATA / "wake", DATA / "wake-idle"])
+    mount: str | Path = DATA / "mount"
+    if argv[:1] == ["--mount"] and len(argv) > 1:
+        mount, argv = argv[1], argv[2:]
+    data = load_bench([mount, DATA / "wake", DATA / "wake-idle"])
     for split in argv or SPLITS:
         t0 = time.perf_counter()
         h = held_out(data, HOST, split)
