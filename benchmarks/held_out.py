@@ -10,6 +10,7 @@ session3/mount, e.g. session 11's interleaved rounds.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -23,11 +24,15 @@ DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / 
 
 
 def main(argv: list[str]) -> int:
-    mount: str | Path = DATA / "mount"
-    if argv[:1] == ["--mount"] and len(argv) > 1:
-        mount, argv = argv[1], argv[2:]
-    data = load_bench([mount, DATA / "wake", DATA / "wake-idle"])
-    for split in argv or SPLITS:
+    ap = argparse.ArgumentParser(description="held-out errors of the devvm calibration")
+    ap.add_argument("--mount", default=DATA / "mount", help="mount_bench runs (dir or CSV)")
+    ap.add_argument("splits", nargs="*", help=f"{' and/or '.join(SPLITS)} (default: both)")
+    args = ap.parse_args(argv)
+    for split in args.splits:
+        if split not in SPLITS:
+            ap.error(f"unknown split {split!r} ({', '.join(SPLITS)})")
+    data = load_bench([args.mount, DATA / "wake", DATA / "wake-idle"])
+    for split in args.splits or SPLITS:
         t0 = time.perf_counter()
         h = held_out(data, HOST, split)
         median = statistics.median(abs(e) for e in h.errors.values())

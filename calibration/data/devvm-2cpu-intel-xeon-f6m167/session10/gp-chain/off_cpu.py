@@ -34,9 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent
 sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
+sys.path.insert(0, str(DATA / "session9" / "gp-ipi"))
 from analyse import records  # noqa: E402  (session 6's trace reader)
-
-KTHREAD = "rcu_exp_gp_kthr"
+from gp_ipi import KTHREAD  # noqa: E402  (the grace-period kthread's name in the traces)
 
 
 def default_traces() -> list[str]:

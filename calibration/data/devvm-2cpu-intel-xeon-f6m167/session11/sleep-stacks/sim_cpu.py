@@ -23,14 +23,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(DATA / "session8" / "mount-trace"))
 from cpu_use import cpu_use, default_traces  # noqa: E402
 from sim_waits import FitSim  # noqa: E402  (session 8's: a fit's simulation of a shape)
-from sleep_stacks import sequences  # noqa: E402
-
-
-def shape(name: str) -> tuple[str, int, int]:
-    """("common-parent", 2, 1) from ".../trace-common-parent-2w-1L.txt.xz"."""
-    stem = Path(name).name.removesuffix(".txt.xz").split("-", 1)[1]
-    strategy, w, layers = stem.rsplit("-", 2)
-    return strategy, int(w.removesuffix("w")), int(layers.removesuffix("L"))
+from sleep_stacks import sequences, shape  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -40,7 +33,7 @@ def main(argv: list[str]) -> int:
         "shape: worker CPU time a sequence, traced | simulated (us); vCPUs busy, traced | simulated"
     )
     for trace in default_traces():
-        strategy, workers, layers = shape(trace)
+        strategy, workers, layers = shape(Path(trace))
         wall, use = cpu_use(trace)
         real = use.get("workers", 0.0) / sequences(Path(trace))
         per_seq, share = [], []

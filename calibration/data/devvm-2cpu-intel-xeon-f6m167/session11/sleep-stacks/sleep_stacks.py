@@ -77,10 +77,20 @@ def sleep_site(stack: str) -> str:
     return " < ".join(frames[:3])
 
 
+def run_name(trace: Path) -> str:
+    """ "common-parent-2w-1L" from ".../trace-common-parent-2w-1L.txt.xz" (or stacks-, irqs-)."""
+    return trace.name.removesuffix(".txt.xz").split("-", 1)[1]
+
+
+def shape(trace: Path) -> tuple[str, int, int]:
+    """("common-parent", 2, 1): the traced run's strategy, workers and layers."""
+    strategy, w, layers = run_name(trace).rsplit("-", 2)
+    return strategy, int(w.removesuffix("w")), int(layers.removesuffix("L"))
+
+
 def sequences(trace: Path) -> int:
     """Sequences the traced run made, from its CSV (run-NAME/mount_bench.csv)."""
-    name = trace.name.removesuffix(".txt.xz").split("-", 1)[1]  # trace-NAME or stacks-NAME
-    with open(trace.parent / f"run-{name}" / "mount_bench.csv", newline="") as f:
+    with open(trace.parent / f"run-{run_name(trace)}" / "mount_bench.csv", newline="") as f:
         for row in csv.DictReader(f):
             if row["syscall"] == "sequence" and row["metric"] == "count":
                 return int(row["value"])

@@ -45,10 +45,13 @@ def woken_waits(path: str) -> dict[str, list[float]]:
             pid, target = int(m.group(1)), int(m.group(2))
             if pid not in workers:
                 continue
-            idle = {c: running.get(c, 0) == 0 for c in (0, 1)}
-            group = "onto an idle vCPU" if idle[target] else "onto a busy vCPU"
-            if not idle[target]:
-                group += ", the other idle" if idle[1 - target] else ", the other busy"
+            if running.get(target, 0) == 0:
+                group = "onto an idle vCPU"
+            else:
+                other_idle = any(p == 0 for c, p in running.items() if c != target)
+                group = "onto a busy vCPU, " + (
+                    "the other idle" if other_idle else "the other busy"
+                )
             pending[pid] = (t, target, group, [])
         elif ev == "sched_switch":
             nxt = int(rest.split("next_pid=")[1].split()[0])
