@@ -12,8 +12,8 @@ import argparse
 import resource
 import time
 
-from cohsim.catalog import Catalog
-from cohsim.handoff import sweep
+from cohsim.lock.handoff import sweep
+from cohsim.machine.catalog import Catalog
 
 THREADS = (1, 2, 4, 8, 16, 32, 48, 96)
 

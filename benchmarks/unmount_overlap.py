@@ -17,11 +17,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.benchdata import simulate_run
-from cohsim.calibrate import load_fit
-from cohsim.catalog import Catalog
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
+from cohsim.calibrate.benchdata import simulate_run
+from cohsim.calibrate.calibration import load_fit
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.machine.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "devvm-2cpu-intel-xeon-f6m167"

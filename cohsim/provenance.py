@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from cohsim import __version__
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:

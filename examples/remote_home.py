@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cohsim.c2c import compare
-from cohsim.catalog import Catalog
-from cohsim.matrix import read_matrix
+from cohsim.machine.c2c import compare
+from cohsim.machine.catalog import Catalog
+from cohsim.machine.matrix import read_matrix
 
 DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / "core-to-core-latency"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from cohsim.catalog import Catalog
+from cohsim.machine.catalog import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "calibration" / "data"

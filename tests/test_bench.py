@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
-from cohsim import bench, provenance
-from cohsim.cli import main
+from cohsim import provenance
+from cohsim.bench import runner as bench
+from cohsim.cli.app import main
 from cohsim.errors import CohsimError
-from cohsim.traceparse import parse_trace
+from cohsim.workload.parse import parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"

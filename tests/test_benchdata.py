@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import DATA
 
-from cohsim.benchdata import (
+from cohsim.calibrate.benchdata import (
     BenchData,
     WakeRun,
     bench_kernel,
@@ -14,9 +14,9 @@ from cohsim.benchdata import (
     mount_bench_trace,
     simulate_run,
 )
-from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
-from cohsim.kernel import ThreadState, classify, load_kernel
+from cohsim.kernel.costs import ThreadState, classify, load_kernel
+from cohsim.machine.catalog import Catalog
 
 DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"
 MOUNT_HEADER = "bench,strategy,workers,layers,syscall,metric,value,unit,repeat\n"

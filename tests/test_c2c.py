@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import C2C_DIR
 
-from cohsim.c2c import compare, detect_home, fit, predict_from_family
-from cohsim.matrix import matrix_index, read_matrix
+from cohsim.machine.c2c import compare, detect_home, fit, predict_from_family
+from cohsim.machine.matrix import matrix_index, read_matrix
 
 INDEX = {i.path.name: i for i in matrix_index(C2C_DIR)}
 

@@ -12,8 +12,9 @@ from conftest import DATA, REPO
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from cohsim import cli, cli_calibrate
-from cohsim.benchdata import (
+from cohsim.cli import calibrate as cli_calibrate
+from cohsim.cli import app as cli
+from cohsim.calibrate.benchdata import (
     LABEL_OPS,
     BenchData,
     MountRun,
@@ -22,7 +23,7 @@ from cohsim.benchdata import (
     load_bench,
     simulate_run,
 )
-from cohsim.calibrate import (
+from cohsim.calibrate.calibration import (
     _MIN_NOISE,
     KERNEL_PARAMS,
     Calibration,
@@ -33,10 +34,10 @@ from cohsim.calibrate import (
     kernel_bounds,
     load_fit,
 )
-from cohsim.catalog import Catalog
+from cohsim.calibrate.heldout import BOUND, SPLITS, HeldOut, held_out, split_runs
 from cohsim.errors import CohsimError
-from cohsim.kernel import load_kernel
-from cohsim.validate import BOUND, SPLITS, HeldOut, held_out, split_runs
+from cohsim.kernel.costs import load_kernel
+from cohsim.machine.catalog import Catalog
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
 DEVVM_DATA = DATA / DEVVM

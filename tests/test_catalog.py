@@ -10,8 +10,8 @@ from conftest import DATA, REPO
 from hypothesis import given
 from test_machine import machines
 
-from cohsim.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml
 from cohsim.errors import CohsimError
+from cohsim.machine.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml
 
 #: Every machine file of the catalog, by name (what Catalog().get takes).
 MACHINE_FILES = sorted(
@@ -187,7 +187,7 @@ def test_catalog_machines_are_physically_ordered(catalog, name):
     """Symmetric positive latencies; SMT < same LLC < other LLC <= cross-socket; counts agree."""
     import numpy as np
 
-    from cohsim.machine import PairClass
+    from cohsim.machine.model import PairClass
 
     m = catalog.get(name)
     lat = m.latency_matrix(0)

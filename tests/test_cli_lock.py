@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from cohsim.cli import main
+from cohsim.cli.app import main
 
 
 def test_json_document(capsys):

@@ -9,8 +9,8 @@ import sys
 import pytest
 from conftest import C2C_DIR
 
-from cohsim.cli import main
-from cohsim.cli_machine import TABLE_COLUMNS
+from cohsim.cli.machine import TABLE_COLUMNS
+from cohsim.cli.app import main
 
 C5 = str(C2C_DIR / "aws_c5.metal_xeon-8275CL_2s.csv")
 
@@ -95,5 +95,5 @@ def test_bad_matrix_file(capsys, tmp_path):
 
 
 def test_console_script_usage_error_exits_2():
-    r = subprocess.run([sys.executable, "-m", "cohsim.cli", "c2c"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "cohsim.cli.app", "c2c"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import DATA
 
-from cohsim.cli import main
+from cohsim.cli.app import main
 
 TRACE = str(
     DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "common-parent-2workers-3layers.strace"

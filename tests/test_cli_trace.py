@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cohsim.cli import main
-from cohsim.traceparse import parse_trace
+from cohsim.cli.app import main
+from cohsim.workload.parse import parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"

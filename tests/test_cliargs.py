@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from cohsim.cliargs import nonneg_int, positive_float, positive_int
+from cohsim.cli.args import nonneg_int, positive_float, positive_int
 
 
 def test_accepts_and_refuses():

@@ -1,10 +1,10 @@
-"""What level 3 asks level 2: the cached line-cost tables (cohsim.contention)."""
+"""What level 3 asks level 2: the cached line-cost tables (cohsim.kernel.linecosts)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from cohsim.contention import LineCosts, _grid
+from cohsim.kernel.linecosts import LineCosts, _grid
 
 
 def small(catalog, **kw):

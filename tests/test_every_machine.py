@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from cohsim.catalog import Catalog
-from cohsim.contention import LineCosts
-from cohsim.handoff import simulate
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchSim
-from cohsim.synth import STRATEGIES, synthesize
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchSim
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.lock.handoff import simulate
+from cohsim.machine.catalog import Catalog
+from cohsim.workload.synth import STRATEGIES, synthesize
 
 NAMES = Catalog().names()
 

@@ -9,8 +9,8 @@ import pytest
 from conftest import REPO
 
 from cohsim.errors import CohsimError
-from cohsim.kernel import OPS, ThreadState, classify, kernel_from_dict, layers_of, load_kernel
-from cohsim.synth import synthesize
+from cohsim.kernel.costs import OPS, ThreadState, classify, kernel_from_dict, layers_of, load_kernel
+from cohsim.workload.synth import synthesize
 
 KFILE = REPO / "models" / "kernel" / "linux-6.18.toml"
 

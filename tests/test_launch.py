@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchSim
-from cohsim.predict import burst_workload
-from cohsim.synth import STRATEGIES, synthesize
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchSim
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.predict.core import burst_workload
+from cohsim.workload.synth import STRATEGIES, synthesize
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +125,8 @@ def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, ker
 def _devvm_run(workers: int, corun: float) -> float:
     import dataclasses
 
-    from cohsim.benchdata import simulate_run
-    from cohsim.catalog import Catalog
+    from cohsim.calibrate.benchdata import simulate_run
+    from cohsim.machine.catalog import Catalog
 
     m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
     m = dataclasses.replace(m, microarch=dataclasses.replace(m.microarch, corun_slowdown=corun))
@@ -197,7 +197,7 @@ def test_call_sigma_is_the_committed_measurement(kernel):
 
     from conftest import DATA
 
-    from cohsim.benchdata import load_bench
+    from cohsim.calibrate.benchdata import load_bench
 
     per: dict[tuple[str, int, str], list[float]] = {}
     for r in load_bench([DATA / "devvm-2cpu-intel-xeon-f6m167" / "mount"]).mount:

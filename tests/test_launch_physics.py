@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from cohsim.catalog import Catalog
-from cohsim.kernel import load_kernel
-from cohsim.predict import burst_workload, predict, resolve_calibration, run_workload
+from cohsim.kernel.costs import load_kernel
+from cohsim.machine.catalog import Catalog
+from cohsim.predict.core import burst_workload, predict, resolve_calibration, run_workload
 
 LAYERS = 20
 

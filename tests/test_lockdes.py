@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
-from cohsim.handoff import simulate
-from cohsim.machine import PairClass
+from cohsim.lock.handoff import simulate
+from cohsim.machine.catalog import Catalog
+from cohsim.machine.model import PairClass
 
 CAT = Catalog()
 MACHINES = ["m7i.metal-24xl", "m7a.24xlarge", "r5.metal", "m8g.metal-24xl", "c6a.metal"]

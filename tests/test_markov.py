@@ -5,9 +5,9 @@ import time
 import numpy as np
 import pytest
 
-from cohsim.catalog import Catalog
-from cohsim.handoff import simulate
-from cohsim.markov import steady_state
+from cohsim.lock.handoff import simulate
+from cohsim.lock.markov import steady_state
+from cohsim.machine.catalog import Catalog
 
 CAT = Catalog()
 # cmn, one socket, one LLC domain, no SMT: every pair is one class, L is uniform

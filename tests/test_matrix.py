@@ -7,7 +7,7 @@ import pytest
 from conftest import C2C_DIR
 
 from cohsim.errors import CohsimError
-from cohsim.matrix import matrix_index, read_matrix
+from cohsim.machine.matrix import matrix_index, read_matrix
 
 
 def test_every_matrix_reads_as_a_symmetric_positive_matrix():

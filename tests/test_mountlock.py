@@ -1,4 +1,4 @@
-"""mount_lock in the launch simulation (cohsim.mountlock): writers, walkers, the counter."""
+"""mount_lock in the launch simulation (cohsim.kernel.mountlock): writers, walkers, the counter."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 import simpy
 
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchRecord, LockStats
-from cohsim.mountlock import MountLock
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchRecord, LockStats
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.mountlock import MountLock
 
 
 @pytest.fixture(scope="module")

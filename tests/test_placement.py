@@ -2,9 +2,9 @@
 
 import pytest
 
-from cohsim.catalog import Catalog
 from cohsim.errors import CohsimError
-from cohsim.placement import cpu_order, parse_cpu_list, place
+from cohsim.machine.catalog import Catalog
+from cohsim.machine.placement import cpu_order, parse_cpu_list, place
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import pytest
 from conftest import DATA
 
 from cohsim.errors import CohsimError
-from cohsim.kernel import load_kernel
-from cohsim.predict import (
+from cohsim.kernel.costs import load_kernel
+from cohsim.predict.core import (
     burst_workload,
     predict,
     replay,
@@ -17,7 +17,7 @@ from cohsim.predict import (
     resolve_machine,
     run_workload,
 )
-from cohsim.traceparse import parse_trace
+from cohsim.workload.parse import parse_trace
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
@@ -114,7 +114,7 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
     import math
     import statistics
 
-    from cohsim.calibrate import default_fit
+    from cohsim.calibrate.calibration import default_fit
 
     fit = default_fit("m7a.24xlarge")
     res = [

@@ -1,15 +1,15 @@
-"""Expedited RCU grace periods in the launch simulation (cohsim.rcu)."""
+"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.rcu)."""
 
 from __future__ import annotations
 
 import pytest
 import simpy
 
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchRecord, LockStats
-from cohsim.mountlock import MountLock
-from cohsim.rcu import GracePeriods
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchRecord, LockStats
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.mountlock import MountLock
+from cohsim.kernel.rcu import GracePeriods
 
 GP_NS = 10_000
 

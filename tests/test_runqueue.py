@@ -7,7 +7,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohsim.runqueue import CPUs, RWSem
+from cohsim.kernel.runqueue import CPUs, RWSem
 
 
 def test_cpus_grant_at_once_then_queue_by_priority():

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
-from cohsim.synth import STRATEGIES, expected_mount_ops, synthesize, write_strace
-from cohsim.trace import Trace
-from cohsim.traceparse import parse_text, parse_trace
+from cohsim.workload.parse import parse_text, parse_trace
+from cohsim.workload.synth import STRATEGIES, expected_mount_ops, synthesize, write_strace
+from cohsim.workload.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cohsim.errors import CohsimError
-from cohsim.trace import Trace, split_args, summarize
-from cohsim.traceparse import parse_text, parse_trace
+from cohsim.workload.parse import parse_text, parse_trace
+from cohsim.workload.trace import Trace, split_args, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"

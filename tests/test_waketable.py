@@ -1,4 +1,4 @@
-"""The wake-up latency table by idle duration (cohsim.waketable): reading scheduler traces,
+"""The wake-up latency table by idle duration (cohsim.kernel.waketable): reading scheduler traces,
 the quantile table and its CSV form, the committed measurement, and its use in the launch
 simulation."""
 
@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohsim import waketable
-from cohsim.benchdata import load_bench
-from cohsim.cli import main
+from cohsim.kernel import waketable
+from cohsim.calibrate.benchdata import load_bench
+from cohsim.cli.app import main
 from cohsim.errors import CohsimError
-from cohsim.runqueue import CPUs
-from cohsim.waketable import samples_from_trace, table_from_rows, table_from_samples
+from cohsim.kernel.runqueue import CPUs
+from cohsim.kernel.waketable import samples_from_trace, table_from_rows, table_from_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 IDLE = ROOT / "calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/wake-idle"
@@ -176,10 +176,10 @@ def test_cpus_report_how_long_the_granted_cpu_was_idle() -> None:
 
 
 def test_launch_with_a_table_is_deterministic_and_slower_than_no_wake() -> None:
-    from cohsim.benchdata import simulate_run
-    from cohsim.catalog import Catalog
-    from cohsim.contention import LineCosts
-    from cohsim.kernel import load_kernel
+    from cohsim.calibrate.benchdata import simulate_run
+    from cohsim.kernel.costs import load_kernel
+    from cohsim.kernel.linecosts import LineCosts
+    from cohsim.machine.catalog import Catalog
 
     m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
     costs = LineCosts(m, seed=0)

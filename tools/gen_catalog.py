@@ -1,7 +1,7 @@
 """Regenerate models/instances/*.toml, models/servers/*.toml and the matrix index from the facts
 in calibration/data/ (instances.csv, the moto subset, pause_latency.csv, the c2c matrices).
 
-The coherence latencies of measured machines are fitted with cohsim.c2c (the same code as
+The coherence latencies of measured machines are fitted with cohsim.machine.c2c (the same code as
 `cohsim c2c NAME --vs MATRIX --home H --fit`); proxies copy the fitted values of the machine that
 calibration/data/reference/c2c_proxy_map.csv names. Run from the repository root:
 
@@ -15,10 +15,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from cohsim.c2c import detect_home, fit
-from cohsim.catalog import machine_to_toml
-from cohsim.machine import Coherence, Machine, Microarch, Topology
-from cohsim.matrix import home_to_text, read_matrix
+from cohsim.machine.c2c import detect_home, fit
+from cohsim.machine.catalog import machine_to_toml
+from cohsim.machine.matrix import home_to_text, read_matrix
+from cohsim.machine.model import Coherence, Machine, Microarch, Topology
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "calibration" / "data"
@@ -318,7 +318,7 @@ def main() -> None:
         (ROOT / "models" / sub / f"{name}.toml").write_text(machine_to_toml(m))
     lines = [
         "# Which catalog machine each matrix was measured on, its parameter family, and the",
-        "# socket that homed the benchmark's line (detected by cohsim.c2c.detect_home: the",
+        "# socket that homed the benchmark's line (detected by cohsim.machine.c2c.detect_home: the",
         "# policy with the lowest per-pair error; 'local' = no remote-home effect seen).",
         "# Written by tools/gen_catalog.py.",
         "schema = 1",

@@ -15,12 +15,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.benchdata import simulate_run
-from cohsim.calibrate import load_fit
-from cohsim.catalog import Catalog
-from cohsim.contention import LineCosts
-from cohsim.kernel import load_kernel
-from cohsim.launch import LaunchSim
+from cohsim.calibrate.benchdata import simulate_run
+from cohsim.calibrate.calibration import load_fit
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchSim
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.machine.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parents[5]
 SHAPES = (("per-layer", 1), ("common-parent", 10))

@@ -1,0 +1,419 @@
+"""The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` from C, run them.
+
+`pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
+`mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
+level 3 is calibrated on); `wake_bench` measures how long a task that slept in the kernel takes
+to run again on an idle CPU (the wake-up latency after every sleep of level 3). All are C
+programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
+installed); this module compiles them with the system C compiler into a cache keyed by a
+digest of source, compiler and flags, runs them, and writes under an output directory:
+
+- ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
+  `MOUNT_COLUMNS` / `WAKE_COLUMNS`, every metric documented in calibration/bench/README.md);
+- ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
+  lines, wall time, the CSV's digest and cohsim provenance;
+- for ``mount --strace FILE``: the strace log of a traced rerun.
+
+Every file is written atomically (complete or absent); a failed run writes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cohsim import provenance
+from cohsim.bench import hostinfo
+from cohsim.errors import CohsimError
+from cohsim.io import bench_source_dir
+
+#: Version of the sidecar and `--json` summary layouts.
+SCHEMA = 1
+BENCHES = ("pause", "mount", "wake")
+PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
+MOUNT_COLUMNS = (
+    "bench",
+    "strategy",
+    "workers",
+    "layers",
+    "syscall",
+    "metric",
+    "value",
+    "unit",
+    "repeat",
+)
+#: wake_bench writes pause_bench's columns (bench "wake", lock "futex", threads 2).
+WAKE_COLUMNS = PAUSE_COLUMNS
+CFLAGS = ("-O2", "-pthread")
+_COLUMNS = {"pause": PAUSE_COLUMNS, "mount": MOUNT_COLUMNS, "wake": WAKE_COLUMNS}
+#: A row whose metric is this marks one finished (lock, threads, repeat),
+#: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
+_DONE_METRIC = {"pause": "mutex_violations", "mount": "final", "wake": "wake_ns"}
+#: `--repeats` when the command line gives none (the C programs' own defaults).
+_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5"}
+_INSTALL_HINT = (
+    "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
+    "Alpine: apk add build-base) or point $CC at one"
+)
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """The C compiler a benchmark is built with."""
+
+    command: tuple[str, ...]  #: argv prefix, e.g. ("cc",) or ("ccache", "gcc")
+    path: str  #: resolved path of the first word
+    version: str  #: first line of `--version`
+    flags: tuple[str, ...] = CFLAGS  #: flags added to every build
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What one `run_bench` wrote and measured."""
+
+    bench: str
+    csv_path: Path
+    sidecar_path: Path
+    strace_path: Path | None
+    rows: tuple[dict[str, str], ...]
+    sidecar: dict[str, Any]
+
+
+def find_compiler(env: Mapping[str, str] | None = None) -> Compiler:
+    """The compiler named by $CC (default ``cc``); a CohsimError naming a package if none."""
+    env = os.environ if env is None else env
+    words = shlex.split(env.get("CC", "") or "cc")
+    exe = shutil.which(words[0], path=env.get("PATH")) if words else None
+    if not exe:
+        raise CohsimError(
+            f"no C compiler found (looked for {words[0] if words else 'cc'!r}); " + _INSTALL_HINT
+        )
+    try:
+        res = subprocess.run(
+            [exe, *words[1:], "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=dict(env),
+        )
+    except OSError as exc:
+        raise CohsimError(f"C compiler {exe} cannot run ({exc}); " + _INSTALL_HINT) from exc
+    version = (
+        (res.stdout or res.stderr).splitlines()[0].strip() if (res.stdout or res.stderr) else ""
+    )
+    return Compiler(command=(exe, *words[1:]), path=exe, version=version)
+
+
+def cache_root(env: Mapping[str, str] | None = None) -> Path:
+    """Where built benchmarks are kept: $XDG_CACHE_HOME/cohsim/bench (~/.cache by default)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
+    return Path(base) / "cohsim" / "bench"
+
+
+def source_path(bench: str) -> Path:
+    """The C source of `bench` ("pause", "mount" or "wake")."""
+    if bench not in BENCHES:
+        raise CohsimError(f"unknown benchmark {bench!r} (expected one of {', '.join(BENCHES)})")
+    path = bench_source_dir() / f"{bench}_bench.c"
+    if not path.is_file():
+        raise CohsimError("benchmark source missing from the installed package", str(path))
+    return path
+
+
+def build(bench: str, *, env: Mapping[str, str] | None = None, cache: Path | None = None) -> Path:
+    """Compile `bench` (once per source+compiler digest) and return the executable's path."""
+    env = os.environ if env is None else env
+    src = source_path(bench)
+    compiler = find_compiler(env)
+    h = hashlib.sha256(src.read_bytes())
+    for header in sorted(src.parent.glob("*.h")):  # shared code the source includes
+        h.update(header.read_bytes())
+    for part in (*compiler.command, compiler.version, *compiler.flags):
+        h.update(b"\0" + part.encode())
+    out_dir = (cache or cache_root(env)) / f"{bench}_bench-{h.hexdigest()[:16]}"
+    exe = out_dir / f"{bench}_bench"
+    if exe.is_file() and os.access(exe, os.X_OK):
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".{bench}_bench.{os.getpid()}.tmp"
+    cmd = [*compiler.command, *compiler.flags, "-o", str(tmp), str(src)]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False, env=dict(env))
+        if res.returncode != 0:
+            first = next((ln for ln in res.stderr.splitlines() if "error" in ln), "")
+            raise CohsimError(
+                f"compiling {src.name} with {compiler.path} failed: "
+                f"{first.strip() or res.stderr.strip()[:200]}",
+                str(src),
+            )
+        os.replace(tmp, exe)  # atomic: a half-built binary is never found in the cache
+    finally:
+        tmp.unlink(missing_ok=True)
+    return exe
+
+
+def parse_int_list(text: str, flag: str, low: int = 1) -> list[int]:
+    """``"1,2,4"`` -> [1, 2, 4]; a CohsimError naming `flag` otherwise."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(v < low for v in values):
+        raise CohsimError(f"{flag}: {text!r} is not a comma-separated list of integers >= {low}")
+    return values
+
+
+def read_bench_csv(path: str | os.PathLike[str], bench: str | None = None) -> list[dict[str, str]]:
+    """Rows of a benchmark CSV (all values as text), after checking its header."""
+    text = Path(path).read_text(encoding="utf-8")
+    return _parse_csv(text, bench, str(path))
+
+
+def _parse_csv(text: str, bench: str | None, where: str) -> list[dict[str, str]]:
+    reader = csv.reader(io.StringIO(text))
+    header = tuple(next(reader, ()))
+    kinds = [b for b in BENCHES if _COLUMNS[b] == header]  # pause and wake share a header
+    if not kinds or (bench and bench not in kinds):
+        raise CohsimError(f"unexpected CSV header {','.join(header)!r}", where)
+    rows = []
+    for lineno, rec in enumerate(reader, start=2):
+        if len(rec) != len(header):
+            raise CohsimError(f"{len(rec)} fields, expected {len(header)}", f"{where}:{lineno}")
+        row = dict(zip(header, rec, strict=True))
+        if bench and len(kinds) > 1 and row["bench"] != bench:
+            raise CohsimError(f"bench {row['bench']!r} in a {bench} CSV", f"{where}:{lineno}")
+        rows.append(row)
+    return rows
+
+
+def _progress(total: int, enabled: bool, desc: str) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    # delay: only runs longer than a second show a bar; stderr only, stdout stays clean.
+    return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, delay=1.0, leave=False)
+
+
+def _expected_runs(bench: str, args: Sequence[str]) -> int:
+    def value(flag: str, default: str) -> str:
+        return args[args.index(flag) + 1] if flag in args else default
+
+    count = int(value("--repeats", _DEFAULT_REPEATS[bench]))
+    keys: tuple[tuple[str, str], ...]
+    if bench == "pause":
+        keys = (("--lock", "ttas,ticket"), ("--threads", "1"))
+    elif bench == "wake":
+        keys = ()
+    else:
+        keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
+    for flag, default in keys:
+        count *= len(value(flag, default).split(","))
+    return count
+
+
+def run_bench(
+    bench: str,
+    args: Sequence[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    strace: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    env: Mapping[str, str] | None = None,
+    command_line: Sequence[str] | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> BenchRun:
+    """Build and run `bench` with the C program's `args`; write CSV + sidecar under `out_dir`."""
+    env = os.environ if env is None else env
+    exe = build(bench, env=env)
+    compiler = find_compiler(env)
+    strace_final = Path(strace) if strace else None
+    strace_tmp = None
+    argv = [str(exe), *args]
+    if strace_final is not None:
+        if bench != "mount":
+            raise CohsimError("--strace is only for the mount benchmark")
+        strace_final.parent.mkdir(parents=True, exist_ok=True)
+        strace_tmp = strace_final.with_name(f".{strace_final.name}.{os.getpid()}.tmp")
+        argv += ["--strace", str(strace_tmp)]
+    bar = _progress(_expected_runs(bench, args), progress, f"{bench}_bench")
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    out_lines: list[str] = []
+    try:
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env)
+        )
+    except OSError as exc:
+        raise CohsimError(f"cannot run {exe}: {exc}", f"{bench}_bench") from exc
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        for line in proc.stdout:
+            out_lines.append(line)
+            if bar is not None and line.split(",")[-4:-3] == [_DONE_METRIC[bench]]:
+                bar.update(1)
+            if on_line is not None:
+                on_line(line)
+        err = proc.stderr.read()
+        rc = proc.wait()
+    except BaseException:
+        proc.terminate()  # the benchmarks undo their mounts on SIGTERM
+        proc.wait()
+        if strace_tmp is not None:
+            strace_tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    wall_s = time.perf_counter() - t0
+    err_lines = [ln for ln in err.splitlines() if ln.strip()]
+    if rc != 0:
+        if strace_tmp is not None:
+            strace_tmp.unlink(missing_ok=True)
+        problems = [ln for ln in err_lines if ": error: " in ln] or err_lines or [f"exit {rc}"]
+        raise CohsimError(problems[-1].split(": error: ", 1)[-1], f"{bench}_bench")
+    text = "".join(out_lines)
+    rows = _parse_csv(text, bench, f"{bench}_bench output")
+
+    out = Path(out_dir)
+    csv_path = out / f"{bench}_bench.csv"
+    sidecar_path = out / f"{bench}_bench.json"
+    src = source_path(bench)
+    version = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, check=False
+    ).stdout.split()[-1:] or ["?"]
+    sidecar: dict[str, Any] = {
+        "schema": SCHEMA,
+        "kind": "cohsim.bench.runner",
+        "bench": bench,
+        "bench_version": version[0],
+        "command": [f"{bench}_bench", *args]
+        + (["--strace", strace_final.name] if strace_final else []),
+        "cohsim_command": list(command_line) if command_line is not None else None,
+        "started_utc": started.isoformat(timespec="seconds"),
+        "wall_s": round(wall_s, 3),
+        "host": hostinfo.collect().to_json(),
+        "compiler": {
+            "path": compiler.path,
+            "command": list(compiler.command),
+            "version": compiler.version,
+            "flags": list(compiler.flags),
+        },
+        "info": [ln.split(": info: ", 1)[-1] for ln in err_lines if ": info: " in ln],
+        "csv": {
+            "file": csv_path.name,
+            "digest": provenance.text_digest(text),
+            "rows": len(rows),
+            "columns": list(_COLUMNS[bench]),
+        },
+        "strace": strace_final.name if strace_final else None,
+        "provenance": provenance.stamp(inputs=[src]),
+    }
+    provenance.write_atomic(csv_path, text)
+    if strace_tmp is not None and strace_final is not None:
+        os.replace(strace_tmp, strace_final)
+        sidecar["strace_digest"] = provenance.file_digest(strace_final)
+    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar))
+    for path in (csv_path, sidecar_path, strace_final):
+        if path is not None:  # write_atomic's temp files are 0600; results are for sharing
+            os.chmod(path, 0o644)
+    return BenchRun(bench, csv_path, sidecar_path, strace_final, tuple(rows), sidecar)
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """Headline figures: the median over repeats of each configuration's key metrics."""
+    if bench == "wake":
+        return _summarize_wake(rows)
+    groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    if bench == "pause":
+        for r in rows:
+            groups[(r["lock"], r["threads"], r["placement"])][r["metric"]].append(float(r["value"]))
+        pause = groups.pop(next((k for k in groups if k[0] == "none"), ("none", "1", "")), {})
+        configs = [
+            {
+                "lock": k[0],
+                "threads": int(k[1]),
+                "placement": k[2],
+                **{
+                    m: _median(v)
+                    for m, v in sorted(g.items())
+                    if m in ("p50_ns", "p99_ns", "mean_ns", "acquisitions_per_s")
+                },
+            }
+            for k, g in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1])))
+        ]
+        return {
+            "pause_ns": _median(pause["pause_ns"]) if pause.get("pause_ns") else None,
+            "configs": configs,
+        }
+    per_syscall: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for r in rows:
+        key = (r["strategy"], r["workers"], r["layers"])
+        if r["syscall"] in ("sequence", "container", "run", "mount_table"):
+            groups[key][f"{r['syscall']}.{r['metric']}"].append(float(r["value"]))
+        elif r["metric"] == "p50_ns":
+            per_syscall[key][r["syscall"]].append(float(r["value"]))
+    configs = []
+    for cfg in sorted(groups, key=lambda k: (k[0], int(k[1]), int(k[2]))):
+        g = groups[cfg]
+        configs.append(
+            {
+                "strategy": cfg[0],
+                "workers": int(cfg[1]),
+                "layers": int(cfg[2]),
+                "sequence_p50_ns": _median(g["sequence.p50_ns"]),
+                "container_p50_ns": _median(g["container.p50_ns"]),
+                "mount_ops_per_s": _median(g["run.mount_ops_per_s"]),
+                "containers_per_s": _median(g["run.containers_per_s"]),
+                "mount_table_peak": max(
+                    g.get("mount_table.peak_from_calls") or g["mount_table.peak"]
+                ),
+                "syscall_p50_ns": {s: _median(v) for s, v in sorted(per_syscall[cfg].items())},
+            }
+        )
+    return {"configs": configs}
+
+
+def _summarize_wake(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """wake_ns and the two round-trip p50s per repeat, and their medians over repeats."""
+    # (placement, metric) -> summary name
+    names = {
+        ("derived", "wake_ns"): "wake_ns",
+        ("same-cpu", "p50_ns"): "same_p50_ns",
+        ("cross-cpu", "p50_ns"): "cross_p50_ns",
+    }
+    per: dict[int, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        name = names.get((r["placement"], r["metric"]))
+        if name is not None:
+            per[int(r["repeat"])][name] = float(r["value"])
+    repeats = [{"repeat": k, **v} for k, v in sorted(per.items()) if len(v) == len(names)]
+    return {
+        **{
+            name: _median([r[name] for r in repeats]) if repeats else None
+            for name in names.values()
+        },
+        "repeats": repeats,
+    }

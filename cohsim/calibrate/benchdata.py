@@ -1,0 +1,643 @@
+"""Real benchmark data as calibration needs it, and the simulated counterpart of a mount_bench run.
+
+Reading: `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause,
+mount and/or wake, tidy CSV as calibration/bench/README.md describes them) and returns
+`BenchData`: one `MountRun` per (strategy, workers, layers, repeat), one `PauseRun` per (lock,
+threads, repeat) and one `WakeRun` per wake_bench repeat, plus the sha256 digest of every file
+read. Every value is checked: a missing metric, a non-numeric value, a file without rows or of
+an unknown bench fails with one `CohsimError` line naming the file (and line) and what is wrong.
+
+Simulating: `mount_bench_trace` builds the exact calls mount_bench makes (K workers = K
+threads, each running `containers` x `sequences` sequences back to back, every sequence
+undoing its own mounts, with the peak-point mountinfo sample), so `cohsim.kernel.launch.LaunchSim`
+replays what mount_bench did rather than containerd's launch (`cohsim.workload.synth`).
+`simulate_run` runs it and reports what is comparable with the measurement: the mean time a
+worker spends per sequence (mount_bench's `sequence` wall time plus its `mountinfo_sample`,
+which is excluded from the sequence's wall time but taken in the worker's stride) and
+`containers_per_s` (all workers' containers over the run's span).
+
+Think time: mount_bench's own user-space work between calls (path formatting, bookkeeping)
+is not a kernel cost but occupies the CPU. It is given per call, measured as the part of
+the 1-worker sequence time that the kernel model's costs do not explain (`cohsim.calibrate.calibration`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cohsim.bench.runner import read_bench_csv
+from cohsim.errors import CohsimError
+from cohsim.kernel import waketable
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.launch import LaunchSim
+from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.waketable import WakeTable
+from cohsim.machine.model import Machine
+from cohsim.provenance import file_digest
+from cohsim.workload.trace import RawCall, Trace, assemble
+
+STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+#: mount_bench's per-syscall labels -> the `cohsim.kernel.costs.classify` op they time, per strategy
+#: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")
+LABEL_OPS: dict[str, dict[str, str]] = {
+    "per-layer": {
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr",
+        "move_mount": "move_mount",
+        "close": "close_attached",
+        "mount": "mount_overlay",
+        "umount2": "umount_detach",
+        "umount2_overlay": "umount_overlay",
+    },
+    "common-parent": {
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr_ro",
+        "move_mount": "move_mount",
+        "close": "close_attached",
+        "mount": "mount_overlay",
+        "mountinfo_read": "mountinfo_read",
+        "umount2": "umount",
+        "umount2_einval": "umount_einval",
+        "umount2_overlay": "umount_overlay",
+    },
+    "lowerdir-plus": {
+        "fsopen": "fsopen",
+        "open_tree": "open_tree_clone",
+        "mount_setattr": "mount_setattr",
+        "fsconfig": "fsconfig",
+        "fsconfig_create": "fsconfig_create",
+        "close": "close_detached",
+        "fsmount": "fsmount",
+        "move_mount_overlay": "move_mount",
+        "umount2_overlay": "umount_overlay",
+    },
+}
+_NOT_CALLS = ("sequence", "container", "run", "mount_table", "mountinfo_sample")
+_ROOT = "/tmp/mount_bench.cohsim"  # the scratch tmpfs (mount_bench's mkdtemp)
+_USERNS_FD, _FD_A, _FD_B, _FD_C = 4, 5, 6, 7
+
+
+@dataclass(frozen=True)
+class MountRun:
+    """One mount_bench run: a strategy, K workers, a layer count, one repeat."""
+
+    strategy: str
+    workers: int
+    layers: int
+    repeat: int
+    containers: int  #: containers per worker
+    sequences_per_container: int
+    sequence_mean_ns: float  #: mean wall time of one sequence (without mountinfo_sample)
+    sample_ns: float  #: mountinfo_sample time per sequence (mean x calls per sequence)
+    containers_per_s: float
+    wall_s: float
+    baseline_mounts: int
+    calls_per_sequence: int  #: syscalls per sequence (without mountinfo_sample)
+    labels: dict[str, dict[str, float]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.strategy, self.workers, self.layers)
+
+    @property
+    def stride_ns(self) -> float:
+        """What a worker spends per sequence: its wall time plus the mountinfo sample."""
+        return self.sequence_mean_ns + self.sample_ns
+
+    @property
+    def op_means(self) -> dict[str, float]:
+        """Mean duration (ns) of one call of each op mount_bench timed apart (`LABEL_OPS`)."""
+        out = {}
+        for label, op in LABEL_OPS[self.strategy].items():
+            v = self.labels.get(label, {})
+            if v.get("count", 0.0) > 0 and "mean_ns" in v:
+                out[op] = v["mean_ns"]
+        return out
+
+    @property
+    def calls(self) -> dict[str, dict[str, float]]:
+        """The labels that are syscalls (not the sequence, container, run or sample timings)."""
+        return {k: v for k, v in self.labels.items() if k not in _NOT_CALLS}
+
+    @property
+    def user_ns(self) -> float:
+        """mount_bench's own time per call: the sequence's wall time minus the time spent in
+        its syscalls (every label's mean x calls per sequence), spread over the calls."""
+        in_calls = sum(
+            v.get("mean_ns", 0.0) * v.get("calls_per_sequence", 0.0) for v in self.calls.values()
+        )
+        return (self.sequence_mean_ns - in_calls) / max(1, self.calls_per_sequence)
+
+
+@dataclass(frozen=True)
+class PauseRun:
+    """One pause_bench run of one lock at one thread count (and that repeat's PAUSE figures)."""
+
+    lock: str
+    threads: int
+    placement: str
+    repeat: int
+    p50_ns: float
+    mean_ns: float
+    acquisitions_per_s: float
+    pause_ns: float  #: the repeat's PAUSE latency (lock "none" row)
+    timer_overhead_ns: float  #: clock-read pair, included in every latency
+
+
+@dataclass(frozen=True)
+class WakeRun:
+    """One wake_bench repeat: futex ping-pong round trips on one CPU and across two."""
+
+    repeat: int
+    #: extra latency of one wake-up onto an idle CPU: (cross_p50_ns - same_p50_ns) / 2, >= 0
+    wake_ns: float
+    same_p50_ns: float  #: round trip, both threads on one CPU (two context switches)
+    cross_p50_ns: float  #: round trip, one thread per CPU (two wake-ups onto an idle CPU)
+
+
+@dataclass(frozen=True)
+class BenchData:
+    """Everything read from the bench files, with their digests (file path -> sha256)."""
+
+    mount: tuple[MountRun, ...] = ()
+    pause: tuple[PauseRun, ...] = ()
+    digests: dict[str, str] = field(default_factory=dict)
+    wake: tuple[WakeRun, ...] = ()  #: after digests, so BenchData(mount, pause, digests) works
+    #: wake-up latency by idle duration, from scheduler traces (cohsim.kernel.waketable)
+    wake_idle: WakeTable | None = None
+
+    def select(
+        self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
+    ) -> BenchData:
+        """The mount runs with these worker counts / repeats (pause and wake runs by repeat)."""
+        w = set(workers) if workers is not None else None
+        r = set(repeats) if repeats is not None else None
+        mount = tuple(
+            m for m in self.mount if (w is None or m.workers in w) and (r is None or m.repeat in r)
+        )
+        pause = tuple(p for p in self.pause if r is None or p.repeat in r)
+        wake = tuple(k for k in self.wake if r is None or k.repeat in r)
+        return BenchData(mount, pause, dict(self.digests), wake, self.wake_idle)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def bench_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The `*_bench.csv` files named or found (one level deep) in the given directories."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(path.glob("*_bench.csv"))
+            if not found:
+                raise CohsimError("no *_bench.csv file in this directory", str(path))
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise CohsimError("no such file or directory", str(path))
+    return out
+
+
+def load_bench(paths: Sequence[str | Path]) -> BenchData:
+    """Read pause, mount and/or wake bench CSVs (files or output directories)."""
+    mount: list[MountRun] = []
+    pause: list[PauseRun] = []
+    wake: list[WakeRun] = []
+    wake_idle: WakeTable | None = None
+    digests: dict[str, str] = {}
+    for path in bench_files(paths):
+        where = str(path)
+        rows = _rows(path)
+        bench = rows[0][1]["bench"]
+        if bench == "mount":
+            mount.extend(_mount_runs(rows, where))
+        elif bench == "pause":
+            pause.extend(_pause_runs(rows, where))
+        elif bench == "wake" and rows[0][1]["lock"] == waketable.LOCK:
+            if wake_idle is not None:
+                raise CohsimError("a second wake-up latency table (lock sched-trace)", where)
+            wake_idle = waketable.table_from_rows(rows, where)
+        elif bench == "wake":
+            wake.extend(_wake_runs(rows, where))
+        else:  # pragma: no cover - read_bench_csv accepts only known headers
+            raise CohsimError(f"unknown bench {bench!r}", where)
+        digests[where] = file_digest(path)
+    if not mount and not pause and not wake and wake_idle is None:
+        raise CohsimError("no benchmark data given")
+    mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
+    pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
+    wake.sort(key=lambda k: k.repeat)
+    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake), wake_idle)
+
+
+def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
+    try:
+        rows = read_bench_csv(path)
+    except UnicodeDecodeError:
+        raise CohsimError("not a UTF-8 text file", str(path)) from None
+    except CohsimError as exc:
+        if "unexpected CSV header" in exc.what:
+            raise CohsimError(
+                f"{exc.what}: not a pause_bench, mount_bench or wake_bench CSV"
+                " (missing or unknown columns)",
+                exc.where,
+            ) from None
+        raise
+    if not rows:
+        raise CohsimError("no data rows", str(path))
+    out = []
+    for i, row in enumerate(rows, start=2):
+        if row["bench"] not in ("pause", "mount", "wake"):
+            raise CohsimError(
+                f"unknown bench {row['bench']!r} (expected pause, mount or wake)", f"{path}:{i}"
+            )
+        if row["bench"] != rows[0]["bench"]:
+            raise CohsimError(f"bench {row['bench']!r} in a {rows[0]['bench']} CSV", f"{path}:{i}")
+        out.append((i, row))
+    return out
+
+
+def _num(row: dict[str, str], col: str, where: str, *, integer: bool = False) -> float:
+    text = row[col]
+    try:
+        value = int(text) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise CohsimError(f"{col} {text!r} is not {kind}", where) from None
+    if not math.isfinite(value):
+        raise CohsimError(f"{col} {text!r} is not finite", where)
+    return value
+
+
+def _table(
+    rows: list[tuple[int, dict[str, str]]], where: str, keys: tuple[str, ...], ints: tuple[str, ...]
+) -> dict[tuple, dict[tuple[str, str], float]]:
+    """Group rows by run key; within a run, (label, metric) -> value."""
+    runs: dict[tuple, dict[tuple[str, str], float]] = {}
+    for line, row in rows:
+        at = f"{where}:{line}"
+        key = tuple(int(_num(row, k, at, integer=True)) if k in ints else row[k] for k in keys)
+        label = row.get("syscall", row.get("lock", ""))
+        runs.setdefault(key, {})[(label, row["metric"])] = _num(row, "value", at)
+    return runs
+
+
+def _need(
+    run: dict[tuple[str, str], float], label: str, metric: str, where: str, key: tuple
+) -> float:
+    if (label, metric) not in run:
+        raise CohsimError(f"run {'/'.join(map(str, key))} has no {label},{metric} row", where)
+    return run[(label, metric)]
+
+
+def _mount_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[MountRun]:
+    keys = ("strategy", "workers", "layers", "repeat")
+    out = []
+    for key, run in _table(rows, where, keys, ("workers", "layers", "repeat")).items():
+        strategy, workers, layers, repeat = key
+        if strategy not in STRATEGIES:
+            raise CohsimError(f"unknown strategy {strategy!r}", where)
+        containers = _need(run, "run", "containers", where, key)
+        sequences = _need(run, "run", "sequences", where, key)
+        labels: dict[str, dict[str, float]] = {}
+        for (label, metric), value in run.items():
+            labels.setdefault(label, {})[metric] = value
+        calls = sum(
+            v.get("calls_per_sequence", 0.0) for lab, v in labels.items() if lab not in _NOT_CALLS
+        )
+        sample = labels.get("mountinfo_sample", {})
+        out.append(
+            MountRun(
+                strategy=strategy,
+                workers=workers,
+                layers=layers,
+                repeat=repeat,
+                containers=round(containers / workers),
+                sequences_per_container=max(1, round(sequences / max(containers, 1))),
+                sequence_mean_ns=_need(run, "sequence", "mean_ns", where, key),
+                sample_ns=sample.get("mean_ns", 0.0) * sample.get("calls_per_sequence", 0.0),
+                containers_per_s=_need(run, "run", "containers_per_s", where, key),
+                wall_s=_need(run, "run", "wall_s", where, key),
+                baseline_mounts=int(_need(run, "mount_table", "baseline", where, key)),
+                calls_per_sequence=round(calls),
+                labels=labels,
+            )
+        )
+    return out
+
+
+def _pause_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[PauseRun]:
+    keys = ("lock", "threads", "placement", "repeat")
+    table = _table(rows, where, keys, ("threads", "repeat"))
+    none = {k[3]: v for k, v in table.items() if k[0] == "none"}
+    out = []
+    for key, run in table.items():
+        lock, threads, placement, repeat = key
+        if lock == "none":
+            continue
+        base = none.get(repeat)
+        if base is None:
+            raise CohsimError(f"repeat {repeat} has no lock=none rows (pause_ns)", where)
+        out.append(
+            PauseRun(
+                lock=lock,
+                threads=threads,
+                placement=placement,
+                repeat=repeat,
+                p50_ns=_need(run, lock, "p50_ns", where, key),
+                mean_ns=_need(run, lock, "mean_ns", where, key),
+                acquisitions_per_s=_need(run, lock, "acquisitions_per_s", where, key),
+                pause_ns=_need(base, "none", "pause_ns", where, key),
+                timer_overhead_ns=_need(base, "none", "timer_overhead_ns", where, key),
+            )
+        )
+    if not out:
+        raise CohsimError("no ttas/ticket runs", where)
+    return out
+
+
+_WAKE_PLACEMENTS = ("same-cpu", "cross-cpu", "derived")
+
+
+def _wake_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[WakeRun]:
+    for line, row in rows:
+        if row["placement"] not in _WAKE_PLACEMENTS:
+            raise CohsimError(
+                f"unknown placement {row['placement']!r} (expected same-cpu, cross-cpu or derived)",
+                f"{where}:{line}",
+            )
+    table = _table(rows, where, ("placement", "repeat"), ("repeat",))
+    out = []
+    for repeat in sorted({k[1] for k in table}):
+        runs = {p: table.get((p, repeat), {}) for p in _WAKE_PLACEMENTS}
+        out.append(
+            WakeRun(
+                repeat=repeat,
+                wake_ns=_need(runs["derived"], "futex", "wake_ns", where, ("derived", repeat)),
+                same_p50_ns=_need(runs["same-cpu"], "futex", "p50_ns", where, ("same-cpu", repeat)),
+                cross_p50_ns=_need(
+                    runs["cross-cpu"], "futex", "p50_ns", where, ("cross-cpu", repeat)
+                ),
+            )
+        )
+    return out
+
+
+def medians(runs: Iterable[MountRun]) -> dict[tuple[str, int, int], tuple[float, float]]:
+    """(strategy, workers, layers) -> median over repeats of (stride_ns, containers_per_s)."""
+    groups: dict[tuple[str, int, int], list[MountRun]] = {}
+    for r in runs:
+        groups.setdefault(r.key, []).append(r)
+    return {
+        k: (
+            statistics.median(r.stride_ns for r in v),
+            statistics.median(r.containers_per_s for r in v),
+        )
+        for k, v in sorted(groups.items())
+    }
+
+
+# --------------------------------------------------------------------------- simulating
+
+
+def _sequence(strategy: str, w: int, layers: int, sample: bool) -> list[tuple]:
+    """One mount_bench sequence of worker `w`: (name, args, ret, errno) per call."""
+    d = f"{_ROOT}/{w}"
+    merged = f'"{d}/m"'
+    data = f'"lowerdir=...,upperdir={d}/u,workdir={d}/k"'
+    idmap = (
+        "{attr_set=MOUNT_ATTR_IDMAP, attr_clr=0, propagation=0 /* MS_??? */, "
+        f"userns_fd={_USERNS_FD}}}"
+    )
+    parent = (
+        "{attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_IDMAP, attr_clr=0, "
+        f"propagation=MS_PRIVATE, userns_fd={_USERNS_FD}}}"
+    )
+    flags = "OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC|AT_EMPTY_PATH"
+    mountinfo = [
+        ("openat", 'AT_FDCWD, "/proc/self/mountinfo", O_RDONLY|O_CLOEXEC', _FD_C, None),
+        ("read", f'{_FD_C}, "22 1 0:21 / / rw"..., 4096', 4096, None),
+        ("close", str(_FD_C), 0, None),
+    ]
+    calls: list[tuple] = []
+    if strategy == "per-layer":
+        for i in range(layers):
+            calls += [
+                ("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', _FD_A, None),
+                ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
+                ("move_mount", f'{_FD_A}, "", -9, "{d}/{i}", MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+                ("close", str(_FD_A), 0, None),
+            ]
+        calls.append(("mount", f'"overlay", {merged}, "overlay", 0, {data}', 0, None))
+        calls += mountinfo if sample else []
+        calls += [("umount2", f'"{d}/{i}", MNT_DETACH', 0, None) for i in range(layers)]
+        calls.append(("umount2", f"{merged}, 0", 0, None))
+    elif strategy == "common-parent":
+        calls += [
+            ("open_tree", f'-9, "{_ROOT}/l/{w}", {flags}|AT_RECURSIVE', _FD_A, None),
+            ("mount_setattr", f'{_FD_A}, "", AT_EMPTY_PATH|AT_RECURSIVE, {parent}, 32', 0, None),
+            ("move_mount", f'{_FD_A}, "", -9, "{d}/c", MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+            ("close", str(_FD_A), 0, None),
+            ("mount", f'"overlay", {merged}, "overlay", 0, {data}', 0, None),
+        ]
+        calls += mountinfo if sample else []
+        calls += mountinfo  # UnmountRecursive reads the table
+        calls += [
+            ("umount2", f'"{d}/c", 0', 0, None),
+            ("umount2", f'"{d}/c", 0', -1, "EINVAL"),
+            ("umount2", f"{merged}, 0", 0, None),
+        ]
+    elif strategy == "lowerdir-plus":
+        calls.append(("fsopen", '"overlay", FSOPEN_CLOEXEC', _FD_A, None))
+        fds = [100 + i for i in range(layers)]
+        for i, fd in enumerate(fds):
+            calls += [
+                ("open_tree", f'-9, "{_ROOT}/l/{w}/{i}", {flags}', fd, None),
+                ("mount_setattr", f'{fd}, "", AT_EMPTY_PATH, {idmap}, 32', 0, None),
+                ("fsconfig", f'{_FD_A}, FSCONFIG_SET_FD, "lowerdir+", NULL, {fd}', 0, None),
+            ]
+        calls += [
+            ("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "upperdir", "{d}/u", 0', 0, None),
+            ("fsconfig", f'{_FD_A}, FSCONFIG_SET_STRING, "workdir", "{d}/k", 0', 0, None),
+            ("fsconfig", f"{_FD_A}, FSCONFIG_CMD_CREATE, NULL, NULL, 0", 0, None),
+        ]
+        calls += [("close", str(fd), 0, None) for fd in fds]
+        calls += [
+            ("fsmount", f"{_FD_A}, FSMOUNT_CLOEXEC, 0", _FD_B, None),
+            ("move_mount", f'{_FD_B}, "", -9, {merged}, MOVE_MOUNT_F_EMPTY_PATH', 0, None),
+        ]
+        calls += mountinfo if sample else []
+        calls += [
+            ("close", str(_FD_B), 0, None),
+            ("close", str(_FD_A), 0, None),
+            ("umount2", f"{merged}, 0", 0, None),
+        ]
+    else:
+        raise CohsimError(f"unknown strategy {strategy!r} ({', '.join(STRATEGIES)})")
+    return calls
+
+
+def mount_bench_trace(
+    strategy: str,
+    workers: int,
+    layers: int,
+    containers: int,
+    *,
+    sequences_per_container: int = 2,
+    think_ns: int = 0,
+    mountinfo_sample: bool = True,
+    rng: np.random.Generator | None = None,
+    start_spread_ns: float = 0.0,
+) -> Trace:
+    """mount_bench's calls: `workers` threads, each `containers` x `sequences` sequences.
+
+    Every call lasts 0 (the simulator prices it) and is followed by `think_ns` of the worker's
+    own user-space work; all workers are released together at t=0, as mount_bench does.
+    With `rng`, each gap is drawn uniformly from [0, 2 think_ns] (same mean) and each worker
+    starts at a uniform offset in [0, start_spread_ns): real workers never start or run in
+    lock step, and these draws let calibration average over interleavings (common random
+    numbers: the same rng seed for every candidate parameter set).
+    """
+    if workers < 1 or layers < 1 or containers < 1 or sequences_per_container < 1:
+        raise CohsimError("workers, layers, containers and sequences must be at least 1")
+    raw: list[RawCall] = []
+    for w in range(workers):
+        seq = _sequence(strategy, w, layers, mountinfo_sample)
+        n = containers * sequences_per_container * len(seq)
+        if rng is None:
+            now, gaps = 0, [think_ns] * n
+        else:
+            now = int(rng.uniform(0.0, start_spread_ns)) if start_spread_ns > 0 else 0
+            gaps = np.rint(rng.uniform(0.0, 2.0 * think_ns, n)).astype(int).tolist()
+        i = 0
+        for _ in range(containers * sequences_per_container):
+            for name, args, ret, err in seq:
+                raw.append(RawCall(w + 1, now, 0, name, args, ret, err))
+                now += gaps[i]
+                i += 1
+    meta = (
+        ("strategy", strategy),
+        ("workers", str(workers)),
+        ("layers", str(layers)),
+        ("containers", str(containers)),
+        ("think_ns", str(think_ns)),
+    )
+    return assemble(
+        raw, source=f"mount_bench:{strategy}:{workers}x{layers}", format="synth", meta=meta
+    )
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """The simulated counterpart of a mount_bench run's comparable figures."""
+
+    stride_ns: float  #: mean over workers of (their time) / (their sequences)
+    containers_per_s: float
+    #: mean simulated duration of one call of each op (ns, waits included)
+    op_means: dict[str, float] = field(default_factory=dict, compare=False)
+    #: calls of each op per sequence (all workers' calls / all sequences)
+    op_calls: dict[str, float] = field(default_factory=dict, compare=False)
+
+
+def bench_kernel(kernel: KernelParams) -> KernelParams:
+    """The kernel as mount_bench sees it: no container runtime work, no node daemons walking."""
+    return kernel.with_values(runtime_cpu_ns=0.0, daemon_cpus=0.0, base_launch_ns=0.0)
+
+
+def with_op_extra(kernel: KernelParams, extra_ns: dict[str, float], layers: int) -> KernelParams:
+    """`kernel` with each op's own work (unlocked + namespace_sem section, per-layer part at
+    `layers`) lengthened by `extra_ns[op]` (may be negative), its split kept: how mount_bench's
+    1-worker mean of that op differs from the model's p50-based total (tails, this VM)."""
+    values: dict[str, float] = {}
+    for name, extra in sorted(extra_ns.items()):
+        if name not in kernel.ops or not extra:
+            continue
+        op = kernel.ops[name]
+        body = op.cpu_ns + op.per_layer_cpu_ns * layers + op.ns_write_ns
+        if body <= 0:
+            continue
+        f = max(0.05, (body + extra) / body)
+        values[f"{name}.cpu_ns"] = op.cpu_ns * f
+        values[f"{name}.per_layer_cpu_ns"] = op.per_layer_cpu_ns * f
+        values[f"{name}.ns_write_ns"] = op.ns_write_ns * f
+    return kernel.with_values(**values) if values else kernel
+
+
+def simulate_run(
+    machine: Machine,
+    kernel: KernelParams,
+    strategy: str,
+    workers: int,
+    layers: int,
+    *,
+    containers: int = 2,
+    sequences_per_container: int = 2,
+    think_ns: float = 0.0,
+    baseline_mounts: int = 21,
+    seed: int = 0,
+    costs: LineCosts | None = None,
+    jitter: bool = False,
+    start_spread_ns: float = 20_000.0,
+    mountinfo_sample: bool = True,
+    calls: list[tuple[int, str, int, int]] | None = None,
+    sims: list[LaunchSim] | None = None,
+) -> SimRun:
+    """Replay mount_bench's run on `machine` with `kernel` (already `bench_kernel`-ed).
+
+    `jitter`: draw the think gaps and the workers' start offsets from `seed`
+    (`mount_bench_trace`); without it every run of the same inputs is the same lock-step run.
+    `mountinfo_sample`: each sequence reads /proc/self/mountinfo once, as mount_bench does
+    unless run with `--mountinfo-every 0`. `calls`, when given, receives every simulated call
+    as (worker's thread id, op, start ns, end ns); `sims`, the simulation once run (its lock
+    statistics and per-thread results).
+    """
+    rng = np.random.default_rng(seed) if jitter else None
+    trace = mount_bench_trace(
+        strategy,
+        workers,
+        layers,
+        containers,
+        sequences_per_container=sequences_per_container,
+        think_ns=round(think_ns),
+        rng=rng,
+        start_spread_ns=start_spread_ns,
+        mountinfo_sample=mountinfo_sample,
+    )
+    # layers=: every sequence's overlay, fsconfig create and fsmount see all `layers` lowers
+    # (kernel.layers_of would count common-parent's one recursive clone as one layer)
+    calls = [] if calls is None else calls
+    sim = LaunchSim(
+        machine,
+        kernel,
+        trace,
+        costs=costs or LineCosts(machine, seed=seed),
+        seed=seed,
+        layers=layers,
+        background=False,
+        node_mounts=baseline_mounts,
+        calls=calls,
+    )
+    res = sim.run()
+    if sims is not None:
+        sims.append(sim)
+    durations: dict[str, list[int]] = {}
+    for _tid, op, start, end in calls:
+        durations.setdefault(op, []).append(end - start)
+    per_worker = containers * sequences_per_container
+    stride = statistics.fmean((r.mounts_done_ns - r.start_ns) / per_worker for r in res)
+    span = max(r.mounts_done_ns for r in res) - min(r.start_ns for r in res)
+    seqs = workers * per_worker
+    return SimRun(
+        stride_ns=stride,
+        containers_per_s=workers * containers / (span / 1e9),
+        op_means={k: statistics.fmean(v) for k, v in sorted(durations.items())},
+        op_calls={k: len(v) / seqs for k, v in sorted(durations.items())},
+    )

@@ -1,0 +1,336 @@
+"""`cohsim bench pause|mount|wake|wake-idle`: run the real benchmarks on this host (registered
+by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.kernel.waketable).
+
+The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
+them, hands them to `cohsim.bench.runner.run_bench` and prints a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cohsim import provenance
+from cohsim.bench import runner as bench
+from cohsim.cli.args import nonneg_int, positive_int
+
+_PLACEMENTS = ("compact", "scatter", "one-socket")
+_LOCKS = ("ttas", "ticket")
+_STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+
+
+def _choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        bad = [v for v in text.split(",") if v not in allowed]
+        if bad or not text:
+            raise argparse.ArgumentTypeError(
+                f"{flag}: {','.join(bad) or text!r} not in {', '.join(allowed)}"
+            )
+        return text
+
+    return check
+
+
+def _int_list(flag: str, low: int = 1) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        try:
+            bench.parse_int_list(text, flag, low)
+        except Exception as exc:  # CohsimError -> argparse usage error (exit 2)
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+        return text
+
+    return check
+
+
+def _list_arg(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: str | None,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    low: int = 1,
+) -> None:
+    """A comma-separated list flag: of `choices`, or of integers >= `low`; a malformed one is
+    argparse's usage error (exit 2) naming `flag`, before any benchmark is built."""
+    check = _choice_list(choices, flag) if choices else _int_list(flag, low)
+    p.add_argument(flag, default=default, type=check, help=help)
+
+
+def _cpu_pair(text: str) -> str:
+    """``"A,B"``: two different CPU numbers (whether this process may use them, wake_bench says)."""
+    try:
+        cpus = [int(v) for v in text.split(",")]
+    except ValueError:
+        cpus = []
+    if len(cpus) != 2 or cpus[0] == cpus[1] or min(cpus) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not two different CPU numbers A,B")
+    return text
+
+
+def _flags(a: argparse.Namespace, *flags: str) -> list[str]:
+    """``["--flag", "value", ...]`` for the C program, each value read from the flag's dest."""
+    return [w for f in flags for w in (f, str(getattr(a, f[2:].replace("-", "_"))))]
+
+
+def _pause_args(a: argparse.Namespace) -> list[str]:
+    out = _flags(a, "--threads", "--lock", "--cs-ns", "--think-ns")
+    out += _flags(a, "--duration-ms", "--warmup-ms", "--repeats")
+    return out + _flags(a, "--cpus" if a.cpus else "--placement")
+
+
+def _mount_args(a: argparse.Namespace) -> list[str]:
+    out = _flags(a, "--strategy", "--workers", "--layers", "--containers")
+    out += _flags(a, "--sequences-per-container", "--repeats", "--mode", "--mountinfo-every")
+    out += ["--shared-layers"] if a.shared_layers else []
+    out += ["--no-idmap"] if a.no_idmap else []
+    return out
+
+
+def _wake_args(a: argparse.Namespace) -> list[str]:
+    return _flags(a, "--samples", "--repeats", *(["--cpus"] if a.cpus else []))
+
+
+_ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args}
+
+
+def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
+    if kind == "wake":
+        reps = summary["repeats"]
+        print(
+            f"wake-up onto an idle CPU: wake_ns {summary['wake_ns']:.0f} ns"
+            f" (median of {len(reps)} repeats; (cross p50 - same p50) / 2)"
+        )
+        print(
+            f"futex round trip p50: same CPU {summary['same_p50_ns']:.0f} ns,"
+            f" across CPUs {summary['cross_p50_ns']:.0f} ns"
+        )
+        print(f"{'repeat':>6}{'same_p50_ns':>13}{'cross_p50_ns':>14}{'wake_ns':>10}")
+        for r in reps:
+            print(
+                f"{r['repeat']:>6}{r['same_p50_ns']:>13.0f}{r['cross_p50_ns']:>14.0f}"
+                f"{r['wake_ns']:>10.0f}"
+            )
+    elif kind == "pause":
+        print(f"PAUSE latency: {summary['pause_ns']:.1f} ns")
+        print(f"{'lock':<8}{'threads':>8}{'p50_ns':>10}{'p99_ns':>10}{'acq/s':>14}  placement")
+        for c in summary["configs"]:
+            print(
+                f"{c['lock']:<8}{c['threads']:>8}{c['p50_ns']:>10.1f}{c['p99_ns']:>10.1f}"
+                f"{c['acquisitions_per_s']:>14.0f}  {c['placement']}"
+            )
+    else:
+        print(
+            f"{'strategy':<15}{'workers':>8}{'layers':>7}{'seq_p50_us':>12}{'ct/s':>9}"
+            f"{'mount_ops/s':>13}{'peak_mounts':>13}"
+        )
+        for c in summary["configs"]:
+            print(
+                f"{c['strategy']:<15}{c['workers']:>8}{c['layers']:>7}"
+                f"{c['sequence_p50_ns'] / 1e3:>12.1f}{c['containers_per_s']:>9.0f}"
+                f"{c['mount_ops_per_s']:>13.0f}{c['mount_table_peak']:>13.0f}"
+            )
+    wrote = [run.csv_path, run.sidecar_path] + ([run.strace_path] if run.strace_path else [])
+    print("wrote " + ", ".join(str(p) for p in wrote) + f" ({run.sidecar['wall_s']:.1f} s)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    kind = args.bench
+    c_args = _ARGS[kind](args)
+    run = bench.run_bench(
+        kind,
+        c_args,
+        args.out,
+        strace=getattr(args, "strace", None),
+        progress=not args.no_progress,
+        command_line=["cohsim", *sys.argv[1:]],
+    )
+    summary = bench.summarize(kind, run.rows)
+    if args.json:
+        doc = {
+            "schema": bench.SCHEMA,
+            "bench": kind,
+            "summary": summary,
+            "files": {
+                "csv": str(run.csv_path),
+                "sidecar": str(run.sidecar_path),
+                "strace": str(run.strace_path) if run.strace_path else None,
+            },
+            "host": run.sidecar["host"],
+            "wall_s": run.sidecar["wall_s"],
+            "provenance": run.sidecar["provenance"],
+        }
+        print(provenance.dumps(doc), end="")
+    else:
+        _print_human(kind, summary, run)
+    return 0
+
+
+def _wake_idle(args: argparse.Namespace) -> int:
+    from cohsim.kernel import waketable
+    table, csv_path = waketable.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
+    bins = [
+        {
+            "idle_from_ns": lo,
+            "samples": table.samples[b],
+            "p50_ns": round(table.draw(lo, 0.5)),
+            "p90_ns": round(table.draw(lo, 0.9)),
+            "mean_ns": round(table.mean(lo)),
+        }
+        for b, lo in enumerate(table.edges_ns)
+    ]
+    if args.json:
+        doc = {"schema": bench.SCHEMA, "bench": "wake-idle", "bins": bins, "csv": str(csv_path)}
+        print(provenance.dumps(doc), end="")
+        return 0
+    print(f"{'idle from':>10}{'samples':>9}{'p50_ns':>9}{'p90_ns':>9}{'mean_ns':>10}")
+    for b in bins:
+        print(
+            f"{b['idle_from_ns'] / 1e3:>8.0f}us{b['samples']:>9}{b['p50_ns']:>9}"
+            f"{b['p90_ns']:>9}{b['mean_ns']:>10}"
+        )
+    print(f"wrote {csv_path} and its sidecar")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add this group's subcommands to the cohsim parser."""
+    p = sub.add_parser(
+        "bench",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench) on this host",
+        description="Build the C benchmarks with the system compiler ($CC, default cc),"
+        " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
+    )
+    kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+
+    pp = kinds.add_parser(
+        "pause",
+        help="lock hand-off latency of a PAUSE-spinning lock",
+        description="pause_bench: pinned threads contend for one spinlock.",
+    )
+    _list_arg(pp, "--threads", "1,2", "comma-separated thread counts (default 1,2)")
+    pp.add_argument(
+        "--placement",
+        default="compact",
+        choices=_PLACEMENTS,
+        help="which CPUs the threads are pinned to (default compact)",
+    )
+    _list_arg(pp, "--cpus", None, "explicit CPU list, overrides --placement", low=0)
+    _list_arg(
+        pp,
+        "--lock",
+        "ttas,ticket",
+        "lock kinds, comma-separated (default ttas,ticket)",
+        choices=_LOCKS,
+    )
+    pp.add_argument(
+        "--cs-ns", type=nonneg_int, default=100, help="critical section length (default 100)"
+    )
+    pp.add_argument(
+        "--think-ns", type=nonneg_int, default=0, help="think time between acquisitions"
+    )
+    pp.add_argument("--duration-ms", type=positive_int, default=1000, help="measured time per run")
+    pp.add_argument(
+        "--warmup-ms", type=nonneg_int, default=100, help="unmeasured time before each run"
+    )
+    pp.add_argument(
+        "--repeats", type=positive_int, default=3, help="repeats of every configuration"
+    )
+
+    pm = kinds.add_parser(
+        "mount",
+        help="containerd's idmapped-rootfs mount sequences (root)",
+        description="mount_bench: K workers run containerd's mount sequences in "
+        "a private mount namespace (needs root).",
+    )
+    _list_arg(
+        pm,
+        "--strategy",
+        ",".join(_STRATEGIES),
+        "strategies, comma-separated (default all three)",
+        choices=_STRATEGIES,
+    )
+    _list_arg(pm, "--workers", "1", "concurrent workers, comma-separated (default 1)")
+    _list_arg(pm, "--layers", "10", "image layers, comma-separated (default 10)")
+    pm.add_argument(
+        "--containers", type=positive_int, default=5, help="containers per worker per run"
+    )
+    pm.add_argument(
+        "--sequences-per-container",
+        type=positive_int,
+        default=2,
+        help="rootfs sequences per container (default 2: shim + containerd)",
+    )
+    pm.add_argument(
+        "--repeats", type=positive_int, default=1, help="repeats of every configuration"
+    )
+    pm.add_argument(
+        "--mode",
+        default="processes",
+        choices=("processes", "threads"),
+        help="workers as processes (like shims, default) or threads",
+    )
+    pm.add_argument(
+        "--mountinfo-every",
+        type=nonneg_int,
+        default=1,
+        help="count the mount table every Nth sequence (0: never)",
+    )
+    pm.add_argument(
+        "--shared-layers",
+        action="store_true",
+        help="all workers use the same layer directories (one image)",
+    )
+    pm.add_argument(
+        "--no-idmap", action="store_true", help="plain bind mounts, no MOUNT_ATTR_IDMAP"
+    )
+    pm.add_argument(
+        "--strace",
+        metavar="FILE",
+        default=None,
+        help="also rerun under strace -f -tt -T and keep the log in FILE",
+    )
+
+    pw = kinds.add_parser(
+        "wake",
+        help="wake-up latency of a task that slept, onto an idle CPU",
+        description="wake_bench: two threads ping-pong through a futex on one CPU and across"
+        " two; wake_ns = (cross-CPU p50 - same-CPU p50) / 2 per repeat.",
+    )
+    pw.add_argument(
+        "--cpus",
+        default=None,
+        type=_cpu_pair,
+        metavar="A,B",
+        help="the two CPUs (default: the first two this process may run on)",
+    )
+    pw.add_argument(
+        "--samples",
+        type=positive_int,
+        default=20000,
+        help="timed round trips per placement (default 20000)",
+    )
+    pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
+
+    pi = kinds.add_parser(
+        "wake-idle",
+        help="wake-up latency by how long the CPU was idle, from scheduler traces",
+        description="Read ftrace dumps (plain, gzip or xz) recorded with sched_switch, sched_waking"
+        " and sched_wakeup on (calibration/bench/wake_trace.sh records them while mount_bench"
+        " runs) and write the wake-up latency quantiles per idle-duration bin as wake_bench"
+        " rows (lock sched-trace).",
+    )
+    pi.add_argument("traces", nargs="+", metavar="TRACE", help="ftrace text dumps")
+    pi.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
+    add_json(pi)
+    pi.set_defaults(func=_wake_idle)
+
+    for q in (pp, pm, pw):
+        q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
+        q.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        add_json(q)
+        q.set_defaults(func=_run)

@@ -1,0 +1,211 @@
+"""`cohsim predict` and `cohsim replay`: container launch latency on the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cohsim import provenance
+from cohsim.cli.args import positive_float, positive_int
+from cohsim.errors import CohsimError
+from cohsim.predict.core import MISFIT_LEVEL, Prediction, predict, replay
+from cohsim.workload.synth import STRATEGIES
+
+
+def _print(p: Prediction) -> None:
+    d = p.to_dict()
+    print(
+        f"{p.machine}: {p.containers} containers"
+        + (f" x {p.layers} layers" if p.layers else "")
+        + f", {d['workload']}"
+    )
+    if p.machine_note:
+        print(f"  ({p.machine_note})")
+    print(
+        f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
+    )
+    print("  launch latency (s):      value    [interval]")
+    for k, v in p.launch_s.items():
+        print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
+    m = p.mount_s
+    print(
+        f"  mount phase (s): p50 {m['p50'].value:.4f} [{m['p50'].low:.4f}, {m['p50'].high:.4f}], "
+        f"p99 {m['p99'].value:.4f}, max {m['max'].value:.4f} "
+        f"[{m['max'].low:.4f}, {m['max'].high:.4f}]"
+    )
+    if p.misfit_sd:
+        print(
+            f"  intervals: replicates' range, widened by the model's misfit on the fitted host "
+            f"(log sd {p.misfit_sd:.3f}, {MISFIT_LEVEL:.0%} of it)"
+        )
+    else:
+        print("  intervals: replicates' range (no kernel fit: the model's misfit is not in them)")
+    print(
+        f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
+        f"[{p.failures.low:g}, {p.failures.high:g}]"
+    )
+    print(f"  lock wait fraction: {p.lock_wait_fraction.value:.3f}")
+    for name, st in d["locks"].items():
+        extra = {k: v for k, v in st.items() if k not in ("wait_s", "hold_s", "acquisitions")}
+        print(
+            f"    {name:>14s}: {st['acquisitions']:7d} acquisitions, wait {st['wait_s']:.4f} s, "
+            f"hold {st['hold_s']:.4f} s {extra if extra else ''}"
+        )
+    print(f"  calibration: {p.calibration}")
+    print(f"  kernel: {p.kernel}; answered by: " + "; ".join(p.level))
+
+
+def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
+    if args.plot:
+        from cohsim.plots.launch import launch_figure
+        from cohsim.plots.machine import save_figure
+
+        save_figure(launch_figure(p), args.plot)
+    if args.json:
+        doc: dict[str, Any] = p.to_dict()
+        doc["provenance"] = provenance.stamp(
+            seed=p.seed, inputs=inputs, command=getattr(args, "command", "")
+        )
+        print(provenance.dumps(doc), end="")
+    else:
+        _print(p)
+        if args.plot:
+            print(f"  plots: {args.plot}")
+    return 0
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "smt": args.smt == "on",
+        "sockets": args.sockets,
+        "deadline_s": args.deadline,
+        "seed": args.seed,
+        "replicates": args.replicates,
+        "kernel": args.kernel,
+        "handoff_model": args.handoff,
+        "background": not args.no_background,
+        "record": bool(args.plot),
+        "calibration": args.calibration,
+    }
+
+
+def _fit_input(args: argparse.Namespace) -> list[str]:
+    return [args.calibration] if args.calibration not in (None, "none") else []
+
+
+def _predict(args: argparse.Namespace) -> int:
+    if args.arch is None and args.instance is None:
+        raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
+    p = predict(
+        arch=args.arch,
+        instance=args.instance,
+        containers=args.containers,
+        layers=args.layers,
+        strategy=args.strategy,
+        **_run_options(args),
+    )
+    return _emit(p, args, _fit_input(args))
+
+
+def _replay(args: argparse.Namespace) -> int:
+    p = replay(
+        args.trace,
+        arch=args.arch,
+        instance=args.instance,
+        format=args.format,
+        lenient=args.lenient,
+        layers=args.layers,
+        **_run_options(args),
+    )
+    return _emit(p, args, [args.trace, *_fit_input(args)])
+
+
+def _choice(p: argparse.ArgumentParser, flag: str, choices: Sequence[str], help: str) -> None:
+    """A flag taking one of `choices`, the first by default (and the help says so)."""
+    p.add_argument(flag, choices=choices, default=choices[0], help=f"{help} (default {choices[0]})")
+
+
+def _common(
+    p: argparse.ArgumentParser, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    p.add_argument(
+        "--arch",
+        choices=["mesh", "chiplet", "cmn"],
+        help="use the catalog's representative of this interconnect kind",
+    )
+    p.add_argument("--instance", help="catalog name (see `cohsim machines`) or a machine TOML")
+    _choice(p, "--smt", ["on", "off"], "off: one hardware thread per core")
+    p.add_argument(
+        "--sockets", type=positive_int, help="use only the first N sockets (default: all)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=positive_float,
+        default=30.0,
+        help="seconds; containers slower than this count as failures (default 30)",
+    )
+    p.add_argument(
+        "--kernel",
+        help="kernel parameters: a name under models/kernel/ or a TOML file (default linux-6.18)",
+    )
+    p.add_argument(
+        "--calibration",
+        metavar="FIT.json",
+        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
+        "(default: the committed fit that describes the machine)",
+    )
+    _choice(p, "--handoff", ["des", "markov"], "which level-2 model prices line transfers")
+    p.add_argument(
+        "--replicates",
+        type=positive_int,
+        default=2,
+        help="simulations: the first with the fitted parameters, the others with parameters "
+        "drawn from the fit's covariance and their own seeds; the interval is their range "
+        "(default 2: one round on a 2-CPU machine; more samples the fit better)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--no-background",
+        action="store_true",
+        help="leave out systemd, probes and background path walkers",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="latency CDF, lock ownership timeline, mount table (PNG/SVG/PDF)",
+    )
+    add_json(p)
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add `predict` and `replay` to the cohsim parser."""
+    p = sub.add_parser("predict", help="container launch latency for a synthesised workload")
+    _common(p, add_json)
+    p.add_argument(
+        "--containers",
+        type=positive_int,
+        default=100,
+        help="containers launched at once (default 100)",
+    )
+    p.add_argument("--layers", type=positive_int, default=50, help="image layers (default 50)")
+    _choice(p, "--strategy", STRATEGIES, "containerd's idmap strategy")
+    p.set_defaults(func=_predict)
+
+    p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")
+    p.add_argument("trace", help="strace -f -tt|-ttt|-r [-T] or perf trace output")
+    _common(p, add_json)
+    p.add_argument("--format", choices=["auto", "strace", "perf"], default="auto")
+    p.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip (and count) malformed lines instead of stopping",
+    )
+    p.add_argument(
+        "--layers",
+        type=positive_int,
+        help="image layers, if the trace does not show them (default: inferred)",
+    )
+    p.set_defaults(func=_replay)

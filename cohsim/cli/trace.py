@@ -1,0 +1,103 @@
+"""`cohsim trace parse` and `cohsim trace synth`: syscall traces on the command line.
+
+Thin layer over `cohsim.workload.trace` (parse, summarize) and `cohsim.workload.synth` (synthesize, write_strace).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from cohsim import provenance
+from cohsim.workload.parse import parse_trace
+from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
+from cohsim.workload.trace import summarize
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add this group's subcommands to the cohsim parser."""
+    group = sub.add_parser(
+        "trace", help="parse a syscall trace or synthesise a containerd workload"
+    )
+    tsub = group.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
+
+    p = tsub.add_parser("parse", help="summarise an strace -f -tt/-ttt/-r [-T] or perf trace log")
+    p.add_argument("file", help="trace file")
+    p.add_argument("--format", choices=("auto", "strace", "perf"), default="auto")
+    p.add_argument("--lenient", action="store_true", help="skip (and count) malformed lines")
+    add_json(p)
+    p.set_defaults(func=_parse)
+
+    s = tsub.add_parser("synth", help="write containerd's mount syscalls as strace text")
+    s.add_argument("--strategy", choices=STRATEGIES, required=True)
+    s.add_argument("--containers", type=int, default=100)
+    s.add_argument("--layers", type=int, default=50)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--arrival", default="burst", help="burst, stagger:NS or poisson:RATE_PER_S")
+    s.add_argument("--think-ns", type=int, default=None, help="mean think time (default none)")
+    s.add_argument("--duration-ns", type=int, default=None, help="mean duration (default none)")
+    s.add_argument("--style", choices=STYLES, default="tt", help="strace timestamp style")
+    s.add_argument("--out", required=True, help="output file (written atomically)")
+    add_json(s)
+    s.set_defaults(func=_synth)
+
+
+def _parse(args: argparse.Namespace) -> int:
+    trace = parse_trace(args.file, format=args.format, lenient=args.lenient)
+    summary = summarize(trace)
+    if args.json:
+        doc = {"schema": 1, "trace": summary,
+               "provenance": provenance.stamp(inputs=[args.file], format=args.format,
+                                              lenient=args.lenient)}  # fmt: skip
+        print(provenance.dumps(doc), end="")
+    else:
+        print(_human(summary))
+    return 0
+
+
+def _synth(args: argparse.Namespace) -> int:
+    trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
+                       arrival=args.arrival, think_ns=args.think_ns,
+                       duration_ns=args.duration_ns)  # fmt: skip
+    text = write_strace(trace, args.style)
+    provenance.write_atomic(args.out, text)
+    summary = summarize(trace)
+    if args.json:
+        doc = {"schema": 1, "out": args.out, "digest": provenance.text_digest(text),
+               "trace": summary,
+               "provenance": provenance.stamp(seed=args.seed, strategy=args.strategy,
+                                              containers=args.containers, layers=args.layers,
+                                              arrival=args.arrival, think_ns=args.think_ns,
+                                              duration_ns=args.duration_ns,
+                                              style=args.style)}  # fmt: skip
+        print(provenance.dumps(doc), end="")
+    else:
+        print(f"wrote {args.out} ({len(text.splitlines())} lines, {provenance.text_digest(text)})")
+        print(_human(summary))
+    return 0
+
+
+def _human(s: dict[str, Any]) -> str:
+    lines = [
+        f"source      {s['source']} ({s['format']})",
+        f"threads     {s['threads']}",
+        f"syscalls    {s['syscalls']} mount-relevant, mount_ops {s['mount_ops']}",
+        f"skipped     {s['unknown_skipped']} unknown syscalls, "
+        f"{s['malformed_skipped']} malformed lines",
+        f"span        {s['span_ns'] / 1e6:.3f} ms",
+        "",
+        f"{'syscall':<14}{'count':>8}{'p50_us':>10}{'p95_us':>10}{'max_us':>10}",
+    ]
+    stats = s["duration_stats"]
+    for name, count in s["syscalls_by_name"].items():
+        d = stats.get(name)
+        cols = (
+            [f"{d[k] / 1e3:10.1f}" for k in ("p50_ns", "p95_ns", "max_ns")]
+            if d
+            else ["-".rjust(10)] * 3
+        )
+        lines.append(f"{name:<14}{count:>8}" + "".join(cols))
+    return "\n".join(lines)

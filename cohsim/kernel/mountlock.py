@@ -1,0 +1,210 @@
+"""mount_lock in the launch simulation (cohsim.kernel.launch): a seqlock, its writers and its readers.
+
+Linux's mount_lock is a seqlock: writers take its spinlock (a queued spinlock: FIFO, spinning
+on the CPU) and bump the sequence counter on taking and on releasing it; path walks read the
+counter locklessly and spin while a writer holds it.
+
+- A writer's section costs the line transfers level 2 prices (`cohsim.kernel.linecosts.LineCosts`):
+  the spinlock's hand-off when it was queued, and the wait for the line exclusive while k
+  CPUs spin reading the counter; then its own work.
+- A walk that finds the lock write-held spins until the release; then every spinner re-reads
+  the line, which costs level 2's reader latency for that many spinners. A walk during which
+  the counter moved falls back to taking the spinlock (`__legitimize_mnt`).
+- Background path walks: every CPU running syscall-heavy code (containers' runtimes after
+  their mounts, node daemons) starts a walk every `walk_interval_ns`, and each one spins in
+  path_init while mount_lock is write-held. They are not simulated one by one (millions per
+  second): for a write section of length H, the number of such CPUs spinning on the line by
+  its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release waits
+  for the line behind them (level 2's `writer_ns(k)`), which lengthens H: k is the fixed point
+  of that loop. Their spinning time is taken from those CPUs' progress (a debt each busy CPU
+  repays: `debt_per_cpu`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import simpy
+
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.linecosts import LineCosts
+
+if TYPE_CHECKING:
+    from cohsim.kernel.launch import LaunchRecord, LockStats
+
+Proc = Generator[simpy.Event, Any, None]
+
+
+class MountLock:
+    """mount_lock's state in one simulation: holder, FIFO of waiting writers, when the
+    sequence counter moved, the walks spinning on it and the background CPUs' spinning."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        costs: LineCosts,
+        kernel: KernelParams,
+        vcpus: int,
+        slowdown: Callable[[], float],
+        stats: LockStats,
+        spin_stats: LockStats,
+        record: LaunchRecord | None,
+    ) -> None:
+        """`slowdown()` is how much slower CPU work runs now (SMT or co-run); `stats` and
+        `spin_stats` collect the writers' and the spinning walks' waits and holds."""
+        self.env, self.costs, self.k = env, costs, kernel
+        self.vcpus = float(vcpus)
+        self.slowdown = slowdown
+        self.stats, self.spin_stats, self.record = stats, spin_stats, record
+        self.held = False
+        self.queue: deque[simpy.Event] = deque()  #: writers waiting, first in first served
+        self.change_times: list[int] = []  #: when the sequence counter moved
+        self.releases = 0
+        self._released: simpy.Event | None = None  # made when someone waits for a release
+        self.seq_spinners = 0  #: walks spinning on the counter now
+        self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
+        self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
+        self.busy_bg = kernel.daemon_cpus  #: CPUs doing path-walk-heavy work outside the trace
+        self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
+        self.bg_spin_ns = 0.0
+        self.legitimize = 0  #: walks that fell back to the spinlock
+
+    @property
+    def busy(self) -> bool:
+        """Held or wanted: a writer coming now must queue."""
+        return self.held or bool(self.queue)
+
+    # ----- writers -------------------------------------------------------------------------
+
+    def acquire(self) -> Generator[simpy.Event, Any, float]:
+        """Take the spinlock (FIFO, spinning on the CPU); return the line cost still to pay
+        before the section's work: the hand-off to us plus the wait for the line exclusive
+        behind the CPUs spinning on it."""
+        if not self.busy:
+            return self.take()
+        st = self.stats
+        t0 = self.env.now
+        ev = self.env.event()
+        self.queue.append(ev)
+        st.max_waiters = max(st.max_waiters, len(self.queue))
+        yield ev  # granted by the releaser, who pays the hand-off below
+        st.wait_ns += self.env.now - t0
+        handoff = self.costs.spinlock_ns(len(self.queue) + 1)
+        self._changed()
+        return self.costs.writer_ns(self.seq_spinners) + handoff
+
+    def take(self) -> float:
+        """`acquire` when the lock is free: no waiting (no generator on the hot path)."""
+        self.held = True
+        self._changed()
+        return self.costs.writer_ns(self.seq_spinners)
+
+    def _changed(self) -> None:
+        """The sequence counter moved (a writer took or released the lock)."""
+        self.change_times.append(self.env.now)
+
+    @property
+    def released(self) -> simpy.Event:
+        """An event that fires at the next release. Made only when someone waits for it:
+        most releases have no one waiting, and an unwatched event would still be scheduled
+        and stepped (a fifth of all events)."""
+        if self._released is None:
+            self._released = self.env.event()
+        return self._released
+
+    def release(self) -> None:
+        self._changed()
+        self.releases += 1
+        ev, self._released = self._released, None
+        if self.queue:
+            self.queue.popleft().succeed()  # held stays True: handed over
+        else:
+            self.held = False
+        if ev is not None:
+            ev.succeed()
+
+    def hold(self, base_ns: float, line_ns: float) -> Proc:
+        """Hold the lock for `base_ns` of work after `line_ns` of line transfer, lengthened
+        by the background CPUs it attracts into spinning (one timeout for all of it)."""
+        k, h = self._bg_spinners(base_ns * self.slowdown())
+        self.bg_spinners = k
+        self.stats.wait_ns += line_ns
+        yield self.env.timeout(round(line_ns + h))
+        if k > 0:
+            spin = k * (h / 2 + self.costs.reader_ns(k + self.seq_spinners))
+            self.bg_spin_ns += spin
+            self.debt_per_cpu += spin / max(self.busy_bg, 1.0)
+        self.bg_spinners = 0.0
+
+    def section(self, work_ns: float, tid: int) -> Proc:
+        """A writer's whole section: take, hold for `work_ns` (and the line costs), release."""
+        line = (yield from self.acquire()) if self.busy else self.take()
+        t0 = self.env.now + round(line)
+        yield from self.hold(work_ns, line)
+        self.stats.acquisitions += 1
+        self.stats.hold_ns += self.env.now - t0
+        if self.record is not None:
+            self.record.ml_holds.append((tid, int(t0), int(self.env.now)))
+        self.release()
+
+    def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
+        """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
+        busy = min(self.busy_bg, self.vcpus)
+        if busy <= 0:
+            return 0.0, hold_ns
+        key = (round(hold_ns), busy, self.seq_spinners)
+        hit = self._bg_memo.get(key)
+        if hit is not None:
+            return hit
+        self._bg_memo[key] = out = self._bg_fixed_point(hold_ns, busy)
+        return out
+
+    def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
+        interval = self.k.walk_interval_ns
+        k, h = 0.0, hold_ns
+        for _ in range(20):
+            k_new = busy * (1.0 - np.exp(-h / interval))
+            h = hold_ns + self.costs.writer_ns(k_new + self.seq_spinners)
+            if abs(k_new - k) < 0.01:
+                k = k_new
+                break
+            k = k_new
+        return k, h
+
+    # ----- readers: path walks -------------------------------------------------------------
+
+    def seq_spin(self) -> Proc:
+        """A walk finding the lock write-held spins on the counter until the writer releases
+        it; then every spinner re-reads the line (level 2's reader cost for that many)."""
+        st = self.spin_stats
+        t0 = self.env.now
+        self.seq_spinners += 1
+        if self.record is not None:
+            self.record.spinners.append((int(t0), self.seq_spinners))
+        while self.held:
+            yield self.released
+        k = self.seq_spinners
+        self.seq_spinners -= 1
+        yield self.env.timeout(round(self.costs.reader_ns(k)))
+        st.wait_ns += self.env.now - t0
+        st.acquisitions += 1
+
+    def moved_under(self, start: int, walk_ns: float) -> bool:
+        """Did the sequence counter move while a walk from `start` ran?"""
+        times = self.change_times
+        if not walk_ns or not times or times[-1] <= start:
+            return False
+        i = bisect.bisect_right(times, start)
+        return i < len(times) and times[i] <= start + walk_ns
+
+    def legitimize_walk(self) -> Proc:
+        """The walk's counter moved: __legitimize_mnt takes the spinlock to check the mount."""
+        self.legitimize += 1
+        line = yield from self.acquire()
+        yield from self.hold(self.k.legitimize_ns, line)
+        self.stats.acquisitions += 1
+        self.release()

@@ -1,0 +1,75 @@
+"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.launch).
+
+After an unmount the kernel calls synchronize_rcu_expedited() (twice for an overlay, whose
+superblock's shutdown waits again for its layers' clones); the caller sleeps until a grace
+period that started after its call has ended.
+
+- Concurrent callers share grace periods: one starts when the previous ends, for everyone who
+  asked meanwhile (the expedited sequence counter's funnel).
+- A grace period costs a fixed part plus a part per online CPU (`rcu_exp_base_ns`,
+  `rcu_exp_per_cpu_ns`).
+- Its worker needs a CPU: when every CPU is inside a syscall it waits for the first to leave
+  its kernel phase (the kernel is not preempted there); the launch simulation says how long
+  (`cpu_wait`).
+- It cannot end before every CPU that was spinning in the kernel when it started (seqcount
+  readers, mount_lock waiters, the section's background spinners) is done: those are
+  non-preemptible regions that delay the quiescent state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+import simpy
+
+from cohsim.kernel.mountlock import MountLock
+
+Proc = Generator[simpy.Event, Any, None]
+
+
+class GracePeriods:
+    """The expedited grace periods of one simulation: the one running, who waits for the
+    next, and how many there were."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        ml: MountLock,
+        gp_ns: float,
+        cpu_wait: Callable[[], float],
+    ) -> None:
+        """`gp_ns`: one grace period's length; `cpu_wait()`: how long its worker waits for a
+        CPU now."""
+        self.env, self.ml, self.gp_ns, self.cpu_wait = env, ml, gp_ns, cpu_wait
+        self.running = False
+        self.next: list[simpy.Event] = []  #: callers waiting for the next grace period
+        self.count = 0  #: grace periods run
+
+    def request(self) -> simpy.Event:
+        """A caller's synchronize_rcu_expedited(): an event that fires when a grace period
+        that started after now has ended."""
+        ev = self.env.event()
+        if self.running:
+            self.next.append(ev)
+        else:
+            self.env.process(self._run([ev]))
+        return ev
+
+    def _run(self, waiters: list[simpy.Event]) -> Proc:
+        self.running = True
+        self.count += 1
+        # CPUs spinning in the kernel now must finish before the grace period can end
+        ml = self.ml
+        spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
+        target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
+        yield self.env.timeout(round(self.cpu_wait() + self.gp_ns))
+        while ml.releases < target and ml.busy:
+            yield ml.released
+        for ev in waiters:
+            ev.succeed()
+        if self.next:
+            nxt, self.next = self.next, []
+            self.env.process(self._run(nxt))
+        else:
+            self.running = False

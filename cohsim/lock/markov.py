@@ -1,0 +1,147 @@
+"""The lock hand-off as a Markov chain of waiting cores (after Boyd-Wickizer et al., "Non-scalable
+locks are dangerous", Linux Symposium 2012): the fast path of level 2 and the DES's cross-check.
+
+State k = 0..N is the number of threads that hold or wait for the lock. A thinking thread asks
+for the lock at rate 1/think (exponential think time; `think_ns = 0` means every thread is always
+in the chain, k = N); the lock is passed on at rate 1/S(k), where S(k) is the time from one
+release being ordered to the next, with k threads in the chain. S(k) carries the topology:
+
+- a = the mean one-way transfer latency L over the placement's CPU pairs (level 1's latency
+  matrix, line homed on LockParams.home_socket) plus half a PAUSE (a waiter notices a release at
+  its next PAUSE boundary) plus the spin loop;
+- work(m) = how long the busiest coherence point is occupied by m requests for the line: m times
+  the LLC point's service time when the placement uses one LLC domain; over D domains, the home
+  sees one request per other domain and each domain's point a D-th of them (the DES's miss
+  merging), whichever is longer;
+- ticket: every waiter re-reads after each release; the next ticket's read lands at a uniform
+  position among them, and the next release queues behind all of them:
+  S(k) = max(a + work(k-1)/2 + cs, work(k+1)) (the release and the releaser's next
+  fetch-and-add are the other two requests);
+- ttas: every waiter re-reads and then issues its atomic (two requests each):
+  S(k) = max(a + cs, work(2(k-1)) + s);
+- qspinlock: only the queue head touches the lock word, so S does not grow with k:
+  S = max(cs + h, 3L + PAUSE/2 + loop + 2u), h = max(s, PAUSE/2) + L - s + loop + 2u, where u
+  is the trip to the coherence point (the head's MCS hand-over, 2L + a PAUSE phase, overlaps
+  the critical section); with no think time the releaser's re-arrival is ordered between the
+  head's read and its take, adding s + (L - s - 2u).
+
+The chain is a birth-death process, solved in closed form (products of rates, in logs).
+Throughput X = sum_k pi_k / S(k); the mean acquisition latency by Little's law is K/X - cs. The
+latency distribution assumes FIFO hand-off: an arrival that finds k threads waits (k+1) S(k+1) - cs
+(arrival theorem for a finite source), which gives p50 and p99. Where the DES and the chain
+differ on real topologies: the chain averages L over all pairs while the DES hands off along the
+actual pairs (compact placements favour near neighbours); it ignores ttas unfairness (the
+releaser re-taking the lock it still holds in its cache) and the SMT slowdown; multi-domain work
+is an evenly spread approximation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from cohsim.lock.handoff import HandoffResult, LockParams
+from cohsim.machine.model import Machine
+
+
+def _work(m: int, llc_s: float, hub_s: float, domains: int) -> float:
+    """Occupancy of the busiest coherence point for m requests spread over `domains` domains."""
+    if m <= 0:
+        return 0.0
+    if domains <= 1:
+        return m * llc_s
+    return max(hub_s * min(domains - 1, m), llc_s * math.ceil(m / domains))
+
+
+def service_times(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
+                  cs_ns: float, think_ns: float = 0.0) -> np.ndarray:
+    """S(k) for k = 0..N (ns): the time between successive hand-offs with k threads in the chain."""
+    n = len(cpus)
+    cpu = np.asarray(cpus)
+    lat = machine.latency_matrix(params.home_socket)[np.ix_(cpu, cpu)]
+    mean_l = float(lat[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
+    pause = machine.microarch.pause_ns
+    loop = params.spin_loop_ns
+    s, hub_s = params.llc_service_ns, params.hub_service_ns
+    domains = len(set(machine.cpu_arrays["llc"][cpu].tolist()))
+    w = machine.edge_weights_ns
+    u = w["cpu-core"] + w["core-llc"]  # a core's trip to its LLC's coherence point
+    a = mean_l + pause / 2 + loop
+    out = np.zeros(n + 1)
+    for k in range(1, n + 1):
+        if n == 1:
+            out[k] = cs_ns + loop  # the line never leaves the core
+        elif lock == "qspinlock" and k > 1:
+            h = max(s, pause / 2) + mean_l - s + loop + 2 * u
+            if think_ns <= 0:  # the releaser re-arrives at once: its atomic is ordered between
+                h += s + (mean_l - s - 2 * u)  # the head's read and take, and steals its copy
+            out[k] = max(cs_ns + h, 3 * mean_l + pause / 2 + loop + 2 * u)
+        elif lock == "ttas":
+            out[k] = max(a + cs_ns, _work(2 * (k - 1), s, hub_s, domains) + s)
+        else:  # ticket, seqcount, and the k = 1 state of every lock
+            # saturated, the point serves per hand-off the k-1 re-reads, the release and the
+            # releaser's next fetch-and-add (whose re-reads are those of the next release)
+            out[k] = max(a + _work(k - 1, s, hub_s, domains) / 2 + cs_ns,
+                         _work(k + 1, s, hub_s, domains))
+    return out
+
+
+def steady_state(n: int, think_ns: float, service_ns: np.ndarray) -> np.ndarray:
+    """pi_k of the birth-death chain: births (n-k)/think, deaths 1/S(k)."""
+    pi = np.zeros(n + 1)
+    if think_ns <= 0:
+        pi[n] = 1.0
+        return pi
+    logp = np.zeros(n + 1)
+    for k in range(1, n + 1):
+        logp[k] = logp[k - 1] + math.log((n - k + 1) / think_ns) + math.log(service_ns[k])
+    logp -= logp.max()
+    pi = np.exp(logp)
+    return pi / pi.sum()
+
+
+def _quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    order = np.argsort(values, kind="stable")
+    cdf = np.cumsum(weights[order])
+    idx = int(np.searchsorted(cdf, q * cdf[-1]))
+    return float(values[order][min(idx, len(order) - 1)])
+
+
+def run_markov(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
+               cs_ns: float, think_ns: float, acquisitions: int,
+               common: dict[str, Any]) -> HandoffResult:
+    """Solve the chain and report what the DES reports (see cohsim.lock.handoff.simulate)."""
+    n = len(cpus)
+    svc = service_times(machine, cpus, lock, params, cs_ns, think_ns)
+    pi = steady_state(n, think_ns, svc)
+    k = np.arange(n + 1)
+    x_per_ns = float((pi[1:] / svc[1:]).sum())
+    big_k = float((k * pi).sum())
+    mean = max(0.0, big_k / x_per_ns - cs_ns)
+    # what an arriving thread finds: the chain seen by the other n-1 (arrival theorem)
+    if think_ns <= 0 or n == 1:
+        arr_k = np.array([n - 1])
+        arr_w = np.array([1.0])
+    else:
+        pi1 = steady_state(n - 1, think_ns, svc[:n])
+        arr_k = np.arange(n)
+        arr_w = pi1
+    waits = np.maximum(0.0, (arr_k + 1) * svc[arr_k + 1] - cs_ns)
+    if n == 1:
+        waits = svc[1:2] - cs_ns
+    per_acq = {"ttas": 2.0, "ticket": 1.0, "seqcount": 1.0}.get(lock)
+    work = np.array([(per_acq * (j - 1) + 1) if per_acq and j > 1 else 4.0 * (j > 1)
+                     for j in k])
+    busy = np.minimum(1.0, work * params.llc_service_ns / np.maximum(svc, 1e-9))
+    home_q = float((pi * busy * (k + 1) / 2 * (k > 1)).sum())
+    home_req_per_acq = float((pi[1:] * work[1:]).sum() / max(pi[1:].sum(), 1e-300))
+    return HandoffResult(
+        model="markov", acquisitions=acquisitions,
+        p50_ns=_quantile(waits, arr_w, 0.5), p99_ns=_quantile(waits, arr_w, 0.99),
+        mean_ns=mean, acquisitions_per_s=x_per_ns * 1e9,
+        spin_fraction=min(1.0, x_per_ns * mean / n),
+        home_queue_mean=home_q, home_queue_max=int(n), home_requests=int(round(
+            home_req_per_acq * acquisitions)),
+        requests=int(round(home_req_per_acq * acquisitions)), **common)

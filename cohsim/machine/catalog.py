@@ -1,0 +1,288 @@
+"""The instance catalog: machine TOML files in `models/`, read, checked, written and looked up.
+
+A machine file is what people write (DESIGN.md section 4): a `schema` number, the unit in every
+key name, and a `[sources]` table that says where every number comes from — a file and row under
+calibration/data/, a cohsim command, or "assumption: why". Unknown keys, wrong types, missing
+fields, numbers without a source and impossible values are errors naming the file and key.
+
+Format history:
+  schema 1 — topology, microarch (pause_cycles, freq_ghz), coherence (per-class latencies),
+             sources.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from cohsim.errors import CohsimError
+from cohsim.io import catalog_dir, read_toml
+from cohsim.machine.model import Coherence, Machine, Microarch, Topology
+
+SCHEMA = 1
+
+# key -> (python type(s), required). The unit is part of every numeric key's name.
+_TOP: dict[str, tuple[tuple[type, ...], bool]] = {
+    "schema": ((int,), True),
+    "name": ((str,), True),
+    "kind": ((str,), True),
+    "vendor": ((str,), True),
+    "cpu_model": ((str,), True),
+    "family": ((str,), True),
+    "description": ((str,), False),
+}
+_TABLES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "topology": {
+        "interconnect": ((str,), True),
+        "sockets": ((int,), True),
+        "numa_nodes": ((int,), True),
+        "cores_per_socket": ((int,), True),
+        "threads_per_core": ((int,), True),
+        "llc_domain_cores": ((int,), True),
+    },
+    "microarch": {
+        "uarch": ((str,), True),
+        "pause_cycles": ((int, float), True),
+        "freq_ghz": ((int, float), True),
+        "corun_slowdown": ((int, float), False),
+    },
+    "coherence": {
+        "smt_ns": ((int, float), False),
+        "same_llc_ns": ((int, float), True),
+        "cross_llc_ns": ((int, float), False),
+        "cross_socket_ns": ((int, float), False),
+    },
+}
+KINDS = ("instance", "server")
+ARCHETYPES = ("mesh", "chiplet", "cmn")
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    return " or ".join(
+        "number" if t is float else t.__name__ for t in types if t is not int or float not in types
+    )
+
+
+def _check_value(where: str, key: str, value: Any, types: tuple[type, ...]) -> None:
+    ok = isinstance(value, types) and not isinstance(value, bool)
+    if not ok:
+        raise CohsimError(
+            f"{key} must be a {_type_name(types)}, not {type(value).__name__} {value!r}", where
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CohsimError(f"{key} must be finite, not {value!r}", where)
+    if isinstance(value, int | float) and value < 0:
+        raise CohsimError(f"{key} must not be negative, not {value!r}", where)
+
+
+def _check_keys(
+    where: str, prefix: str, doc: dict[str, Any], spec: dict[str, tuple[tuple[type, ...], bool]]
+) -> None:
+    for key in doc:
+        if key not in spec:
+            raise CohsimError(
+                f"unknown key {prefix}{key} (expected one of {', '.join(spec)})", where
+            )
+    for key, (types, required) in spec.items():
+        if key not in doc:
+            if required:
+                raise CohsimError(f"missing key {prefix}{key}", where)
+            continue
+        _check_value(where, f"{prefix}{key}", doc[key], types)
+
+
+def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
+    """Validate a parsed machine document and build the Machine; errors name `where` and key."""
+    top = {k: v for k, v in doc.items() if k not in _TABLES and k != "sources"}
+    _check_keys(where, "", top, _TOP)
+    if doc["schema"] != SCHEMA:
+        raise CohsimError(
+            f"schema {doc['schema']} is not supported (this cohsim reads schema {SCHEMA})", where
+        )
+    if doc["kind"] not in KINDS:
+        raise CohsimError(f"kind must be one of {', '.join(KINDS)}, not {doc['kind']!r}", where)
+    tables: dict[str, dict[str, Any]] = {}
+    for name, spec in _TABLES.items():
+        table = doc.get(name)
+        if not isinstance(table, dict):
+            raise CohsimError(f"missing table [{name}]", where)
+        _check_keys(where, f"{name}.", table, spec)
+        tables[name] = table
+    sources = doc.get("sources")
+    if not isinstance(sources, dict):
+        raise CohsimError("missing table [sources]", where)
+    for key, text in sources.items():
+        if not isinstance(text, str) or not text.strip():
+            raise CohsimError(f"sources.{key} must be a non-empty string", where)
+        table = key.split(".")[0]
+        if table not in _TABLES or ("." in key and key.split(".", 1)[1] not in tables[table]):
+            raise CohsimError(f"sources.{key} names no parameter of this file", where)
+    for table, values in tables.items():
+        for key, value in values.items():
+            if (
+                isinstance(value, int | float)
+                and f"{table}.{key}" not in sources
+                and table not in sources
+            ):
+                raise CohsimError(
+                    f'{table}.{key} has no source: add sources."{table}.{key}" '
+                    f'(a file under calibration/data/, or "assumption: why")',
+                    where,
+                )
+    try:
+        topo = Topology(**tables["topology"])
+        micro = Microarch(
+            **{k: float(v) if k != "uarch" else v for k, v in tables["microarch"].items()}
+        )
+        coh = Coherence(**{k: float(v) for k, v in tables["coherence"].items()})
+        return Machine(
+            name=doc["name"],
+            topology=topo,
+            microarch=micro,
+            coherence=coh,
+            kind=doc["kind"],
+            vendor=doc["vendor"],
+            cpu_model=doc["cpu_model"],
+            family=doc["family"],
+            description=doc.get("description", ""),
+            sources=dict(sources),
+        )
+    except CohsimError as exc:
+        raise CohsimError(exc.what, where) from None
+
+
+def load_machine(path: str | Path) -> Machine:
+    """Read one machine TOML file."""
+    path = Path(path)
+    doc = read_toml(path)
+    return machine_from_dict(doc, str(path))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def machine_to_toml(m: Machine) -> str:
+    """The machine as TOML text that `load_machine` reads back to an equal Machine."""
+    lines = [f"schema = {SCHEMA}"]
+    for key in ("name", "kind", "vendor", "cpu_model", "family", "description"):
+        lines.append(f"{key} = {_toml_value(getattr(m, key))}")
+    parts = {"topology": m.topology, "microarch": m.microarch, "coherence": m.coherence}
+    for table, obj in parts.items():
+        lines += ["", f"[{table}]"]
+        defaults = {f.name: f.default for f in fields(obj)}
+        for key, (_, required) in _TABLES[table].items():
+            value = getattr(obj, key)
+            if required or value != defaults[key]:  # an optional key at its default is left out
+                lines.append(f"{key} = {_toml_value(value)}")
+    lines += ["", "[sources]"]
+    for key, text in m.sources.items():
+        lines.append(f"{_toml_value(key)} = {_toml_value(text)}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Archetype:
+    """Which catalog machine represents an interconnect kind, and why."""
+
+    kind: str  #: "mesh", "chiplet" or "cmn"
+    instance: str  #: catalog name of the representative
+    why: str  #: one line for people
+
+
+class Catalog:
+    """All machine files under a catalog directory (by default the shipped `models/`)."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else catalog_dir()
+        self._machines: dict[str, Machine] = {}
+        self._paths: dict[str, Path] = {}
+        for sub in ("instances", "servers"):
+            for path in sorted((self.root / sub).glob("*.toml")):
+                m = load_machine(path)
+                if m.name in self._machines:
+                    raise CohsimError(
+                        f"machine {m.name!r} is also defined in {self._paths[m.name]}", str(path)
+                    )
+                if path.stem != m.name:
+                    raise CohsimError(f"name {m.name!r} does not match the file name", str(path))
+                self._machines[m.name] = m
+                self._paths[m.name] = path
+
+    def names(self) -> list[str]:
+        return list(self._machines)
+
+    def machines(self) -> list[Machine]:
+        return list(self._machines.values())
+
+    def path(self, name: str) -> Path:
+        return self._paths[self.get(name).name]
+
+    def get(self, name: str) -> Machine:
+        """The machine called `name`, or a catalog/TOML path; unknown names suggest neighbours."""
+        if name in self._machines:
+            return self._machines[name]
+        if name.endswith(".toml"):
+            return load_machine(name)
+        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
+        if not close:
+            close = [n for n in self.names() if n.split(".")[0] == name.split(".")[0]][:3]
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else "; `cohsim machines` lists the catalog"
+        )
+        raise CohsimError(f"unknown instance {name!r}{hint}")
+
+    def archetype(self, kind: str) -> Archetype:
+        """The representative of an interconnect kind (models/archetypes/KIND.toml)."""
+        if kind not in ARCHETYPES:
+            raise CohsimError(
+                f"unknown architecture {kind!r}; choose one of {', '.join(ARCHETYPES)}"
+            )
+        path = self.root / "archetypes" / f"{kind}.toml"
+        doc = read_toml(path)
+        spec = {
+            "schema": ((int,), True),
+            "archetype": ((str,), True),
+            "instance": ((str,), True),
+            "why": ((str,), True),
+        }
+        _check_keys(str(path), "", doc, spec)
+        if doc["archetype"] != kind:
+            raise CohsimError(f"archetype is {doc['archetype']!r}, expected {kind!r}", str(path))
+        machine = self.get(doc["instance"])
+        if machine.topology.interconnect != kind:
+            raise CohsimError(
+                f"{machine.name} is a {machine.topology.interconnect} machine, not {kind}",
+                str(path),
+            )
+        return Archetype(kind=kind, instance=doc["instance"], why=doc["why"])
+
+
+def summary_row(m: Machine) -> dict[str, Any]:
+    """The `cohsim machines` row of a machine (DESIGN.md section 4)."""
+    t = m.topology
+    return {
+        "name": m.name,
+        "kind": m.kind,
+        "vendor": m.vendor,
+        "cpu_model": m.cpu_model,
+        "uarch": m.microarch.uarch,
+        "family": m.family,
+        "interconnect": t.interconnect,
+        "sockets": t.sockets,
+        "numa_nodes": t.numa_nodes,
+        "cores": t.cores,
+        "threads_per_core": t.threads_per_core,
+        "vcpus": t.vcpus,
+        "llc_domains": t.llc_domains,
+        "source": m.sources.get("topology", ""),
+    }

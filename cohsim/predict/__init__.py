@@ -1,0 +1,1 @@
+"""Predictions: a workload on a machine, replicated, with intervals (`core`)."""
