@@ -16,8 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.heldout import BOUND, SPLITS, held_out
+from cohsim.calibrate import BOUND, SPLITS, held_out, load_bench
 
 HOST = "devvm-2cpu-intel-xeon-f6m167"
 DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "session3"

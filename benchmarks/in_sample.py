@@ -14,8 +14,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.calibration import _group_runs, load_fit
+from cohsim.calibrate import load_bench
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.calibration import Calibration
+from cohsim.calibrate import Calibration, load_bench
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import DEFAULT_KERNEL
 

@@ -136,7 +136,7 @@ def resolve_calibration(
     """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path. Returns
     the machine, the kernel, parameter draws, a note saying what was used, and the model's
     misfit on the fitted host where a kernel fit applies (0 otherwise)."""
-    from cohsim.calibrate.calibration import default_fit, load_fit
+    from cohsim.calibrate import default_fit, load_fit
 
     if spec == "none":
         return machine, kernel, [], "none (catalog and kernel files as they are)", 0.0

@@ -13,7 +13,7 @@ import collections
 import statistics
 from pathlib import Path
 
-from cohsim.calibrate.benchdata import MountRun, load_bench
+from cohsim.calibrate import MountRun, load_bench
 
 HERE = Path(__file__).resolve().parent
 SESSION3 = HERE.parent.parent / "session3" / "mount"

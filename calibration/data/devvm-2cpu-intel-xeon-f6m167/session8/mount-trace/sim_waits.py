@@ -15,8 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.calibrate.benchdata import simulate_run
-from cohsim.calibrate.calibration import load_fit
+from cohsim.calibrate import load_fit, simulate_run
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts

@@ -11,9 +11,9 @@ from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_text, parse_trace
 from cohsim.workload.trace import Trace, split_args, summarize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 
 
 def by_tid(trace: Trace) -> dict[int, list[str]]:

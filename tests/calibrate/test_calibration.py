@@ -12,8 +12,6 @@ from conftest import DATA, REPO
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from cohsim.cli import calibrate as cli_calibrate
-from cohsim.cli import app as cli
 from cohsim.calibrate.benchdata import (
     LABEL_OPS,
     BenchData,
@@ -35,6 +33,8 @@ from cohsim.calibrate.calibration import (
     load_fit,
 )
 from cohsim.calibrate.heldout import BOUND, SPLITS, HeldOut, held_out, split_runs
+from cohsim.cli import app as cli
+from cohsim.cli import calibrate as cli_calibrate
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog

@@ -14,9 +14,9 @@ from cohsim.workload.parse import parse_text, parse_trace
 from cohsim.workload.synth import STRATEGIES, expected_mount_ops, synthesize, write_strace
 from cohsim.workload.trace import Trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 
 
 def same_up_to_origin(parsed: Trace, original: Trace) -> bool:

@@ -114,7 +114,7 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
     import math
     import statistics
 
-    from cohsim.calibrate.calibration import default_fit
+    from cohsim.calibrate import default_fit
 
     fit = default_fit("m7a.24xlarge")
     res = [

@@ -27,7 +27,7 @@ from cohsim.cli.app import main
 from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(

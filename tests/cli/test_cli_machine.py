@@ -9,8 +9,8 @@ import sys
 import pytest
 from conftest import C2C_DIR
 
-from cohsim.cli.machine import TABLE_COLUMNS
 from cohsim.cli.app import main
+from cohsim.cli.machine import TABLE_COLUMNS
 
 C5 = str(C2C_DIR / "aws_c5.metal_xeon-8275CL_2s.csv")
 

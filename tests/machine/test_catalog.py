@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import DATA, REPO
 from hypothesis import given
-from test_machine import machines
+from test_model import machines
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml

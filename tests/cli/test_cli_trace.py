@@ -10,9 +10,9 @@ import pytest
 from cohsim.cli.app import main
 from cohsim.workload.parse import parse_trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 PER_LAYER = EXAMPLES / "strace_f_tt_T_containerd_like_per_layer_3layers.txt"
 
 

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohsim.kernel import waketable
-from cohsim.calibrate.benchdata import load_bench
+from cohsim.calibrate import load_bench
 from cohsim.cli.app import main
 from cohsim.errors import CohsimError
+from cohsim.kernel import waketable
 from cohsim.kernel.runqueue import CPUs
 from cohsim.kernel.waketable import samples_from_trace, table_from_rows, table_from_samples
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDLE = ROOT / "calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/wake-idle"
 
 
@@ -176,7 +176,7 @@ def test_cpus_report_how_long_the_granted_cpu_was_idle() -> None:
 
 
 def test_launch_with_a_table_is_deterministic_and_slower_than_no_wake() -> None:
-    from cohsim.calibrate.benchdata import simulate_run
+    from cohsim.calibrate import simulate_run
     from cohsim.kernel.costs import load_kernel
     from cohsim.kernel.linecosts import LineCosts
     from cohsim.machine.catalog import Catalog

@@ -125,7 +125,7 @@ def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, ker
 def _devvm_run(workers: int, corun: float) -> float:
     import dataclasses
 
-    from cohsim.calibrate.benchdata import simulate_run
+    from cohsim.calibrate import simulate_run
     from cohsim.machine.catalog import Catalog
 
     m = Catalog().get("devvm-2cpu-intel-xeon-f6m167")
@@ -197,7 +197,7 @@ def test_call_sigma_is_the_committed_measurement(kernel):
 
     from conftest import DATA
 
-    from cohsim.calibrate.benchdata import load_bench
+    from cohsim.calibrate import load_bench
 
     per: dict[tuple[str, int, str], list[float]] = {}
     for r in load_bench([DATA / "devvm-2cpu-intel-xeon-f6m167" / "mount"]).mount:
