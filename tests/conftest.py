@@ -1,4 +1,9 @@
-"""Shared fixtures: the repository's data directories and the shipped catalog."""
+"""Shared fixtures: the repository's data directories and the shipped catalog.
+
+Before anything runs, the tests check that the cohsim they import is this working tree: a
+developer who installed cohsim without `-e` and then edited it would otherwise test the stale
+installed copy and see old behaviour pass.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,53 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import cohsim
 from cohsim.machine.catalog import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "calibration" / "data"
 C2C_DIR = DATA / "core-to-core-latency"
+
+#: what the wheel ships, by where it lies in the working tree and in the installed package
+_SHIPPED = (
+    ("cohsim", "cohsim", "**/*.py"),
+    ("models", "cohsim/_catalog", "**/*.toml"),
+    ("calibration/fits", "cohsim/_fits", "*.json"),
+    ("calibration/bench", "cohsim/_bench", "*.c"),
+)
+
+
+def stale_files(installed_root: Path) -> list[str]:
+    """The working tree's shipped files that differ from (or are missing in) the installed
+    package under `installed_root` (the directory holding `cohsim/`), and installed modules
+    the working tree no longer has."""
+    stale = []
+    for tree, installed, pattern in _SHIPPED:
+        here = {p.relative_to(REPO / tree): p for p in (REPO / tree).glob(pattern)}
+        there_dir = installed_root / installed
+        there = {p.relative_to(there_dir): p for p in there_dir.glob(pattern)}
+        for rel, path in sorted(here.items()):
+            if "__pycache__" in rel.parts:
+                continue
+            other = there.get(rel)
+            if other is None or other.read_bytes() != path.read_bytes():
+                stale.append(f"{tree}/{rel}")
+        stale += [f"{installed}/{rel} (gone from the tree)" for rel in sorted(set(there) - set(here))]
+    return stale
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    installed_root = Path(cohsim.__file__).resolve().parent.parent
+    if installed_root == REPO:
+        return  # an editable install or a run from the tree: the tests see the working tree
+    stale = stale_files(installed_root)
+    if stale:
+        raise pytest.UsageError(
+            f"the installed cohsim ({installed_root / 'cohsim'}) is not this working tree: "
+            f"{len(stale)} file(s) differ, e.g. {stale[0]}. Install it editable "
+            '(pip install -e ".[dev]") or reinstall before testing.'
+        )
+
 
 settings.register_profile("cohsim", deadline=None, print_blob=True)
 settings.load_profile("cohsim")
