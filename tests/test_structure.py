@@ -194,3 +194,25 @@ def test_where_is_x_points_at_files_that_exist():
         if not any(m.exists() for m in matches):
             missing.append(ref)
     assert missing == []
+
+
+def test_a_stale_installed_copy_is_named(tmp_path):
+    """conftest's check: an installed copy equal to the tree passes; an edited module, a new
+    one and a changed machine file are each named."""
+    from conftest import _SHIPPED, stale_files
+
+    for tree, installed, pattern in _SHIPPED:
+        for src in (REPO / tree).glob(pattern):
+            if "__pycache__" in src.parts:
+                continue
+            dst = tmp_path / installed / src.relative_to(REPO / tree)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+    assert stale_files(tmp_path) == []
+    (tmp_path / "cohsim" / "units.py").write_text("# an older units.py\n")
+    (tmp_path / "cohsim" / "gone.py").write_text("")
+    (tmp_path / "cohsim" / "_catalog" / "kernel" / "linux-6.18.toml").write_text("")
+    stale = stale_files(tmp_path)
+    assert "cohsim/units.py" in stale
+    assert "cohsim/gone.py (gone from the tree)" in stale
+    assert "models/kernel/linux-6.18.toml" in stale
