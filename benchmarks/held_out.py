@@ -3,9 +3,9 @@
     python benchmarks/held_out.py [--mount PATH] [workers|repeats ...]
 
 Each split refits the kernel parameters (a few minutes on 2 CPUs) on part of
-calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/{mount,wake,wake-idle} and predicts the
+calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/{mount,wake,wake-idle} and predicts the
 other part. `--mount` takes the mount_bench runs from PATH (a directory or a CSV) instead of
-session3/mount, e.g. session 11's interleaved rounds.
+mount-wake-long/mount, e.g. the interleaved rounds in mount-interleaved-rounds/.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from cohsim.calibrate import BOUND, SPLITS, held_out, load_bench
 
 HOST = "devvm-2cpu-intel-xeon-f6m167"
-DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "session3"
+DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "mount-wake-long"
 
 
 def main(argv: list[str]) -> int:

@@ -4,7 +4,7 @@ and simulated worker time per sequence and, per op, measured / simulated mean ca
     python benchmarks/in_sample.py [FIT.json] [MOUNT_DATA_DIR] [strategy ...]
 
 Default fit: calibration/fits/devvm-2cpu-intel-xeon-f6m167.json; default data: the mount runs it
-was fitted to (calibration/data/devvm-2cpu-intel-xeon-f6m167/session3/mount). Simulated with 4
+was fitted to (calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/mount). Simulated with 4
 seeds.
 """
 
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     only = [a for a in argv if not a.endswith(".json") and a not in dirs]
     fit = load_fit(path)
     data = load_bench(
-        dirs or [ROOT / "calibration" / "data" / fit.instance_ / "session3" / "mount"]
+        dirs or [ROOT / "calibration" / "data" / fit.instance_ / "mount-wake-long" / "mount"]
     )
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)

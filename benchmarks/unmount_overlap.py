@@ -3,7 +3,7 @@
     python benchmarks/unmount_overlap.py [FIT.json]
 
 Simulates mount_bench as the traces in
-calibration/data/devvm-2cpu-intel-xeon-f6m167/session6/mount-trace/ ran it (2 workers, 1 layer,
+calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace/unmount-breakdown/ ran it (2 workers, 1 layer,
 100 containers per worker, no mountinfo sample) for common-parent and per-layer, with the
 committed fit (default) and 2 seeds. Prints, per unmount op, how many calls overlapped another
 worker's unmount and their mean time, against the calls that did not. The last line of each
@@ -24,7 +24,7 @@ from cohsim.machine.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "devvm-2cpu-intel-xeon-f6m167"
-TRACES = ROOT / "calibration" / "data" / HOST / "session6" / "mount-trace"
+TRACES = ROOT / "calibration" / "data" / HOST / "mount-trace" / "unmount-breakdown"
 sys.path.insert(0, str(TRACES))
 from overlap import Call, meets, phase  # noqa: E402  (the traces' own analysis, reused)
 

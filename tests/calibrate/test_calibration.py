@@ -345,7 +345,7 @@ def test_held_out_splits():
     fit, held = split_runs(data, "workers")
     assert {r.workers for r in fit.mount} == {1, 2} and {r.workers for r in held} == {4}
     assert fit.wake == data.wake  # the host's wake-up latency goes with every split
-    s3 = DEVVM_DATA / "session3"
+    s3 = DEVVM_DATA / "mount-wake-long"
     table = load_bench([s3 / "mount", s3 / "wake-idle"])
     assert split_runs(table, "workers")[0].wake_idle is table.wake_idle is not None
     fit, held = split_runs(data, "repeats")
@@ -362,7 +362,7 @@ _HELD_OUT_XFAIL = (
     "within 15 %: worst -37.8 % (common-parent 4 workers 10 layers), five shapes over 15 %. "
     "Session 11: the host itself does not repeat these shapes within 15 % between sittings "
     "(multi-worker slowdowns moved 19 % median, up to 87 %: "
-    "calibration/data/devvm-2cpu-intel-xeon-f6m167/session11/interleaved/README.md)"
+    "calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-interleaved-rounds/README.md)"
 )
 
 
@@ -380,7 +380,7 @@ def test_held_out_leaves_out_only_shapes_the_host_did_not_repeat():
 @pytest.mark.xfail(strict=True, reason=_HELD_OUT_XFAIL)
 @pytest.mark.parametrize("split", SPLITS)
 def test_held_out_within_15_percent(split):
-    s3 = DEVVM_DATA / "session3"
+    s3 = DEVVM_DATA / "mount-wake-long"
     data = load_bench([s3 / "mount", s3 / "wake", s3 / "wake-idle"])
     h = held_out(data, DEVVM, split)
     # the repeats split leaves out shapes whose own later repeats moved by more than the

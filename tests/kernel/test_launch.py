@@ -149,7 +149,7 @@ def test_devvm_corun_slowdown_is_the_committed_measurement(catalog):
 
     from conftest import REPO
 
-    path = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/session4/corun/corun_bench.csv"
+    path = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m167/corun/corun_bench.csv"
     by: dict[tuple[str, str], dict[int, float]] = {}
     for r in csv.DictReader(path.open()):
         by.setdefault((r["metric"], r["repeat"]), {})[int(r["threads"])] = float(r["value"])
