@@ -1,5 +1,5 @@
 """`cohsim bench pause|mount|wake|wake-idle`: run the real benchmarks on this host (registered
-by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.kernel.waketable).
+by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
 them, hands them to `cohsim.bench.runner.run_bench` and prints a summary.
@@ -169,8 +169,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _wake_idle(args: argparse.Namespace) -> int:
-    from cohsim.kernel import waketable
-    table, csv_path = waketable.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
+    from cohsim.bench import wakeidle
+
+    table, csv_path = wakeidle.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
     bins = [
         {
             "idle_from_ns": lo,

@@ -8,11 +8,10 @@ scheduler's latency, tens of microseconds at the median with a tail into millise
 metal the same shape comes from C-state exit latencies. wake_bench's futex ping-pong keeps both
 CPUs nearly busy, so it sees only the short-idle end (cohsim.bench.runner, `wake_ns`).
 
-Measuring it: `calibration/bench/wake_trace.sh` records `sched_waking`, `sched_wakeup` and
-`sched_switch` while mount_bench runs; `cohsim bench wake-idle TRACE... --out DIR` turns the
-traces into this table (`samples_from_trace`): every wake-up issued on one CPU for a task whose
-target CPU was idle at that moment gives one sample (idle duration = time since that CPU
-switched to its idle task; wake latency = from `sched_waking` until the task is switched in).
+Measuring it: `calibration/bench/wake_trace.sh` records the scheduler tracepoints while
+mount_bench runs, and `cohsim bench wake-idle TRACE... --out DIR` (cohsim.bench.wakeidle) turns
+the traces into (idle_ns, wake_ns) samples and this table (`table_from_samples`). This module
+only holds the table: building it from samples, drawing from it, and its CSV and JSON forms.
 
 The table is stored as wake_bench rows (the tidy CSV): lock `sched-trace`, placement
 `idle-LO-HI` (idle duration bin in ns, HI `inf` for the last), metric `qP` (the P quantile of
@@ -165,124 +164,3 @@ def table_from_rows(rows: Sequence[tuple[int, dict[str, str]]], where: str) -> W
         values.append(vals)
     samples = tuple(int(bins[lo].get("samples", 0)) for lo in edges)
     return WakeTable(edges, quantiles, tuple(values), samples)
-
-
-# ------------------------------------------------------------------------ ftrace text
-
-_EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+):\s+(\w+):\s*(.*)$")
-_FIELD = re.compile(r"(\w+)=(\S+)")
-
-
-def samples_from_trace(
-    lines: Iterable[str], where: str, cpus: set[int] | None = None
-) -> list[tuple[float, float]]:
-    """(idle_ns, wake_ns) of every wake-up onto an idle CPU in an ftrace text dump (the
-    `trace` file) with sched_switch, sched_waking and sched_wakeup enabled; the CPU numbers
-    seen are added to `cpus` when given."""
-    idle_since: dict[int, float] = {}  # cpu -> when it switched to its idle task
-    pending: dict[int, tuple[float, float, int]] = {}  # pid -> (waking time, idle, target)
-    out: list[tuple[float, float]] = []
-    seen = 0
-    for n, line in enumerate(lines, start=1):
-        if line.startswith("#") or not line.strip():
-            continue
-        m = _EVENT.match(line)
-        if not m:
-            continue  # other events (syscalls) have another layout: not ours
-        cpu, t, name, rest = int(m.group(3)), float(m.group(4)), m.group(5), m.group(6)
-        if name not in ("sched_switch", "sched_waking", "sched_wakeup"):
-            continue
-        seen += 1
-        if cpus is not None:
-            cpus.add(cpu)
-        f = dict(_FIELD.findall(rest))
-        try:
-            if name == "sched_switch":
-                nxt = int(f["next_pid"])
-                if nxt == 0:
-                    idle_since[cpu] = t
-                else:
-                    idle_since.pop(cpu, None)
-                    w = pending.pop(nxt, None)
-                    if w is not None and w[2] == cpu:
-                        out.append((w[1] * 1e9, (t - w[0]) * 1e9))
-            elif name == "sched_waking":
-                pid, target = int(f["pid"]), int(f["target_cpu"])
-                if target != cpu and target in idle_since:
-                    pending[pid] = (t, t - idle_since[target], target)
-                else:
-                    pending.pop(pid, None)
-        except (KeyError, ValueError):
-            raise CohsimError(f"malformed {name} event", f"{where}:{n}") from None
-    if not seen:
-        raise CohsimError(
-            "no sched_switch/sched_waking events: not an ftrace dump of the scheduler", where
-        )
-    return out
-
-
-# ------------------------------------------------------------------------ the command
-
-
-def read_trace(path: str, cpus: set[int] | None = None) -> list[tuple[float, float]]:
-    """The samples of one trace file (plain text, gzip or xz)."""
-    import gzip
-    import lzma
-
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(6)
-        opener: Any = open
-        if magic[:2] == b"\x1f\x8b":
-            opener = gzip.open
-        elif magic == b"\xfd7zXZ\x00":
-            opener = lzma.open
-        with opener(path, "rt", encoding="utf-8") as f:
-            return samples_from_trace(f, path, cpus)
-    except FileNotFoundError:
-        raise CohsimError("no such file", path) from None
-    except (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as exc:
-        raise CohsimError(f"cannot read the trace: {exc}", path) from None
-
-
-def write_table(
-    traces: Sequence[str], out_dir: str, command: Sequence[str]
-) -> tuple[WakeTable, Any]:
-    """Build the table from `traces` and write DIR/wake_bench.csv and its sidecar (each file
-    complete or absent). Returns the table and the CSV path."""
-    from pathlib import Path
-
-    from cohsim import provenance
-    from cohsim.bench import hostinfo
-    from cohsim.bench import runner as bench
-    samples: list[tuple[float, float]] = []
-    seen: set[int] = set()
-    for path in traces:
-        samples.extend(read_trace(path, seen))
-    table = table_from_samples(samples)
-    cpus = max(seen) + 1  # the traced machine's CPUs (the `threads` column), not this one's
-    cols = bench.WAKE_COLUMNS
-    lines = [",".join(cols)] + [",".join(r[c] for c in cols) for r in table.rows(cpus)]
-    text = "\n".join(lines) + "\n"
-    out = Path(out_dir)
-    csv_path, sidecar_path = out / "wake_bench.csv", out / "wake_bench.json"
-    sidecar = {
-        "schema": bench.SCHEMA,
-        "kind": "cohsim.bench.runner",
-        "bench": "wake",
-        "source": "scheduler tracepoints (cohsim.kernel.waketable.samples_from_trace)",
-        "cohsim_command": list(command),
-        "traces": {Path(p).name: provenance.file_digest(p) for p in traces},
-        "samples": len(samples),
-        "host": hostinfo.collect().to_json(),
-        "csv": {
-            "file": csv_path.name,
-            "digest": provenance.text_digest(text),
-            "rows": len(lines) - 1,
-            "columns": list(cols),
-        },  # fmt: skip
-        "provenance": provenance.stamp(),
-    }
-    provenance.write_atomic(csv_path, text)
-    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar))
-    return table, csv_path
