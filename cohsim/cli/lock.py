@@ -10,14 +10,14 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.errors import CohsimError
-from cohsim.lock.handoff import (
+from cohsim.lock.handoff import sweep
+from cohsim.lock.params import (
     DEFAULT_ACQUISITIONS,
     DEFAULT_CS_NS,
     DEFAULT_THINK_NS,
     LOCKS,
     MODELS,
     SCHEMA,
-    sweep,
 )
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.placement import place

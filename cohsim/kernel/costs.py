@@ -1,7 +1,7 @@
 """The kernel's mount path (level 3): what each mount-related syscall costs, and which locks it
 takes, before any contention.
 
-Facts modelled (fs/namespace.c, fs/namei.c; DESIGN.md section 1):
+Facts modelled (fs/namespace.c, fs/namei.c):
 
 - `mount_lock` is a seqlock: a sequence counter and a queued spinlock on one cache line. Writers
   take the spinlock; every path walk reads the counter, spins (PAUSE) while a writer holds it, and
@@ -14,9 +14,9 @@ Facts modelled (fs/namespace.c, fs/namei.c; DESIGN.md section 1):
 - every unmount ends with synchronize_rcu_expedited() after dropping namespace_sem.
 
 `KernelParams` are read from a TOML file (default `models/kernel/linux-6.18.toml`) whose
-`[sources]` table says where each number comes from; `classify` maps a traced syscall to one of
-its ops. The contention itself — waiting, spinning, line transfers, grace periods — is the
-simulator's business (cohsim.kernel.launch).
+`[sources]` table says where each number comes from; cohsim.kernel.classify maps a traced
+syscall to one of its ops. The contention itself — waiting, spinning, line transfers, grace
+periods — is the simulator's business (cohsim.kernel.launch).
 
 Format history: schema 1 — path, rcu, percpu, background, launch, ops.*, sources.
 """
@@ -31,7 +31,6 @@ from typing import Any
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
 from cohsim.kernel.waketable import WakeTable
-from cohsim.workload.trace import SyscallEvent
 
 SCHEMA = 1
 DEFAULT_KERNEL = "linux-6.18"
@@ -250,80 +249,3 @@ def load_kernel(name_or_path: str | Path | None = None) -> KernelParams:
     path = Path(text) if text.endswith(".toml") else catalog_dir() / "kernel" / f"{text}.toml"
     doc = read_toml(path, "kernel parameter file")
     return kernel_from_dict(doc, str(path))
-
-
-class ThreadState:
-    """What `classify` must remember about one traced thread: its fds and mounts."""
-
-    __slots__ = ("attached_fds", "overlay_targets", "layers_pending")
-
-    def __init__(self) -> None:
-        self.attached_fds: set[int] = set()  # open_tree fds that move_mount attached
-        self.overlay_targets: set[str] = set()  # where this thread mounted overlays
-        self.layers_pending = 0  # binds / lowerdir fds prepared since the last overlay
-
-
-def classify(e: SyscallEvent, st: ThreadState) -> str:
-    """The op of one traced syscall, updating the thread's state."""
-    name = e.name
-    if name == "open_tree":
-        if "OPEN_TREE_CLONE" in e.flags:
-            st.layers_pending += 1
-            if e.ret is not None and e.ret >= 0:
-                st.attached_fds.discard(e.ret)
-            return "open_tree_clone"
-        return "other"
-    if name == "mount_setattr":
-        if "MOUNT_ATTR_RDONLY" in e.flags or "MS_PRIVATE" in e.flags:
-            return "mount_setattr_ro"
-        return "mount_setattr"
-    if name == "move_mount":
-        if e.fd is not None:
-            st.attached_fds.add(e.fd)
-        if e.fd_source == "fsmount" and e.path:  # lowerdir+: the overlay itself is attached
-            st.overlay_targets.add(e.path)
-        return "move_mount"
-    if name == "close":
-        if e.fd_source == "open_tree":
-            attached = e.fd in st.attached_fds
-            st.attached_fds.discard(e.fd if e.fd is not None else -1)
-            return "close_attached" if attached else "close_detached"
-        return "other"
-    if name == "mount":
-        if e.args.lstrip().startswith('"overlay"'):
-            if e.path:
-                st.overlay_targets.add(e.path)
-            return "mount_overlay"
-        return "other"
-    if name in ("umount2", "umount"):
-        if not e.ok:
-            return "umount_einval"
-        if e.path in st.overlay_targets:
-            st.overlay_targets.discard(e.path)
-            return "umount_overlay"
-        return "umount_detach" if "MNT_DETACH" in e.flags else "umount"
-    if name == "read" and e.fd_source == "mountinfo":
-        return "mountinfo_read"
-    if name == "openat" and e.path and "mountinfo" in e.path:
-        return "mountinfo_open"
-    if name == "fsopen":
-        return "fsopen"
-    if name == "fsconfig":
-        return "fsconfig_create" if "FSCONFIG_CMD_CREATE" in e.flags else "fsconfig"
-    if name == "fsmount":
-        return "fsmount"
-    return "other"
-
-
-def layers_of(events: tuple[SyscallEvent, ...]) -> list[int]:
-    """For each event, the layer count that its op scales with (overlay mount, fsconfig create,
-    fsmount): the idmapped clones prepared since the thread's previous overlay, at least 1."""
-    out, pending = [], 0
-    for e in events:
-        if e.name == "open_tree" and "OPEN_TREE_CLONE" in e.flags:
-            # a recursive clone of the common parent stands for every layer under it
-            pending += 1
-        out.append(max(1, pending))
-        if (e.name == "mount" and e.args.lstrip().startswith('"overlay"')) or e.name == "fsmount":
-            pending = 0
-    return out

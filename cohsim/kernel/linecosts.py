@@ -1,8 +1,9 @@
 """What level 3 asks level 2: the cost of moving the mount_lock line when k CPUs fight for it.
 
-Level 3 (cohsim.kernel.launch) simulates syscalls, not cache lines (DESIGN.md section 3: no giant
-per-line simulation of 20,200 mounts on 96 CPUs). Whenever it needs a line cost it asks this
-table, which asks the lock hand-off level once per (lock kind, CPU count) and caches the answer:
+Level 3 (cohsim.kernel.launch) simulates syscalls, not cache lines (simulating every line
+transfer of tens of thousands of mounts on 96 CPUs would be far too slow). Whenever it needs a
+line cost it asks this table, which asks the lock hand-off level once per (lock kind, CPU
+count) and caches the answer:
 
 - `spinlock_ns(n)`: a hand-off of the queued spinlock among n CPUs that all want it — the
   per-acquisition overhead of a saturated qspinlock, 1/throughput - critical section;
@@ -26,8 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cohsim.lock.handoff import HandoffResult, LockParams, simulate
+from cohsim.lock.handoff import simulate
+from cohsim.lock.params import PS, HandoffResult, LockParams
 from cohsim.machine.model import Machine
+from cohsim.units import per_s_to_gap_ns
 
 #: pause_bench-like critical section used for the queries (ns): short, like mount_lock sections
 CS_REF_NS = 100.0
@@ -118,11 +121,11 @@ class LineCosts:
             return self._cache[key]
         r = self._run(*self._spec(kind, n))
         if kind == "spinlock":
-            value = max(0.0, 1e9 / r.acquisitions_per_s - CS_REF_NS)
+            value = max(0.0, per_s_to_gap_ns(r.acquisitions_per_s) - CS_REF_NS)
         else:
             assert r.record is not None
             if kind == "writer":
-                w = [(a - s) / 1000 for (t, s, a) in r.record.waits if t == 0]
+                w = [(a - s) / PS for (t, s, a) in r.record.waits if t == 0]
                 value = float(np.mean(w)) if w else r.mean_ns
             else:
                 rel = sorted(e for (t, _a, e) in r.record.holds if t == 0)
@@ -132,7 +135,7 @@ class LineCosts:
                         continue
                     j = bisect.bisect_right(rel, a) - 1
                     if j >= 0:
-                        gaps.append((a - rel[j]) / 1000)
+                        gaps.append((a - rel[j]) / PS)
                 value = float(np.mean(gaps)) if gaps else r.mean_ns
         self._cache[key] = value
         return value

@@ -1,12 +1,13 @@
-"""mount_lock in the launch simulation (cohsim.kernel.launch): a seqlock, its writers and its readers.
+"""mount_lock in the launch simulation (cohsim.kernel.launch): a seqlock, its writers and its
+readers.
 
 Linux's mount_lock is a seqlock: writers take its spinlock (a queued spinlock: FIFO, spinning
 on the CPU) and bump the sequence counter on taking and on releasing it; path walks read the
 counter locklessly and spin while a writer holds it.
 
-- A writer's section costs the line transfers level 2 prices (`cohsim.kernel.linecosts.LineCosts`):
-  the spinlock's hand-off when it was queued, and the wait for the line exclusive while k
-  CPUs spin reading the counter; then its own work.
+- A writer's section costs the line transfers level 2 prices
+  (`cohsim.kernel.linecosts.LineCosts`): the spinlock's hand-off when it was queued, and the
+  wait for the line exclusive while k CPUs spin reading the counter; then its own work.
 - A walk that finds the lock write-held spins until the release; then every spinner re-reads
   the line, which costs level 2's reader latency for that many spinners. A walk during which
   the counter moved falls back to taking the spinlock (`__legitimize_mnt`).
@@ -25,16 +26,14 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import simpy
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
-
-if TYPE_CHECKING:
-    from cohsim.kernel.launch import LaunchRecord, LockStats
+from cohsim.kernel.records import LaunchRecord, LockStats
 
 Proc = Generator[simpy.Event, Any, None]
 
@@ -62,7 +61,7 @@ class MountLock:
         self.stats, self.spin_stats, self.record = stats, spin_stats, record
         self.held = False
         self.queue: deque[simpy.Event] = deque()  #: writers waiting, first in first served
-        self.change_times: list[int] = []  #: when the sequence counter moved
+        self.change_times: list[float] = []  #: when the sequence counter moved
         self.releases = 0
         self._released: simpy.Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
@@ -193,7 +192,7 @@ class MountLock:
         st.wait_ns += self.env.now - t0
         st.acquisitions += 1
 
-    def moved_under(self, start: int, walk_ns: float) -> bool:
+    def moved_under(self, start: float, walk_ns: float) -> bool:
         """Did the sequence counter move while a walk from `start` ran?"""
         times = self.change_times
         if not walk_ns or not times or times[-1] <= start:

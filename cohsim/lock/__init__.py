@@ -1,6 +1,6 @@
 """Level 2, lock hand-off: pause_bench in simulation.
 
-`handoff` holds the lock parameters, the result types and the entry point (`simulate`,
+`params` holds the lock parameters and the result types, `handoff` the entry point (`simulate`,
 `sweep`); `des` is the discrete-event simulation of the lock algorithms with home-agent queues,
 NUMA and SMT; `markov` the analytic fast path and cross-check.
 """

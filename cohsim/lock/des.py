@@ -40,59 +40,50 @@ import numpy as np
 import simpy
 from simpy.events import Timeout
 
-from cohsim.lock.handoff import HandoffRecord, HandoffResult, LockParams
+from cohsim.lock.coherence import (
+    FADD,
+    INC,
+    PASS_TURN,
+    Q_ARRIVE,
+    Q_RELEASE,
+    Q_TAKE,
+    READ,
+    RFO,
+    SEQ_INC,
+    STORE0,
+    XCHG,
+    Agent,
+    Req,
+    coherence_points,
+)
+from cohsim.lock.params import PS, PS_PER_S, HandoffRecord, HandoffResult, LockParams
 from cohsim.machine.model import Machine
 
-PS = 1000  # picoseconds per nanosecond
-READ, RFO = 0, 1
-# atomic operations, applied at the moment the coherence point orders them
-XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
 ACQUIRED, HEAD, QUEUED = "acquired", "head", "queued"
-_RELEASE_OP = {"ttas": STORE0, "ticket": INC, "qspinlock": Q_RELEASE, "seqcount": SEQ_INC,
-               "pingpong": PASS_TURN}
-
-
-class _Agent:
-    """A coherence point: one request for the lock line in service at a time, FIFO behind it."""
-
-    __slots__ = ("name", "is_hub", "domain", "queue", "busy", "inserted", "served", "area",
-                 "last_t", "max_n", "trace")
-
-    def __init__(self, name: str, is_hub: bool, domain: int, trace: bool) -> None:
-        self.name, self.is_hub, self.domain = name, is_hub, domain
-        self.queue: deque[_Req] = deque()
-        self.busy = False
-        self.inserted = self.served = self.area = self.last_t = self.max_n = 0
-        self.trace: list[tuple[int, int]] | None = [] if trace else None
-
-    @property
-    def n(self) -> int:
-        return len(self.queue) + self.busy
-
-    def account(self, now: int, before: int) -> None:
-        """Integrate the occupancy `before` up to `now`, then note the new one."""
-        self.area += before * (now - self.last_t)
-        self.last_t = now
-        n = self.n
-        self.max_n = max(self.max_n, n)
-        if self.trace is not None and n != before:
-            self.trace.append((now, n))
-
-
-class _Req:
-    __slots__ = ("th", "kind", "op", "done", "via")
-
-    def __init__(self, th: int, kind: int, op: int, done: Callable[[Any, int], None]) -> None:
-        self.th, self.kind, self.op, self.done = th, kind, op, done
-        self.via: _Agent | None = None
+_RELEASE_OP = {
+    "ttas": STORE0,
+    "ticket": INC,
+    "qspinlock": Q_RELEASE,
+    "seqcount": SEQ_INC,
+    "pingpong": PASS_TURN,
+}
 
 
 class LockDES:
     """One pause_bench run: state lives here, never in the module."""
 
-    def __init__(self, machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
-                 cs_ns: float, think_ns: float, acquisitions: int, rng: np.random.Generator,
-                 record: bool) -> None:
+    def __init__(
+        self,
+        machine: Machine,
+        cpus: tuple[int, ...],
+        lock: str,
+        params: LockParams,
+        cs_ns: float,
+        think_ns: float,
+        acquisitions: int,
+        rng: np.random.Generator,
+        record: bool,
+    ) -> None:
         self.env = simpy.Environment()
         self.lock, self.params, self.rng = lock, params, rng
         n = self.n = len(cpus)
@@ -104,8 +95,10 @@ class LockDES:
         core_ids = arr["core"][cpu].tolist()
         uniq = sorted(set(core_ids))
         self.core = [uniq.index(k) for k in core_ids]  # participant core index per thread
-        self.sib = [next((j for j in range(n) if j != i and self.core[j] == self.core[i]), -1)
-                    for i in range(n)]
+        self.sib = [
+            next((j for j in range(n) if j != i and self.core[j] == self.core[i]), -1)
+            for i in range(n)
+        ]
         self.dom = arr["llc"][cpu].tolist()
         w = machine.edge_weights_ns
         sock = arr["socket"][cpu]
@@ -120,19 +113,8 @@ class LockDES:
         self.pause_ps = max(1, round(machine.microarch.pause_ns * PS))
         self.smt_slowdown = params.smt_slowdown
         # coherence points: one per LLC domain in use, and the home hub
-        t = machine.topology
-        self.agents: dict[int, _Agent] = {d: _Agent(f"llc{d}", False, d, False)
-                                          for d in sorted(set(self.dom))}
-        if t.llc_domains_per_socket == 1:  # the home socket's CHA / HN is its LLC's point
-            home_dom = home
-            if home_dom not in self.agents:
-                self.agents[home_dom] = _Agent(f"llc{home_dom}", False, home_dom, False)
-            self.hub = self.agents[home_dom]
-            self.hub.is_hub = True
-            self.hub.name = f"home{home}"
-        else:
-            self.hub = _Agent(f"home{home}", True, -1, False)
-        self.hub.trace = [] if record else None
+        one_llc = machine.topology.llc_domains_per_socket == 1
+        self.agents, self.hub = coherence_points(self.dom, home, one_llc, record)
         # the line
         ncores = len(uniq)
         self.core_valid = [False] * ncores
@@ -234,7 +216,7 @@ class LockDES:
 
     # ----- requests and coherence points -------------------------------------------------------
 
-    def _submit(self, agent: _Agent, req: _Req) -> None:
+    def _submit(self, agent: Agent, req: Req) -> None:
         before = agent.n
         agent.queue.append(req)
         agent.inserted += 1
@@ -242,7 +224,7 @@ class LockDES:
         if not agent.busy:
             self._start(agent)
 
-    def _start(self, agent: _Agent) -> None:
+    def _start(self, agent: Agent) -> None:
         before = agent.n
         req = agent.queue.popleft()
         agent.busy = True
@@ -267,7 +249,7 @@ class LockDES:
             self._after(resp, self._free, via)
         self._after(resp, req.done, result, seq)
 
-    def _free(self, agent: _Agent) -> None:
+    def _free(self, agent: Agent) -> None:
         before = agent.n
         agent.busy = False
         agent.served += 1
@@ -275,7 +257,7 @@ class LockDES:
         if agent.queue:
             self._start(agent)
 
-    def _serve(self, req: _Req, busy: int, at_hub: bool) -> tuple[int, Any]:
+    def _serve(self, req: Req, busy: int, at_hub: bool) -> tuple[int, Any]:
         """Serve `req` now at a point busy `busy` ps; its answer's delay and its result."""
         i = req.th
         c, d = self.core[i], self.dom[i]
@@ -312,7 +294,7 @@ class LockDES:
             else:
                 self._on_value(i, self.value, self.write_seq)
             return
-        req = _Req(i, READ, 0, lambda v, s: self._on_value(i, v, s))
+        req = Req(i, READ, 0, lambda v, s: self._on_value(i, v, s))
         self._submit(self.agents[self.dom[i]], req)
 
     def _on_value_now(self, i: int) -> None:
@@ -324,7 +306,7 @@ class LockDES:
             self._write(i)
             done(result, self.write_seq)
             return
-        self._submit(self.agents[self.dom[i]], _Req(i, RFO, op, done))
+        self._submit(self.agents[self.dom[i]], Req(i, RFO, op, done))
 
     # ----- the threads ------------------------------------------------------------------------
 
@@ -351,8 +333,9 @@ class LockDES:
         lock = self.lock
         if lock == "ttas":
             if v == 0:
-                self._after(self.loop_ps, self._rfo, i, XCHG,
-                            lambda old, s: self._on_xchg(i, old, s))
+                self._after(
+                    self.loop_ps, self._rfo, i, XCHG, lambda old, s: self._on_xchg(i, old, s)
+                )
             else:
                 self._wait(i, seq)
         elif lock == "ticket" or lock == "pingpong":
@@ -459,9 +442,18 @@ class LockDES:
         self.env.run(until=self.done)
 
 
-def run_des(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
-            cs_ns: float, think_ns: float, acquisitions: int, rng: np.random.Generator,
-            record: bool, common: dict[str, Any]) -> HandoffResult:
+def run_des(
+    machine: Machine,
+    cpus: tuple[int, ...],
+    lock: str,
+    params: LockParams,
+    cs_ns: float,
+    think_ns: float,
+    acquisitions: int,
+    rng: np.random.Generator,
+    record: bool,
+    common: dict[str, Any],
+) -> HandoffResult:
     """Run the DES and summarise it as a HandoffResult (see cohsim.lock.handoff.simulate)."""
     sim = LockDES(machine, cpus, lock, params, cs_ns, think_ns, acquisitions, rng, record)
     sim.run()
@@ -475,15 +467,24 @@ def run_des(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockPara
     rec = None
     if record:
         rec = HandoffRecord(
-            holds=tuple(sim.holds), waits=tuple(sim.waits), home_queue=tuple(hub.trace or ()),
-            agents={a.name: (a.inserted, a.served, a.n) for a in agents}, end_ps=end)
+            holds=tuple(sim.holds),
+            waits=tuple(sim.waits),
+            home_queue=tuple(hub.trace or ()),
+            agents={a.name: (a.inserted, a.served, a.n) for a in agents},
+            end_ps=end,
+        )
     return HandoffResult(
-        model="des", acquisitions=len(lat),
+        model="des",
+        acquisitions=len(lat),
         p50_ns=float(np.percentile(lat, 50)) if len(lat) else 0.0,
         p99_ns=float(np.percentile(lat, 99)) if len(lat) else 0.0,
         mean_ns=float(lat.mean()) if len(lat) else 0.0,
-        acquisitions_per_s=len(lat) / (window / 1e12),
+        acquisitions_per_s=len(lat) / (window / PS_PER_S),
         spin_fraction=min(1.0, sim.wait_sum / (sim.n * window)),
-        home_queue_mean=hub.area / max(1, end), home_queue_max=hub.max_n,
-        home_requests=hub.served, requests=sum(a.served for a in agents),
-        record=rec, **common)
+        home_queue_mean=hub.area / max(1, end),
+        home_queue_max=hub.max_n,
+        home_requests=hub.served,
+        requests=sum(a.served for a in agents),
+        record=rec,
+        **common,
+    )

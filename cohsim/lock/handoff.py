@@ -1,166 +1,55 @@
-"""Level 2, the lock hand-off: shared parameters, result types, and the one entry point.
+"""Level 2, the lock hand-off: the one entry point.
 
 `simulate(machine, threads, ...)` answers "what does pause_bench measure on this machine with
-this many threads?" with either the discrete-event simulation (`model="des"`, cohsim.lock.des) or
-the analytic Markov chain (`model="markov"`, cohsim.lock.markov). Both take the same `LockParams` —
-the level-2 numbers a Machine does not hold — and return the same `HandoffResult`, which says
-which model answered.
-
-`LockParams` defaults come from `params_from_machine`: each is either derived from the Machine's
-class latencies or marked "assumption" below; calibration (fitting to real pause_bench data)
-replaces them later.
+this many threads?" with either the discrete-event simulation (`model="des"`, cohsim.lock.des)
+or the analytic Markov chain (`model="markov"`, cohsim.lock.markov). Both take the same
+`LockParams` and return the same `HandoffResult` (cohsim.lock.params), which says which model
+answered. `sweep` runs `simulate` over thread counts with independent seeded streams.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cohsim.errors import CohsimError
+from cohsim.lock.des import run_des
+from cohsim.lock.markov import run_markov
+from cohsim.lock.params import (
+    DEFAULT_ACQUISITIONS,
+    DEFAULT_CS_NS,
+    DEFAULT_THINK_NS,
+    LOCKS,
+    MODELS,
+    HandoffResult,
+    LockParams,
+    params_from_machine,
+)
 from cohsim.machine.model import Machine
 from cohsim.machine.placement import place
-
-LOCKS = ("ttas", "ticket", "qspinlock", "seqcount", "pingpong")
-MODELS = ("des", "markov")
-SCHEMA = 1
-
-#: pause_bench's defaults (calibration/bench/pause_bench.c): 100 ns critical section, no think time.
-DEFAULT_CS_NS = 100.0
-DEFAULT_THINK_NS = 0.0
-DEFAULT_ACQUISITIONS = 2000
-
-
-@dataclass(frozen=True)
-class LockParams:
-    """Level-2 parameters not in the Machine, to be calibrated against real pause_bench data.
-
-    The two service times are how long a coherence point is busy with one request for the lock
-    line (Intel's CHA keeps one Table-of-Requests entry per address at a time; the AMD IO die and
-    Arm home nodes order one request per address likewise), i.e. the per-request cost that makes
-    hand-off time grow with the number of waiters.
-    """
-
-    #: occupancy per request of an LLC domain's coherence point (mesh CHA, CCX L3, CMN HN), ns
-    llc_service_ns: float
-    #: occupancy per request of the socket home agent (IO die; home CHA for a remote socket), ns
-    hub_service_ns: float
-    smt_slowdown: float = 1.2  #: factor on the critical section while an SMT sibling spins
-    #: from a load's data arriving to the dependent atomic issuing (compare, branch, issue), ns
-    spin_loop_ns: float = 3.0
-    home_socket: int = 0  #: socket whose home agent owns the lock line
-
-    def __post_init__(self) -> None:
-        for name in ("llc_service_ns", "hub_service_ns", "spin_loop_ns"):
-            if not getattr(self, name) >= 0:
-                raise CohsimError(f"LockParams.{name} must not be negative, "
-                                  f"not {getattr(self, name)}")
-        if not self.smt_slowdown >= 1:
-            raise CohsimError(f"LockParams.smt_slowdown must be at least 1, "
-                              f"not {self.smt_slowdown}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
-
-
-def params_from_machine(machine: Machine) -> LockParams:
-    """Default level-2 parameters for `machine`.
-
-    - llc_service_ns = same_llc_ns / 2. Derived: the graph splits a same-LLC transfer into four
-      equal legs (requester -> coherence point -> owner -> requester); the point holds the
-      request from its arrival until the owner answers, two of the four legs.
-    - hub_service_ns = (the cross-domain class latency served at the home) / 2, by the same
-      rule: cross_llc_ns on a chiplet socket, cross_socket_ns on a multi-socket mesh/CMN, and
-      llc_service_ns where the socket has one LLC and one socket (never used there).
-    - smt_slowdown = 1.2. Assumption: PAUSE frees the core's issue slots for the sibling
-      (Intel SDM), but the spinning sibling still shares the L1, fill buffers and snoops.
-    - spin_loop_ns = 10 cycles at freq_ghz. Assumption: compare, branch and issue of the atomic.
-    """
-    c, t = machine.coherence, machine.topology
-    llc = c.same_llc_ns / 2
-    if t.llc_domains_per_socket > 1 and c.cross_llc_ns is not None:
-        hub = c.cross_llc_ns / 2
-    elif t.sockets > 1 and c.cross_socket_ns is not None:
-        hub = c.cross_socket_ns / 2
-    else:
-        hub = llc
-    return LockParams(llc_service_ns=llc, hub_service_ns=hub,
-                      spin_loop_ns=10.0 / machine.microarch.freq_ghz)
-
-
-@dataclass(frozen=True)
-class HandoffRecord:
-    """What happened, for plots and tests: who held the lock when, and the home queue over time."""
-
-    #: (thread, acquired_ps, released_ps), in acquisition order
-    holds: tuple[tuple[int, int, int], ...]
-    waits: tuple[tuple[int, int, int], ...]  #: (thread, start_ps, acquired_ps) per acquisition
-    home_queue: tuple[tuple[int, int], ...]  #: (time_ps, requests at the home) at every change
-    #: coherence point name -> (inserted, served, still queued or in service)
-    agents: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    end_ps: int = 0  #: simulated time at the end
-
-
-@dataclass(frozen=True)
-class HandoffResult:
-    """One point of a pause_bench curve: a lock, a thread count, a placement, on one machine."""
-
-    machine: str
-    lock: str
-    model: str  #: "des" or "markov": which model answered
-    threads: int
-    placement: str
-    smt: bool
-    cpus: tuple[int, ...]
-    cs_ns: float
-    think_ns: float
-    acquisitions: int  #: acquisitions measured (after warm-up)
-    seed: int | None
-    p50_ns: float  #: acquisition latency (start acquiring -> acquired), median
-    p99_ns: float
-    mean_ns: float
-    acquisitions_per_s: float
-    spin_fraction: float  #: fraction of thread time spent acquiring (spinning or queued)
-    home_queue_mean: float  #: time-averaged requests at the home agent (queued + in service)
-    home_queue_max: int
-    home_requests: int  #: requests the home agent served
-    requests: int  #: requests all coherence points served
-    params: LockParams
-    record: HandoffRecord | None = field(default=None, compare=False)
-
-    @property
-    def level(self) -> str:
-        return f"level 2: lock hand-off ({self.model})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, rounded so the same seed gives the same bytes."""
-        return {
-            "machine": self.machine, "lock": self.lock, "model": self.model,
-            "level": self.level, "threads": self.threads, "placement": self.placement,
-            "smt": self.smt, "cpus": list(self.cpus), "cs_ns": self.cs_ns,
-            "think_ns": self.think_ns, "acquisitions": self.acquisitions, "seed": self.seed,
-            "p50_ns": round(self.p50_ns, 3), "p99_ns": round(self.p99_ns, 3),
-            "mean_ns": round(self.mean_ns, 3),
-            "acquisitions_per_s": round(self.acquisitions_per_s, 1),
-            "spin_fraction": round(self.spin_fraction, 5),
-            "home_queue_mean": round(self.home_queue_mean, 4),
-            "home_queue_max": self.home_queue_max, "home_requests": self.home_requests,
-            "requests": self.requests, "params": self.params.to_dict(),
-        }
 
 
 def _label(placement: str | Sequence[int]) -> str:
     return placement if isinstance(placement, str) else ",".join(str(c) for c in placement)
 
 
-def simulate(machine: Machine, threads: int, *, lock: str = "ttas",
-             placement: str | Sequence[int] = "compact", smt: bool = True,
-             cs_ns: float = DEFAULT_CS_NS, think_ns: float = DEFAULT_THINK_NS,
-             acquisitions: int = DEFAULT_ACQUISITIONS, seed: int | np.random.SeedSequence = 0,
-             model: str = "des", params: LockParams | None = None,
-             record: bool = False) -> HandoffResult:
+def simulate(
+    machine: Machine,
+    threads: int,
+    *,
+    lock: str = "ttas",
+    placement: str | Sequence[int] = "compact",
+    smt: bool = True,
+    cs_ns: float = DEFAULT_CS_NS,
+    think_ns: float = DEFAULT_THINK_NS,
+    acquisitions: int = DEFAULT_ACQUISITIONS,
+    seed: int | np.random.SeedSequence = 0,
+    model: str = "des",
+    params: LockParams | None = None,
+    record: bool = False,
+) -> HandoffResult:
     """Simulated pause_bench: `threads` threads of `machine` contend for one `lock`."""
     if lock not in LOCKS:
         raise CohsimError(f"unknown lock {lock!r} (expected {', '.join(LOCKS)})")
@@ -171,30 +60,54 @@ def simulate(machine: Machine, threads: int, *, lock: str = "ttas",
     if acquisitions < 1:
         raise CohsimError(f"acquisitions must be at least 1, not {acquisitions}")
     if lock == "seqcount" and cs_ns + think_ns <= 0:
-        raise CohsimError("seqcount readers need a read section or think time: cs_ns + think_ns "
-                          "must be positive")
+        raise CohsimError(
+            "seqcount readers need a read section or think time: cs_ns + think_ns must be positive"
+        )
     m, cpus = place(machine, threads, placement, smt)
     p = params if params is not None else params_from_machine(m)
     if not 0 <= p.home_socket < m.topology.sockets:
-        raise CohsimError(f"LockParams.home_socket {p.home_socket} is out of range "
-                          f"0..{m.topology.sockets - 1}", m.name)
+        raise CohsimError(
+            f"LockParams.home_socket {p.home_socket} is out of range 0..{m.topology.sockets - 1}",
+            m.name,
+        )
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     seed_out = ss.entropy if isinstance(ss.entropy, int) else None
-    common = dict(machine=m.name, lock=lock, threads=threads, placement=_label(placement),
-                  smt=smt, cpus=cpus, cs_ns=float(cs_ns), think_ns=float(think_ns),
-                  seed=seed_out, params=p)
+    common = dict(
+        machine=m.name,
+        lock=lock,
+        threads=threads,
+        placement=_label(placement),
+        smt=smt,
+        cpus=cpus,
+        cs_ns=float(cs_ns),
+        think_ns=float(think_ns),
+        seed=seed_out,
+        params=p,
+    )
     if model == "des":
-        from cohsim.lock.des import run_des
-
-        return run_des(m, cpus, lock, p, cs_ns, think_ns, acquisitions,
-                       np.random.default_rng(ss), record, common)
-    from cohsim.lock.markov import run_markov
-
+        return run_des(
+            m,
+            cpus,
+            lock,
+            p,
+            cs_ns,
+            think_ns,
+            acquisitions,
+            np.random.default_rng(ss),
+            record,
+            common,
+        )
     return run_markov(m, cpus, lock, p, cs_ns, think_ns, acquisitions, common)
 
 
-def sweep(machine: Machine, threads: Sequence[int], *, seed: int = 0,
-          progress: Callable[[int], None] | None = None, **kw: Any) -> list[HandoffResult]:
+def sweep(
+    machine: Machine,
+    threads: Sequence[int],
+    *,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    **kw: Any,
+) -> list[HandoffResult]:
     """`simulate` per thread count; point i uses child stream i of `seed` (SeedSequence.spawn)."""
     children = np.random.SeedSequence(seed).spawn(len(threads))
     out = []

@@ -42,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.lock.handoff import HandoffResult, LockParams
+from cohsim.lock.params import HandoffResult, LockParams
 from cohsim.machine.model import Machine
+from cohsim.units import NS_PER_S
 
 
 def _work(m: int, llc_s: float, hub_s: float, domains: int) -> float:
@@ -55,8 +56,14 @@ def _work(m: int, llc_s: float, hub_s: float, domains: int) -> float:
     return max(hub_s * min(domains - 1, m), llc_s * math.ceil(m / domains))
 
 
-def service_times(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
-                  cs_ns: float, think_ns: float = 0.0) -> np.ndarray:
+def service_times(
+    machine: Machine,
+    cpus: tuple[int, ...],
+    lock: str,
+    params: LockParams,
+    cs_ns: float,
+    think_ns: float = 0.0,
+) -> np.ndarray:
     """S(k) for k = 0..N (ns): the time between successive hand-offs with k threads in the chain."""
     n = len(cpus)
     cpu = np.asarray(cpus)
@@ -83,8 +90,9 @@ def service_times(machine: Machine, cpus: tuple[int, ...], lock: str, params: Lo
         else:  # ticket, seqcount, and the k = 1 state of every lock
             # saturated, the point serves per hand-off the k-1 re-reads, the release and the
             # releaser's next fetch-and-add (whose re-reads are those of the next release)
-            out[k] = max(a + _work(k - 1, s, hub_s, domains) / 2 + cs_ns,
-                         _work(k + 1, s, hub_s, domains))
+            out[k] = max(
+                a + _work(k - 1, s, hub_s, domains) / 2 + cs_ns, _work(k + 1, s, hub_s, domains)
+            )
     return out
 
 
@@ -109,9 +117,16 @@ def _quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
     return float(values[order][min(idx, len(order) - 1)])
 
 
-def run_markov(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockParams,
-               cs_ns: float, think_ns: float, acquisitions: int,
-               common: dict[str, Any]) -> HandoffResult:
+def run_markov(
+    machine: Machine,
+    cpus: tuple[int, ...],
+    lock: str,
+    params: LockParams,
+    cs_ns: float,
+    think_ns: float,
+    acquisitions: int,
+    common: dict[str, Any],
+) -> HandoffResult:
     """Solve the chain and report what the DES reports (see cohsim.lock.handoff.simulate)."""
     n = len(cpus)
     svc = service_times(machine, cpus, lock, params, cs_ns, think_ns)
@@ -132,16 +147,21 @@ def run_markov(machine: Machine, cpus: tuple[int, ...], lock: str, params: LockP
     if n == 1:
         waits = svc[1:2] - cs_ns
     per_acq = {"ttas": 2.0, "ticket": 1.0, "seqcount": 1.0}.get(lock)
-    work = np.array([(per_acq * (j - 1) + 1) if per_acq and j > 1 else 4.0 * (j > 1)
-                     for j in k])
+    work = np.array([(per_acq * (j - 1) + 1) if per_acq and j > 1 else 4.0 * (j > 1) for j in k])
     busy = np.minimum(1.0, work * params.llc_service_ns / np.maximum(svc, 1e-9))
     home_q = float((pi * busy * (k + 1) / 2 * (k > 1)).sum())
     home_req_per_acq = float((pi[1:] * work[1:]).sum() / max(pi[1:].sum(), 1e-300))
     return HandoffResult(
-        model="markov", acquisitions=acquisitions,
-        p50_ns=_quantile(waits, arr_w, 0.5), p99_ns=_quantile(waits, arr_w, 0.99),
-        mean_ns=mean, acquisitions_per_s=x_per_ns * 1e9,
+        model="markov",
+        acquisitions=acquisitions,
+        p50_ns=_quantile(waits, arr_w, 0.5),
+        p99_ns=_quantile(waits, arr_w, 0.99),
+        mean_ns=mean,
+        acquisitions_per_s=x_per_ns * NS_PER_S,
         spin_fraction=min(1.0, x_per_ns * mean / n),
-        home_queue_mean=home_q, home_queue_max=int(n), home_requests=int(round(
-            home_req_per_acq * acquisitions)),
-        requests=int(round(home_req_per_acq * acquisitions)), **common)
+        home_queue_mean=home_q,
+        home_queue_max=int(n),
+        home_requests=int(round(home_req_per_acq * acquisitions)),
+        requests=int(round(home_req_per_acq * acquisitions)),
+        **common,
+    )

@@ -59,18 +59,22 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["home"] = "local" if self.home is None else f"socket{self.home}"
-        d["classes"] = {c.pair_class: {k: v for k, v in asdict(c).items() if k != "pair_class"}
-                        for c in self.classes}
+        d["classes"] = {
+            c.pair_class: {k: v for k, v in asdict(c).items() if k != "pair_class"}
+            for c in self.classes
+        }
         return d
 
 
-def _pairs(machine: Machine, measured: np.ndarray, home: int | None,
-           where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pairs(
+    machine: Machine, measured: np.ndarray, home: int | None, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Class codes, model values and measured values of every measured pair (lower triangle)."""
     n = measured.shape[0]
     if n > machine.vcpus:
-        raise CohsimError(f"the matrix has {n} CPUs but {machine.name} has only "
-                          f"{machine.vcpus}", where)
+        raise CohsimError(
+            f"the matrix has {n} CPUs but {machine.name} has only {machine.vcpus}", where
+        )
     if home is not None and not 0 <= home < machine.topology.sockets:
         raise CohsimError(f"home socket {home} does not exist on {machine.name}", where)
     i, j = np.tril_indices(n, k=-1)
@@ -78,8 +82,9 @@ def _pairs(machine: Machine, measured: np.ndarray, home: int | None,
     return cls, machine.latency_matrix(home)[i, j], measured[i, j]
 
 
-def compare(machine: Machine, measured: np.ndarray, home: int | None = None,
-            matrix_name: str = "") -> Comparison:
+def compare(
+    machine: Machine, measured: np.ndarray, home: int | None = None, matrix_name: str = ""
+) -> Comparison:
     """Per-class and per-pair errors of the model against a measured matrix."""
     cls, model, meas = _pairs(machine, measured, home, matrix_name)
     stats = []
@@ -89,16 +94,29 @@ def compare(machine: Machine, measured: np.ndarray, home: int | None = None,
             continue
         med = float(np.median(meas[mask]))
         mod = float(np.median(model[mask]))
-        stats.append(ClassStat(c.label, int(mask.sum()), round(mod, 3), round(med, 3),
-                               round(100 * (mod - med) / med, 3)))
+        stats.append(
+            ClassStat(
+                c.label,
+                int(mask.sum()),
+                round(mod, 3),
+                round(med, 3),
+                round(100 * (mod - med) / med, 3),
+            )
+        )
     per_pair = np.abs(model - meas) / meas
-    return Comparison(machine=machine.name, matrix=Path(matrix_name).name, home=home,
-                      cpus=measured.shape[0], classes=tuple(stats),
-                      median_abs_pct_error=round(float(100 * np.median(per_pair)), 3))
+    return Comparison(
+        machine=machine.name,
+        matrix=Path(matrix_name).name,
+        home=home,
+        cpus=measured.shape[0],
+        classes=tuple(stats),
+        median_abs_pct_error=round(float(100 * np.median(per_pair)), 3),
+    )
 
 
-def fit(machine: Machine, measured: np.ndarray, home: int | None = None,
-        matrix_name: str = "") -> Machine:
+def fit(
+    machine: Machine, measured: np.ndarray, home: int | None = None, matrix_name: str = ""
+) -> Machine:
     """The machine with its coherence latencies set to the matrix's per-class medians.
 
     A class the matrix does not cover (e.g. SMT pairs on a truncated file) keeps its value.
@@ -115,8 +133,7 @@ def fit(machine: Machine, measured: np.ndarray, home: int | None = None,
         coherence = Coherence(**values)
         new = replace(machine, coherence=coherence)
     except CohsimError as exc:
-        raise CohsimError(f"the fitted latencies are impossible: {exc.what}", matrix_name) \
-            from None
+        raise CohsimError(f"the fitted latencies are impossible: {exc.what}", matrix_name) from None
     sources = dict(new.sources)
     home_text = "local" if home is None else f"socket{home}"
     cmd = f"cohsim c2c {machine.name} --vs {matrix_name} --home {home_text} --fit"
@@ -168,8 +185,10 @@ def predict_from_family(target: Machine, members: list[Machine]) -> Machine:
     sources = dict(target.sources)
     for key in values:
         if key not in learnt:
-            raise CohsimError(f"no machine of family {target.family!r} ({names}) has a measured "
-                              f"{key} to transfer to {target.name}")
+            raise CohsimError(
+                f"no machine of family {target.family!r} ({names}) has a measured "
+                f"{key} to transfer to {target.name}"
+            )
         values[key] = learnt[key]
         sources[f"coherence.{key}"] = f"median of the fitted {key} of {names}"
     return replace(target, coherence=Coherence(**values), sources=sources)

@@ -1,6 +1,6 @@
 """The instance catalog: machine TOML files in `models/`, read, checked, written and looked up.
 
-A machine file is what people write (DESIGN.md section 4): a `schema` number, the unit in every
+A machine file is what people write: a `schema` number, the unit in every
 key name, and a `[sources]` table that says where every number comes from — a file and row under
 calibration/data/, a cohsim command, or "assumption: why". Unknown keys, wrong types, missing
 fields, numbers without a source and impossible values are errors naming the file and key.
@@ -268,7 +268,7 @@ class Catalog:
 
 
 def summary_row(m: Machine) -> dict[str, Any]:
-    """The `cohsim machines` row of a machine (DESIGN.md section 4)."""
+    """The `cohsim machines` row of a machine."""
     t = m.topology
     return {
         "name": m.name,

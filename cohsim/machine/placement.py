@@ -52,8 +52,10 @@ def cpu_order(machine: Machine, placement: str) -> list[int]:
         core_in_dom = arr["core"] % t.llc_domain_cores
         key = np.lexsort((arr["socket"], rank, core_in_dom, arr["thread"]))
         return cpus[key].tolist()
-    raise CohsimError(f"unknown placement {placement!r} (expected {', '.join(PLACEMENTS)} "
-                      f"or a list of CPUs such as 0,1,2)")
+    raise CohsimError(
+        f"unknown placement {placement!r} (expected {', '.join(PLACEMENTS)} "
+        f"or a list of CPUs such as 0,1,2)"
+    )
 
 
 def parse_cpu_list(text: str) -> list[int]:
@@ -66,17 +68,19 @@ def parse_cpu_list(text: str) -> list[int]:
             a = int(lo)
             b = int(hi) if sep else a
         except ValueError:
-            raise CohsimError(f"placement {text!r}: {part!r} is not a CPU number or range "
-                              f"(expected {', '.join(PLACEMENTS)} or a list such as 0,1,4-7)"
-                              ) from None
+            raise CohsimError(
+                f"placement {text!r}: {part!r} is not a CPU number or range "
+                f"(expected {', '.join(PLACEMENTS)} or a list such as 0,1,4-7)"
+            ) from None
         if a < 0 or b < a:
             raise CohsimError(f"placement {text!r}: bad CPU range {part!r}")
         out.extend(range(a, b + 1))
     return out
 
 
-def place(machine: Machine, threads: int, placement: str | Sequence[int] = "compact",
-          smt: bool = True) -> tuple[Machine, tuple[int, ...]]:
+def place(
+    machine: Machine, threads: int, placement: str | Sequence[int] = "compact", smt: bool = True
+) -> tuple[Machine, tuple[int, ...]]:
     """The machine to simulate and the CPUs of `threads` threads under `placement`.
 
     `placement` is a name from PLACEMENTS, a CPU list as text ("0,1,4-7"), or a sequence of CPU
@@ -97,12 +101,15 @@ def place(machine: Machine, threads: int, placement: str | Sequence[int] = "comp
         label = "cpus=" + ",".join(str(c) for c in order)
         bad = [c for c in order if not 0 <= c < m.vcpus]
         if bad:
-            raise CohsimError(f"placement {label}: CPU {bad[0]} is out of range 0..{m.vcpus - 1} "
-                              f"on {m.name}")
+            raise CohsimError(
+                f"placement {label}: CPU {bad[0]} is out of range 0..{m.vcpus - 1} on {m.name}"
+            )
         if len(set(order)) != len(order):
             raise CohsimError(f"placement {label}: a CPU is listed twice")
     if threads > len(order):
         what = "CPUs" if smt else "cores (SMT off)"
-        raise CohsimError(f"{threads} threads but placement {label} on {m.name} has only "
-                          f"{len(order)} {what} (no oversubscription)")
+        raise CohsimError(
+            f"{threads} threads but placement {label} on {m.name} has only "
+            f"{len(order)} {what} (no oversubscription)"
+        )
     return m, tuple(order[:threads])

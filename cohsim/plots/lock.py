@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from cohsim.lock.handoff import HandoffRecord, HandoffResult
+from cohsim.lock.params import HandoffRecord, HandoffResult
 
 
 def plot_latency(results: Sequence[HandoffResult], ax: Axes, label: str = "") -> list[Line2D]:

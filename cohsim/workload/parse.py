@@ -1,11 +1,12 @@
 """Reading traces: `strace -f` with `-tt`, `-ttt` or `-r` (with or without `-T`, tids and
-`<unfinished ...>` / `<... resumed>` pairs) and `perf trace` output, into a `cohsim.workload.trace.Trace`.
+`<unfinished ...>` / `<... resumed>` pairs) and `perf trace` output, into a
+`cohsim.workload.trace.Trace`.
 
 The format is detected from the first meaningful lines unless forced. Unknown syscalls are
 counted and skipped; a malformed line is a CohsimError naming the file and line, unless
-`lenient` (then it is skipped and counted). The events go through `cohsim.workload.trace.assemble`, the
-same builder the synthesiser uses, so derived fields agree between parsed and synthesised
-traces.
+`lenient` (then it is skipped and counted). The events go through
+`cohsim.workload.trace.assemble`, the same builder the synthesiser uses, so derived fields agree
+between parsed and synthesised traces.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cohsim.errors import CohsimError
+from cohsim.units import NS_PER_MS
 from cohsim.workload.trace import _SPECIAL, _TOKEN, RawCall, Trace, assemble
 
 _PERSONALITY = re.compile(r"\[ Process PID=\d+ runs in .* mode\. \]")
@@ -180,8 +182,8 @@ class _Parser:
             raise _Malformed("not a perf trace syscall line")
         tid = int(m.group("tid") or 0)
         if m.group("ts") != "?":
-            self.now = _decimal_ns(m.group("ts"), 10**6)
-        dur = _decimal_ns(m.group("dur"), 10**6) if m.group("dur") else None
+            self.now = _decimal_ns(m.group("ts"), NS_PER_MS)
+        dur = _decimal_ns(m.group("dur"), NS_PER_MS) if m.group("dur") else None
         body = m.group("body")
         c = _CONTINUED.match(body)
         if c is not None:

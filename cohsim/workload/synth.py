@@ -1,8 +1,8 @@
 """Synthesised containerd workloads, and writing any trace back as strace text.
 
 `synthesize` builds the syscall sequence containerd issues to set up idmapped rootfs mounts,
-for each mount strategy of DESIGN.md section 1, as a `cohsim.workload.trace.Trace` — the same type a
-parsed strace gives, assembled by the same code, so `mount_ops` and every derived field agree.
+for each mount strategy below, as a `cohsim.workload.trace.Trace` — the same type a parsed
+strace gives, assembled by the same code, so `mount_ops` and every derived field agree.
 
 Strategies (one *pass*; each container runs two passes, see below):
 
@@ -25,7 +25,7 @@ The two passes (the shim reading user info from the image through a temporary mo
 ``tmpmounts/containerd-mountN``, then the real rootfs under ``/run/containerd/.../rootfs``) run
 **in sequence on one thread per container**: the second needs the first's answer, and one thread
 carries that dependency without cross-thread ordering. The temporary mount's own unmount and
-the rootfs teardown happen outside launch and are not emitted (DESIGN.md's 20,200 count).
+the rootfs teardown happen outside launch and are not emitted (nor counted in `mount_ops`).
 Only mount-relevant syscalls are emitted (no close of the mountinfo or fsopen fds).
 
 Times: by default every event of a container starts at its arrival with no duration (the
@@ -43,6 +43,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cohsim.errors import CohsimError
+from cohsim.units import NS_PER_US, per_s_to_gap_ns
 from cohsim.workload.trace import RawCall, SyscallEvent, Trace, assemble
 
 STRATEGIES: tuple[str, ...] = ("per-layer", "common-parent", "lowerdir-plus")
@@ -64,7 +65,8 @@ _Call = tuple[str, str, int, str | None]  # name, args, ret, errno
 
 
 def expected_mount_ops(strategy: str, containers: int, layers: int) -> int:
-    """Closed form of `cohsim.workload.trace.mount_ops` for a synthesised workload (2 passes each)."""
+    """Closed form of `cohsim.workload.trace.mount_ops` for a synthesised workload (2 passes
+    each)."""
     per_pass = {"per-layer": 1 + 2 * layers, "common-parent": 3, "lowerdir-plus": 1 + layers}
     if strategy not in per_pass:
         raise CohsimError(f"unknown strategy {strategy!r} ({', '.join(STRATEGIES)})", "--strategy")
@@ -125,10 +127,10 @@ def _arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
         if kind == "burst" and not value:
             return [0] * n
         if kind == "stagger":
-            return [round(k * int(value) / 1000) * 1000 for k in range(n)]
+            return [round(k * int(value) / NS_PER_US) * NS_PER_US for k in range(n)]
         if kind == "poisson" and float(value) > 0:
-            gaps = rng.exponential(1e9 / float(value), n - 1)
-            return [0] + [int(x) * 1000 for x in np.cumsum(np.round(gaps / 1000))]
+            gaps = rng.exponential(per_s_to_gap_ns(float(value)), n - 1)
+            return [0] + [int(x) * NS_PER_US for x in np.cumsum(np.round(gaps / NS_PER_US))]
     except ValueError:
         pass
     raise CohsimError(f"bad arrival {spec!r} (burst, stagger:NS or poisson:RATE)", "--arrival")
@@ -137,7 +139,7 @@ def _arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
 def _draw_us(rng: np.random.Generator, mean_ns: int | None) -> int | None:
     if mean_ns is None:
         return None
-    return int(round(rng.exponential(mean_ns) / 1000)) * 1000
+    return int(round(rng.exponential(mean_ns) / NS_PER_US)) * NS_PER_US
 
 
 def _q(s: str, cut: bool = False) -> str:
@@ -251,9 +253,9 @@ def write_strace(trace: Trace, style: str = "tt", *, origin_ns: int | None = Non
 
 def _stamp(ns: int, style: str, delta_ns: int) -> str:
     if style == "r":
-        us = delta_ns // 1000
+        us = delta_ns // NS_PER_US
         return f"{us // 10**6:6d}.{us % 10**6:06d}"
-    us = ns // 1000
+    us = ns // NS_PER_US
     if style == "ttt":
         return f"{us // 10**6}.{us % 10**6:06d}"
     sec = (us // 10**6) % 86400
@@ -266,6 +268,6 @@ def _ret(e: SyscallEvent) -> str:
         code = getattr(errno_mod, e.errno, None)
         text += f" {e.errno} ({os.strerror(code) if isinstance(code, int) else 'Unknown error'})"
     if e.duration_ns is not None:
-        us = e.duration_ns // 1000
+        us = e.duration_ns // NS_PER_US
         text += f" <{us // 10**6}.{us % 10**6:06d}>"
     return text

@@ -15,7 +15,8 @@ from cohsim.calibrate.benchdata import (
     simulate_run,
 )
 from cohsim.errors import CohsimError
-from cohsim.kernel.costs import ThreadState, classify, load_kernel
+from cohsim.kernel.classify import ThreadState, classify
+from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog
 
 DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"

@@ -1,5 +1,4 @@
-"""The kernel model file: it loads, every table cites a source, bad files are refused, and the
-classification of traced syscalls into ops."""
+"""The kernel model file: it loads, every table cites a source, bad files are refused."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ import pytest
 from conftest import REPO
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.costs import OPS, ThreadState, classify, kernel_from_dict, layers_of, load_kernel
-from cohsim.workload.synth import synthesize
+from cohsim.kernel.costs import OPS, kernel_from_dict, load_kernel
 
 KFILE = REPO / "models" / "kernel" / "linux-6.18.toml"
 
@@ -51,24 +49,3 @@ def test_missing_and_invalid_files(tmp_path):
     bad.write_text("schema = \n")
     with pytest.raises(CohsimError, match="invalid TOML"):
         load_kernel(bad)
-
-
-def test_classify_the_three_strategies():
-    def ops(strategy):
-        st = ThreadState()
-        return [classify(e, st) for e in synthesize(strategy, 1, 2, seed=0).threads[0].events]
-
-    per_layer = ops("per-layer")
-    assert per_layer.count("umount_detach") == 4 and per_layer.count("close_attached") == 4
-    common = ops("common-parent")
-    assert "mount_setattr_ro" in common and "umount_einval" in common
-    assert "mountinfo_read" in common
-    plus = ops("lowerdir-plus")
-    assert plus.count("close_detached") == 4 and "fsconfig_create" in plus
-
-
-def test_layers_of_counts_clones_since_the_last_overlay():
-    events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
-    counts = layers_of(events)
-    overlay = [i for i, e in enumerate(events) if e.name == "mount"]
-    assert [counts[i] for i in overlay] == [3, 3]

@@ -6,10 +6,10 @@ import pytest
 import simpy
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import LaunchRecord, LockStats
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.rcu import GracePeriods
+from cohsim.kernel.records import LaunchRecord, LockStats
 
 GP_NS = 10_000
 

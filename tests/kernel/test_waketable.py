@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cohsim.calibrate import load_bench
 from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
-from cohsim.kernel.runqueue import CPUs
+from cohsim.kernel.cpus import CPUs
 from cohsim.kernel.waketable import table_from_rows, table_from_samples
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -52,16 +52,31 @@ def test_example_record():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(MACHINES), n=st.integers(1, 6),
-       lock=st.sampled_from(["ttas", "ticket", "qspinlock", "seqcount", "pingpong"]),
-       placement=st.sampled_from(["compact", "scatter"]), smt=st.booleans(),
-       cs=st.sampled_from([0.0, 10.0, 100.0]), think=st.sampled_from([0.0, 50.0, 500.0]),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    name=st.sampled_from(MACHINES),
+    n=st.integers(1, 6),
+    lock=st.sampled_from(["ttas", "ticket", "qspinlock", "seqcount", "pingpong"]),
+    placement=st.sampled_from(["compact", "scatter"]),
+    smt=st.booleans(),
+    cs=st.sampled_from([0.0, 10.0, 100.0]),
+    think=st.sampled_from([0.0, 50.0, 500.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_invariants(name, n, lock, placement, smt, cs, think, seed):
     if lock == "seqcount" and cs + think == 0:
         cs = 10.0
-    r = simulate(CAT.get(name), n, lock=lock, placement=placement, smt=smt, cs_ns=cs,
-                 think_ns=think, acquisitions=60, seed=seed, record=True)
+    r = simulate(
+        CAT.get(name),
+        n,
+        lock=lock,
+        placement=placement,
+        smt=smt,
+        cs_ns=cs,
+        think_ns=think,
+        acquisitions=60,
+        seed=seed,
+        record=True,
+    )
     _check_record(r)
     assert 0 <= r.spin_fraction <= 1 and r.p50_ns <= r.p99_ns
 
@@ -75,8 +90,9 @@ def test_same_seed_same_bytes(seed, lock):
     assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
 
 
-@pytest.mark.parametrize("name", ["m7i.metal-24xl", "r5.metal", "m7a.24xlarge", "c6a.metal",
-                                  "m8g.metal-24xl"])
+@pytest.mark.parametrize(
+    "name", ["m7i.metal-24xl", "r5.metal", "m7a.24xlarge", "c6a.metal", "m8g.metal-24xl"]
+)
 def test_ping_pong_reproduces_level1_pair_latency(name):
     """Two threads passing a turn flag (the core-to-core benchmark's loop) hand off in L.
 
@@ -91,8 +107,7 @@ def test_ping_pong_reproduces_level1_pair_latency(name):
         if c is PairClass.SAME or not len(idx):
             continue
         a, b = (int(x) for x in idx[len(idx) // 2])
-        r = simulate(m, 2, lock="pingpong", placement=[a, b], cs_ns=0, think_ns=0,
-                     acquisitions=200)
+        r = simulate(m, 2, lock="pingpong", placement=[a, b], cs_ns=0, think_ns=0, acquisitions=200)
         handoff = 1e9 / r.acquisitions_per_s
         assert handoff == pytest.approx(lat[a, b], rel=0.10), c.label
         seen.add(c)
@@ -115,6 +130,7 @@ def test_bad_input():
 
 # ----- physics directions (not tuned: a failure is a finding about the mechanism) ----------
 
+
 def _mean(name, n, lock, **kw):
     return simulate(CAT.get(name), n, lock=lock, acquisitions=kw.pop("acquisitions", 600), **kw)
 
@@ -127,9 +143,11 @@ def test_latency_grows_with_threads(lock):
 
 def test_qspinlock_degrades_far_less():
     """Per-hand-off cost (1/throughput) from 2 to 32 threads: ticket grows, qspinlock does not."""
+
     def growth(lock):
         a, b = (_mean("m7i.metal-24xl", n, lock) for n in (2, 32))
         return a.acquisitions_per_s / b.acquisitions_per_s
+
     assert growth("qspinlock") < 1.2
     assert growth("ticket") > 3 * growth("qspinlock")
 

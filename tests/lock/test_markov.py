@@ -20,8 +20,17 @@ def test_steady_state_is_a_distribution():
     assert steady_state(8, 0.0, np.ones(9))[8] == 1.0  # no think time: everyone in the chain
 
 
-@pytest.mark.parametrize("lock,threads", [("qspinlock", 2), ("qspinlock", 8), ("qspinlock", 32),
-                                          ("qspinlock", 96), ("ticket", 64), ("ticket", 96)])
+@pytest.mark.parametrize(
+    "lock,threads",
+    [
+        ("qspinlock", 2),
+        ("qspinlock", 8),
+        ("qspinlock", 32),
+        ("qspinlock", 96),
+        ("ticket", 64),
+        ("ticket", 96),
+    ],
+)
 def test_agrees_with_des_on_uniform_machine(lock, threads):
     """Within 10% where the chain's assumptions hold: one coherence point, uniform L, no
     think time (the DES's think time is fixed, the chain's exponential). The ticket chain is

@@ -1,8 +1,13 @@
-"""The two waiting rooms of the launch simulation (cohsim.kernel.launch), as simpy primitives.
+"""namespace_sem, Linux's rwsem, for the launch simulation (cohsim.kernel.launch).
 
-`CPUs` is the machine's hardware threads as a run queue; `RWSem` is namespace_sem. Both grant
-at once without creating a simpy event when nothing is in the way — the common case, and the
-simulation's hot path — and otherwise hand the caller an event that fires on the grant.
+A reader or a writer calls `acquire(write, spin)`; the holder calls `release(write)`. As for
+every simulated resource here (cohsim.kernel.cpus, cohsim.kernel.mountlock), `acquire` returns
+None when the lock is taken on the spot, with no simpy event (the hot path), and otherwise the
+thing the caller waits on. Here that thing is a `Waiter` rather than a bare event, because an
+rwsem's wake-up is not always a grant: a woken writer must run again and `retry` (the lock may
+have been stolen meanwhile), and each sleep needs a fresh event; readers, and writers that spin
+or are handed the lock, find `granted` set when the event fires. The sections that use the lock
+(the waiting policy: spin or sleep, and for how long) are cohsim.kernel.nssections.
 """
 
 from __future__ import annotations
@@ -117,54 +122,3 @@ class RWSem:
             return
         for w in [w for w in self.queue if not w.write]:
             self._grant(w)  # woken readers are granted the lock together
-
-
-class CPUs:
-    """The machine's hardware threads as a run queue: a grant is immediate when one is free
-    (no simpy event at all: this is the hot path), else FIFO within two priorities (0: a task
-    woken holding or about to take a lock, 1: ordinary runnable work).
-
-    Idle CPUs are kept with the time they went idle; a grant takes the one that idled last
-    (a woken task goes back to the CPU it left, if that is still idle) and `last_idle_ns` says
-    how long it had been idle (a wake-up's cost depends on it: cohsim.kernel.waketable)."""
-
-    def __init__(self, env: simpy.Environment, capacity: int) -> None:
-        self.env = env
-        self.capacity = capacity
-        self.busy = 0
-        self.queues: tuple[deque[simpy.Event], deque[simpy.Event]] = (deque(), deque())
-        self.idle_since: list[float] = [env.now] * capacity  #: a stack: the last idled on top
-        self.last_idle_ns = 0.0  #: how long the CPU the last immediate grant took was idle
-        self._start = env.now
-        self._idle_ns = 0.0  #: idle time of the CPUs granted since (the sum of last_idle_ns)
-
-    def acquire(self, priority: int = 1) -> simpy.Event | None:
-        """None if a CPU was free and is now ours; else an event that fires when one is."""
-        if self.busy < self.capacity:
-            self.busy += 1
-            self.last_idle_ns = self.env.now - self.idle_since.pop()
-            self._idle_ns += self.last_idle_ns
-            return None
-        ev = self.env.event()
-        self.queues[priority].append(ev)
-        return ev
-
-    def release(self) -> None:
-        for q in self.queues:
-            if q:
-                q.popleft().succeed()  # the CPU passes straight to the waiter
-                return
-        self.busy -= 1
-        self.idle_since.append(self.env.now)
-
-    def busy_ns(self) -> float:
-        """CPU time held so far, all CPUs together (ns): a CPU counts from its grant to its
-        release, passed from task to task without a gap when someone waits. Derived from the
-        idle time the grants already measure, so the hot path keeps no extra tally."""
-        now = self.env.now
-        idle_now = sum(now - t for t in self.idle_since)  # the CPUs idle at this moment
-        return self.capacity * (now - self._start) - self._idle_ns - idle_now
-
-    @property
-    def waiting(self) -> int:
-        return len(self.queues[0]) + len(self.queues[1])

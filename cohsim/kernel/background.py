@@ -1,0 +1,86 @@
+"""Background readers of the mount table in the launch simulation (cohsim.kernel.launch).
+
+Processes outside the traced threads re-read /proc/self/mountinfo under namespace_sem (read),
+one 4 KiB read() per lock hold as seq_file does (cohsim.kernel.nssections):
+
+- systemd, after mount-table changes, rate-limited as systemd does: after a re-read that took
+  t, the next may start `systemd_ratelimit` x t later at the earliest; it then parses every
+  line (`systemd_parse_per_mount_ns` each, slowed by SMT or co-running like any CPU work);
+- periodic probes (monitoring agents and the like), arriving as a Poisson process of
+  `probe_reads_per_s`, whose gaps come from the simulation's seeded generator.
+
+Each needs a CPU like any task (ordinary priority). Their cost grows with the mount table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+import numpy as np
+import simpy
+
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.mounttable import MountTable
+from cohsim.kernel.nssections import NamespaceSections
+from cohsim.units import per_s_to_gap_ns
+
+Proc = Generator[simpy.Event, Any, None]
+
+
+class BackgroundReaders:
+    """systemd and the probes of one simulation; each runs until the event `until` fires."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        kernel: KernelParams,
+        cpus: CPUs,
+        table: MountTable,
+        sections: NamespaceSections,
+        rng: np.random.Generator,
+        slowdown: Callable[[], float],
+    ) -> None:
+        """`slowdown()` is how much slower CPU work runs now (SMT or co-run); `rng` is the
+        simulation's seeded generator (probe arrivals)."""
+        self.env, self.k, self.cpus, self.table = env, kernel, cpus, table
+        self.sections, self.rng, self.slowdown = sections, rng, slowdown
+        self.systemd_next_ok = 0  #: systemd's rate limit: no re-read before this (ns)
+
+    def systemd(self, until: simpy.Event) -> Proc:
+        """systemd: re-read mountinfo after changes, at most once per ratelimit x its cost."""
+        op = self.k.op("mountinfo_read")
+        while True:
+            yield self.table.dirty | until
+            if until.triggered:
+                return
+            wait = self.systemd_next_ok - self.env.now
+            if wait > 0:
+                yield self.env.timeout(wait)
+            self.table.dirty = self.env.event()  # a change since systemd's last re-read
+            ev = self.cpus.acquire(1)
+            if ev is not None:
+                yield ev
+            t0 = self.env.now
+            yield from self.sections.read_mountinfo(op)
+            parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
+            yield self.env.timeout(round(parse))
+            self.cpus.release()
+            cost = self.env.now - t0
+            self.systemd_next_ok = int(self.env.now + self.k.systemd_ratelimit * cost)
+
+    def probes(self, until: simpy.Event) -> Proc:
+        """Periodic mountinfo readers: exponential gaps at `probe_reads_per_s`."""
+        rate = self.k.probe_reads_per_s
+        op = self.k.op("mountinfo_read")
+        while rate > 0 and not until.triggered:
+            gap = self.rng.exponential(per_s_to_gap_ns(rate))
+            yield self.env.timeout(round(gap))
+            if until.triggered:
+                return
+            ev = self.cpus.acquire(1)
+            if ev is not None:
+                yield ev
+            yield from self.sections.read_mountinfo(op)
+            self.cpus.release()

@@ -1,0 +1,128 @@
+"""namespace_sem's read and write sections in the launch simulation (cohsim.kernel.launch): how
+a task waits for the lock (cohsim.kernel.rwsem) and what it does with its CPU meanwhile.
+
+- A reader that must wait sleeps (readers do not spin): it gives its CPU up and, woken holding
+  the lock, needs a CPU again (the conductor's `resume`, which pays the wake-up or queues).
+- Reading /proc/self/mountinfo holds the lock once per 4 KiB read() of a page, as seq_file
+  does: one read section per `mountinfo_lines_per_read` lines of the mount table.
+- A writer with no task wanting its CPU spins (rwsem optimistic spinning): behind a writer
+  (writers hold the lock on a CPU here) until it is handed the lock; behind readers for at most
+  the kernel's reader-spin threshold, (readers + 1) x 8 us (rwsem_rspin_threshold), after which
+  it sleeps. Otherwise (need_resched ends the spin) it sleeps, and each time it is woken it needs
+  its CPU back before it retries (readers can steal the lock from it until the 4 ms hand-off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+import simpy
+
+from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.mounttable import MountTable
+from cohsim.kernel.records import LaunchRecord, LockStats
+from cohsim.kernel.rwsem import RWSem
+
+#: a writer spins on a reader-owned rwsem for (readers + 1) x this before it sleeps: Linux
+#: kernel/locking/rwsem.c rwsem_rspin_threshold() ((readers + 1) << 3 us, readers capped at 30)
+RSPIN_NS = 8000
+
+#: a simulated step that returns how long it waited (ns)
+Waited = Generator[simpy.Event, Any, float]
+
+
+class NamespaceSections:
+    """The read and write sections of namespace_sem in one simulation, and their tallies."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        sem: RWSem,
+        cpus: CPUs,
+        kernel: KernelParams,
+        table: MountTable,
+        stats: LockStats,
+        resume: Callable[[bool], Waited],
+        record: LaunchRecord | None,
+    ) -> None:
+        """`resume(slept)` puts a woken task back on a CPU and returns its run-queue wait;
+        `stats` collects the lock's waits and holds."""
+        self.env, self.sem, self.cpus, self.k = env, sem, cpus, kernel
+        self.table, self.stats, self.resume, self.record = table, stats, resume, record
+        self.mountinfo_reads = 0  #: whole-file mountinfo reads
+
+    def read_mountinfo(self, op: OpCost) -> Waited:
+        """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
+        of a page. Returns the time spent waiting for the lock or a CPU."""
+        self.mountinfo_reads += 1
+        lines = self.k.mountinfo_lines_per_read
+        table = self.table
+        done, waited = 0.0, 0.0
+        first = True
+        while done < table.mounts or first:
+            chunk = min(lines, max(0.0, table.mounts - done))
+            hold = (op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk
+            waited += yield from self.read(hold)
+            done += lines
+            first = False
+        return waited
+
+    def read(self, hold_ns: float) -> Waited:
+        """Hold namespace_sem for reading for `hold_ns` on the caller's CPU. A reader that must
+        wait sleeps (readers do not spin) and is woken holding the lock. Returns the wait."""
+        st = self.stats
+        t0 = self.env.now
+        w = self.sem.acquire(False)
+        if w is not None:
+            self.cpus.release()
+            yield w.event
+            yield from self.resume(True)
+            st.wait_ns += self.env.now - t0
+        waited = self.env.now - t0
+        hold = round(hold_ns)
+        yield self.env.timeout(hold)
+        st.hold_ns += hold
+        st.acquisitions += 1
+        self.sem.release(False)
+        return waited
+
+    def write_lock(self) -> Waited:
+        """Take namespace_sem for writing, spinning or sleeping as the module says; returns the
+        wait. The caller holds it on its CPU until `write_unlock`."""
+        sem = self.sem
+        t0 = self.env.now
+        behind_readers = sem.readers > 0 and not sem.writer
+        readers = sem.readers
+        spin = (sem.writer or behind_readers) and not self.cpus.waiting
+        w = sem.acquire(True, spin)
+        if w is None:
+            return 0.0
+        nss = self.stats
+        nss.max_waiters = max(nss.max_waiters, len(sem.queue))
+        if spin and not behind_readers:
+            yield w.event
+        else:
+            if spin:
+                limit = self.env.timeout(RSPIN_NS * (min(readers, 30) + 1))
+                yield w.event | limit
+                w.spin = w.granted  # spun too long: it goes to sleep in the queue
+            while not w.granted:
+                self.cpus.release()
+                yield w.event
+                yield from self.resume(True)
+                if sem.retry(w):
+                    break
+        waited = self.env.now - t0
+        nss.wait_ns += waited
+        return waited
+
+    def write_unlock(self, tid: int, since: float) -> None:
+        """Thread `tid` releases the write hold it took at `since` (ns)."""
+        nss = self.stats
+        nss.acquisitions += 1
+        nss.hold_ns += self.env.now - since
+        if self.record is not None:
+            self.record.ns_holds.append((tid, int(since), int(self.env.now)))
+        self.sem.release(True)

@@ -1,0 +1,57 @@
+"""What one launch simulation (cohsim.kernel.launch) records: per-lock tallies, the time series
+for plots, and each thread's result.
+
+These are plain records, written by the simulated resources (cohsim.kernel.mountlock,
+cohsim.kernel.rcu) and by the conductor, and read by whoever ran the simulation. They live in
+a module of their own, below every part of the simulation, so the parts that fill them need not
+import the conductor that owns them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cohsim.units import NS_PER_S
+
+
+@dataclass
+class LockStats:
+    """Accumulated wait and hold time of one lock (ns) and its acquisitions."""
+
+    acquisitions: int = 0
+    wait_ns: float = 0.0
+    hold_ns: float = 0.0
+    max_waiters: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "acquisitions": self.acquisitions,
+            "wait_s": round(self.wait_ns / NS_PER_S, 6),
+            "hold_s": round(self.hold_ns / NS_PER_S, 6),
+            "max_waiters": self.max_waiters,
+        }
+
+
+@dataclass
+class LaunchRecord:
+    """Time series for plots: mount-table size and who held the locks when."""
+
+    mount_table: list[tuple[int, int]] = field(default_factory=list)  #: (ns, mounts)
+    ns_holds: list[tuple[int, int, int]] = field(default_factory=list)  #: (tid, from, to)
+    ml_holds: list[tuple[int, int, int]] = field(default_factory=list)  #: (tid, from, to)
+    spinners: list[tuple[int, int]] = field(default_factory=list)  #: (ns, seq spinners)
+
+
+@dataclass
+class ThreadResult:
+    """One traced thread (one container for synthesised workloads)."""
+
+    tid: int
+    start_ns: int
+    mounts_done_ns: int  #: its last mount syscall returned
+    end_ns: int  #: its runtime work finished too
+    syscalls: int
+    lock_wait_ns: float  #: waiting for namespace_sem, mount_lock, or spinning in a walk
+    rcu_wait_ns: float
+    run_queue_ns: float  #: runnable but no free CPU

@@ -1,0 +1,88 @@
+"""The coherence points of the lock-hand-off simulation (cohsim.lock.des) and the requests they
+serve.
+
+A coherence point (an LLC domain's point: a mesh CHA, a CCX's L3, a CMN home node; or the
+socket home agent) serves one request for the lock line at a time, FIFO behind it; an `Agent`
+keeps that queue and integrates its occupancy over time for the result's queue statistics. A
+`Req` is one thread's read or ownership request (RFO), carrying the atomic operation applied
+when the point orders it. Times are integer picoseconds.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+READ, RFO = 0, 1
+# atomic operations, applied at the moment the coherence point orders them
+XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
+
+
+class Agent:
+    """A coherence point: one request for the lock line in service at a time, FIFO behind it."""
+
+    __slots__ = (
+        "name",
+        "is_hub",
+        "domain",
+        "queue",
+        "busy",
+        "inserted",
+        "served",
+        "area",
+        "last_t",
+        "max_n",
+        "trace",
+    )
+
+    def __init__(self, name: str, is_hub: bool, domain: int, trace: bool) -> None:
+        self.name, self.is_hub, self.domain = name, is_hub, domain
+        self.queue: deque[Req] = deque()
+        self.busy = False
+        self.inserted = self.served = self.area = self.last_t = self.max_n = 0
+        self.trace: list[tuple[int, int]] | None = [] if trace else None
+
+    @property
+    def n(self) -> int:
+        return len(self.queue) + self.busy
+
+    def account(self, now: int, before: int) -> None:
+        """Integrate the occupancy `before` up to `now`, then note the new one."""
+        self.area += before * (now - self.last_t)
+        self.last_t = now
+        n = self.n
+        self.max_n = max(self.max_n, n)
+        if self.trace is not None and n != before:
+            self.trace.append((now, n))
+
+
+class Req:
+    """A request for the lock line by thread `th`: a read or an RFO carrying an atomic `op`;
+    `done(value, at)` is called with the answer; `via` is the domain point it came through."""
+
+    __slots__ = ("th", "kind", "op", "done", "via")
+
+    def __init__(self, th: int, kind: int, op: int, done: Callable[[Any, int], None]) -> None:
+        self.th, self.kind, self.op, self.done = th, kind, op, done
+        self.via: Agent | None = None
+
+
+def coherence_points(
+    domains: list[int], home: int, one_llc_per_socket: bool, record: bool
+) -> tuple[dict[int, Agent], Agent]:
+    """The points a run needs: one per LLC domain in `domains` (the threads' domains), and the
+    home agent of socket `home`. Where a socket has one LLC, the home socket's CHA / HN is its
+    LLC's point, so the hub is that domain's agent. `record`: the hub keeps its queue's trace."""
+    agents: dict[int, Agent] = {d: Agent(f"llc{d}", False, d, False) for d in sorted(set(domains))}
+    if one_llc_per_socket:  # the home socket's CHA / HN is its LLC's point
+        home_dom = home
+        if home_dom not in agents:
+            agents[home_dom] = Agent(f"llc{home_dom}", False, home_dom, False)
+        hub = agents[home_dom]
+        hub.is_hub = True
+        hub.name = f"home{home}"
+    else:
+        hub = Agent(f"home{home}", True, -1, False)
+    hub.trace = [] if record else None
+    return agents, hub
