@@ -1,9 +1,9 @@
 """The expedited grace-period kthread's idle gap before a chained grace period, in its parts
 (us), from mount_trace.sh traces.
 
-    python chain_parts.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.gp_chain.chain_parts [TRACE.txt.xz ...]
 
-Default: the multi-worker traces of ../../session9/gp-ipi/gp_ipi.py. A gap is chained when a
+Default: the multi-worker traces of ../gp_ipi/gp_ipi.py. A gap is chained when a
 task was inside a MUTEX contention (rcu_state.exp_mutex) as the kthread went to sleep in
 state S (its grace period done). Of those callers, the first woken afterwards is the next
 starter (woken by the last starter's mutex_unlock). The gap is split into:
@@ -22,10 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent / "session9" / "gp-ipi"))
-from chain_gaps import kthread_done, mutex_wait  # noqa: E402
-from gp_ipi import KTHREAD, default_traces, events  # noqa: E402
+from calibration.analysis.gp_ipi.chain_gaps import kthread_done, mutex_wait
+from calibration.analysis.gp_ipi.gp_ipi import KTHREAD, default_traces, events
 
 
 def gaps(path: str) -> list[dict[str, float]]:

@@ -1,6 +1,6 @@
 """Where mount_bench's workers are off the CPU, per sequence (us), from mount_trace.sh traces.
 
-    python off_cpu.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.gp_chain.off_cpu [TRACE.txt.xz ...]
 
 Default: the common-parent and per-layer traces of sessions 6, 8 and 9 (lowerdir-plus mounts
 through fsmount, which these traces do not record, so its sequences cannot be counted; a
@@ -10,7 +10,7 @@ private before the run and unmounts a few mounts after it), and only from their 
 or umount2 call to their last return. Session 10's version also counted the parent's wait
 for the workers, one sleep as long as the run, and read the traces without the switches
 this VM never records (`analyse.records`); both corrected in session 11, see
-../../session11/sleep-stacks/README.md.
+calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace/sleep-stacks/README.md.
 Each span a worker is switched out is split into:
 - preempted (switched out runnable) until it runs again;
 - asleep until its sched_wakeup, then woken until it runs again ("woken, waiting for a
@@ -31,25 +31,22 @@ import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session9" / "gp-ipi"))
-from analyse import records  # noqa: E402  (session 6's trace reader)
-from gp_ipi import KTHREAD  # noqa: E402  (the grace-period kthread's name in the traces)
+from calibration.analysis import TRACES
+from calibration.analysis.gp_ipi.gp_ipi import KTHREAD
+from calibration.analysis.mount_trace.analyse import records
 
 
 def default_traces() -> list[str]:
     return [
-        str(DATA / p)
+        str(TRACES / p)
         for p in (
-            "session6/mount-trace/trace-common-parent-1w-1L.txt.xz",
-            "session6/mount-trace/trace-common-parent-2w-1L.txt.xz",
-            "session6/mount-trace/trace-common-parent-4w-1L.txt.xz",
-            "session9/gp-ipi/trace-common-parent-4w-10L.txt.xz",
-            "session6/mount-trace/trace-per-layer-1w-1L.txt.xz",
-            "session8/mount-trace/trace-per-layer-2w-1L.txt.xz",
-            "session8/mount-trace/trace-per-layer-4w-1L.txt.xz",
+            "unmount-breakdown/trace-common-parent-1w-1L.txt.xz",
+            "unmount-breakdown/trace-common-parent-2w-1L.txt.xz",
+            "unmount-breakdown/trace-common-parent-4w-1L.txt.xz",
+            "gp-ipi/trace-common-parent-4w-10L.txt.xz",
+            "unmount-breakdown/trace-per-layer-1w-1L.txt.xz",
+            "per-layer-2-4-workers/trace-per-layer-2w-1L.txt.xz",
+            "per-layer-2-4-workers/trace-per-layer-4w-1L.txt.xz",
         )
     ]
 

@@ -1,7 +1,7 @@
 """How long the expedited grace-period kthread stays idle between two work spans, from
 mount_trace.sh traces, split by whether a caller was waiting on a mutex when it went idle.
 
-    python chain_gaps.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.gp_ipi.chain_gaps [TRACE.txt.xz ...]
 
 Default: the same traces as gp_ipi.py. A caller that finds a grace period under way sleeps
 on `rcu_state.exp_mutex` (a stack-trace trigger on lock:contention_begin put 417 of 417 mutex
@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from gp_ipi import KTHREAD, default_traces, events
+from calibration.analysis.gp_ipi.gp_ipi import KTHREAD, default_traces, events
 
 
 def mutex_wait(waiting: set[int], pid: int, ev: str, rest: str) -> bool:

@@ -1,10 +1,10 @@
 """How much longer an expedited grace period takes when another CPU is busy, from
 mount_trace.sh traces (sessions 6 and 8).
 
-    python gp_ipi.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.gp_ipi.gp_ipi [TRACE.txt.xz ...]
 
-Default: every multi-worker trace of ../../session6/mount-trace, ../../session8/mount-trace and
-this folder.
+Default: every multi-worker trace in calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace/
+unmount-breakdown, per-layer-2-4-workers and gp-ipi.
 
 An expedited grace period skips idle CPUs (they are in an extended quiescent state) and sends
 every busy one an IPI, then waits for its report (kernel/rcu/tree_exp.h). Per grace period:
@@ -24,9 +24,8 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent / "session6" / "mount-trace"))
-from analyse import events  # noqa: E402  (session 6's trace reader)
+from calibration.analysis import TRACES
+from calibration.analysis.mount_trace.analyse import events
 
 KTHREAD = "rcu_exp_gp_kthr"
 
@@ -78,8 +77,8 @@ def default_traces() -> list[str]:
     """The multi-worker traces of sessions 6, 8 and 9."""
     return sorted(
         str(p)
-        for d in ("session6/mount-trace", "session8/mount-trace", "session9/gp-ipi")
-        for p in (HERE.parent.parent / d).glob("trace-*.txt.xz")
+        for d in ("unmount-breakdown", "per-layer-2-4-workers", "gp-ipi")
+        for p in (TRACES / d).glob("trace-*.txt.xz")
         if "-1w-" not in p.name
     )
 

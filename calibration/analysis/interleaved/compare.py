@@ -1,6 +1,6 @@
 """Session 3's mount_bench data beside this folder's interleaved rounds, per shape.
 
-    python compare.py
+    python -m calibration.analysis.interleaved.compare
 
 Worker time a sequence (the fit's `stride_ns`, us): the median over repeats (session 3,
 run back to back) or rounds (here, each in a shuffled order), the spread (largest /
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import collections
 import statistics
-from pathlib import Path
 
+from calibration.analysis import DEVVM
 from cohsim.calibrate import MountRun, load_bench
 
-HERE = Path(__file__).resolve().parent
-SESSION3 = HERE.parent.parent / "session3" / "mount"
+SESSION3 = DEVVM / "mount-wake-long" / "mount"
+ROUNDS = DEVVM / "mount-interleaved-rounds" / "mount_bench.csv"
 
 
 def by_shape(runs: tuple[MountRun, ...]) -> dict[tuple[str, int, int], list[float]]:
@@ -28,7 +28,7 @@ def by_shape(runs: tuple[MountRun, ...]) -> dict[tuple[str, int, int], list[floa
 
 def main() -> int:
     old = by_shape(load_bench([SESSION3]).mount)
-    new = by_shape(load_bench([HERE / "mount_bench.csv"]).mount)
+    new = by_shape(load_bench([ROUNDS]).mount)
     print("shape: session 3 median (spread) | interleaved median (spread) | slowdown over 1 worker")
     moved = []
     for key in sorted(new):

@@ -1,6 +1,6 @@
 """Where the mount calls' time goes, from a mount_trace.sh trace (tracefs text, .xz or plain).
 
-    python analyse.py trace-*.txt.xz
+    python -m calibration.analysis.mount_trace.analyse TRACE.txt.xz ...
 
 Per call kind (overlay mount, bind umount, overlay umount, MNT_DETACH umount): count, mean
 wall time, mean time switched out (and the runnable part of it: the run queue), mean time on
@@ -13,14 +13,13 @@ Calls that fail (umount2 EINVAL) are left out.
 from __future__ import annotations
 
 import collections
-import lzma
 import re
 import statistics
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+):? ?(.*)$")
+from cohsim.bench import tracefs
 
 
 def kind(ev: str, rest: str, overlay_dir: dict[int, str], pid: int) -> str:
@@ -35,6 +34,9 @@ def kind(ev: str, rest: str, overlay_dir: dict[int, str], pid: int) -> str:
         return "umount_detach"
     name = re.search(r"name: (0x[0-9a-f]+)", rest).group(1)
     return "umount_overlay" if overlay_dir.get(pid) == name else "umount"
+
+
+Record = tuple[str, int, int, str, float, str, str]
 
 
 @dataclass
@@ -52,80 +54,17 @@ class Call:
     _runnable: bool = False
 
 
-STACK = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): <stack trace>$")
-
-#: us from a wake-up aimed at an idle CPU to the CPU's switch to the woken task: the median
-#: of CPU 0's recorded ones in the session-6, 8 and 9 traces (1-2 us; see IDLE_EXITS below)
-IDLE_EXIT_US = 1.0
-
-
-def _lines(path: str, stacks: bool) -> Iterator[tuple]:
-    open_ = lzma.open if path.endswith(".xz") else open
-    pending: tuple | None = None
-    with open_(path, "rt") as f:
-        for line in f:
-            if pending is not None:
-                if line.startswith(" => "):
-                    pending[1].append(line[4:].strip())
-                    continue
-                head, frames = pending
-                pending = None
-                yield *head, "stack", " < ".join(frames)
-            m = LINE.match(line)
-            if m:
-                comm, pid, cpu, flags, ts, ev, rest = m.groups()
-                yield comm, int(pid), int(cpu), flags, float(ts) * 1e6, ev, rest
-            elif stacks and (m := STACK.match(line)):
-                comm, pid, cpu, flags, ts = m.groups()
-                pending = ((comm, int(pid), int(cpu), flags, float(ts) * 1e6), [])
-    if pending is not None:
-        head, frames = pending
-        yield *head, "stack", " < ".join(frames)
-
-
-Record = tuple[str, int, int, str, float, str, str]
-
-
 def records(path: str, stacks: bool = False) -> Iterator[Record]:
-    """Every tracepoint line of a trace: (comm, pid, CPU, the context flags, time in us,
-    event, the rest). The flags are ftrace's irqs-off / need-resched / hardirq-softirq /
-    preempt-depth / migrate-disable columns, e.g. "dNh2.".
-
-    IDLE_EXITS: the devvm never records a `sched_switch` out of CPU 1's idle task (none in
-    any trace taken here, sessions 6-11; CPU 0's are all there). So when a task's record
-    (not a stack) shows up on a CPU whose last recorded switch went to the idle task, the
-    switch to it is put back, just before that record: at its wake-up aimed at that CPU
-    plus IDLE_EXIT_US, or at the record itself if no such wake-up came first. The inserted
-    switch carries `inferred=1` at the end of its rest.
-
-    With `stacks`, a `stacktrace` trigger's output (a "<stack trace>" line, then a " => f"
-    line a frame, innermost first) is one more record, event "stack", its rest the frames
-    joined by " < "."""
-    idle: dict[int, bool] = {}  # CPU -> its last recorded switch went to the idle task
-    woken: dict[int, dict[int, float]] = {}  # idle CPU -> {pid: wake-up aimed at it}
-    for rec in _lines(path, stacks):
-        comm, pid, cpu, flags, t, ev, rest = rec
-        if idle.get(cpu) and pid != 0 and ev != "stack":
-            t_in = min(woken[cpu].get(pid, t) + IDLE_EXIT_US, t)
-            yield (
-                "<idle>", 0, cpu, flags, t_in, "sched_switch",
-                f"prev_comm=swapper/{cpu} prev_pid=0 prev_prio=120 prev_state=R ==> "
-                f"next_comm={comm} next_pid={pid} next_prio=120 inferred=1",
-            )  # fmt: skip
-            idle[cpu] = False
-        if ev == "sched_wakeup":
-            m = re.search(r" pid=(\d+) .*target_cpu=(\d+)", rest)
-            if m and idle.get(int(m.group(2))):
-                woken[int(m.group(2))][int(m.group(1))] = t
-        elif ev == "sched_switch":
-            idle[cpu] = " next_pid=0 " in rest
-            woken[cpu] = {}
-        yield rec
+    """Every event of a trace as cohsim.bench.tracefs reads it, with the switches out of the
+    idle task that the devvm never records put back (`idle_exits`): (comm, pid, CPU, the
+    context flags, time in us, event, the rest). With `stacks`, a stack trace is one more
+    record, event "stack", its rest the frames joined by " < "."""
+    for e in tracefs.read(str(path), stacks=stacks, idle_exits=True):
+        yield e.comm, e.pid, e.cpu, e.flags, e.t_us, e.name, e.rest
 
 
 def events(path: str) -> Iterator[tuple[str, int, int, float, str, str]]:
-    """Every tracepoint line of a trace, without its flags: (comm, pid, CPU, time in us,
-    event, the rest)."""
+    """`records` without the flags: (comm, pid, CPU, time in us, event, the rest)."""
     for comm, pid, cpu, _flags, t, ev, rest in records(path):
         yield comm, pid, cpu, t, ev, rest
 

@@ -1,6 +1,6 @@
 """How long the expedited grace periods' worker runs, from mount_trace.sh traces.
 
-    python gp_spans.py trace-*.txt.xz
+    python -m calibration.analysis.mount_trace.gp_spans TRACE.txt.xz ...
 
 synchronize_rcu_expedited() hands each grace period to the `rcu_exp_gp_kthr` kthread. Per
 trace: one span per grace period, from the kthread's wake-up (after it last slept in state
@@ -19,7 +19,7 @@ import itertools
 import statistics
 import sys
 
-from analyse import events
+from calibration.analysis.mount_trace.analyse import events
 
 
 def spans(path: str) -> list[tuple[float, int]]:

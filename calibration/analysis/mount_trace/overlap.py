@@ -4,7 +4,7 @@ how the two busiest workers' phases relate: for each bind (or MNT_DETACH) unmoun
 how far the nearest start of the same call by the other is; with independent phases that
 distance would be uniform between 0 and half the worker's period.
 
-    python overlap.py trace-common-parent-2w-1L.txt.xz
+    python -m calibration.analysis.mount_trace.overlap TRACE.txt.xz
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ import bisect
 import collections
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from analyse import Call, calls  # noqa: E402
+from calibration.analysis.mount_trace.analyse import Call, calls
 
 
 def meets(c: Call, others: list[Call]) -> bool:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Path-walking syscalls per CPU-second of two kinds of start-up work, counted by perf's syscall
-# tracepoints (no strace overhead). Run from the repository root; writes walks.csv here.
+# tracepoints (no strace overhead). Run from the repository root, as root:
+#   calibration/analysis/path_walks/measure.sh calibration/data/HOST/walks/walks.csv
 set -euo pipefail
-out="$(dirname "$0")/walks.csv"
+out="${1:?usage: measure.sh OUT.csv}"
 ev='syscalls:sys_enter_openat,syscalls:sys_enter_newfstatat,syscalls:sys_enter_execve,syscalls:sys_enter_readlinkat,syscalls:sys_enter_faccessat2,syscalls:sys_enter_mkdirat,syscalls:sys_enter_unlinkat'
 echo "workload,repeat,path_syscalls,task_clock_ms,ns_per_path_syscall" > "$out.tmp"
 run() {

@@ -1,7 +1,7 @@
 """Does a mount call run slower while another worker runs on the other vCPU? From
 mount_trace.sh traces (plain, no stacks).
 
-    python corun.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.sleep_stacks.corun [TRACE.txt.xz ...]
 
 For each call that was never switched out (so its wall time is all on the CPU), the share
 of its wall time during which another worker ran on another vCPU (from sched_switch, with
@@ -15,12 +15,8 @@ import bisect
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
-from analyse import calls, records  # noqa: E402  (session 6's trace reader)
-from off_cpu import default_traces, windows  # noqa: E402  (session 10's)
+from calibration.analysis.gp_chain.off_cpu import default_traces, windows
+from calibration.analysis.mount_trace.analyse import calls, records
 
 
 def timelines(path: str) -> dict[int, tuple[list[float], list[int]]]:

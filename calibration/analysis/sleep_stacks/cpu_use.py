@@ -1,7 +1,7 @@
 """How busy the two vCPUs are while mount_bench's workers run, and the workers' CPU time a
 sequence (us), from mount_trace.sh traces.
 
-    python cpu_use.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.sleep_stacks.cpu_use [TRACE.txt.xz ...]
 
 Default: the plain traces (no stacks) of sessions 6, 8 and 9. Over the span from the first
 worker's first mount or umount2 call to the last worker's last return, each vCPU's time is
@@ -15,19 +15,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
-from analyse import records  # noqa: E402  (session 6's trace reader)
-from off_cpu import KTHREAD, windows  # noqa: E402  (session 10's worker spans)
-from off_cpu import default_traces as off_cpu_traces  # noqa: E402
-from sleep_stacks import sequences  # noqa: E402
+from calibration.analysis import TRACES
+from calibration.analysis.gp_chain.off_cpu import KTHREAD, windows
+from calibration.analysis.gp_chain.off_cpu import default_traces as off_cpu_traces
+from calibration.analysis.mount_trace.analyse import records
+from calibration.analysis.sleep_stacks.sleep_stacks import sequences
 
 
 def default_traces() -> list[str]:
     """off_cpu.py's traces and session 9's lowerdir-plus one (sequences from its CSV)."""
-    return off_cpu_traces() + [str(DATA / "session9/gp-ipi/trace-lowerdir-plus-2w-10L.txt.xz")]
+    return off_cpu_traces() + [str(TRACES / "gp-ipi/trace-lowerdir-plus-2w-10L.txt.xz")]
 
 
 def cpu_use(path: str) -> tuple[float, dict[str, float]]:

@@ -2,7 +2,7 @@
 also record the interrupt vectors' entries (`irqs/`, taken with `MOUNT_TRACE_IRQS=1 sh
 calibration/bench/mount_trace.sh`).
 
-    python irqs.py [irqs-*.txt.xz ...]
+    python -m calibration.analysis.sleep_stacks.irqs [irqs-*.txt.xz ...]
 
 For each overlay mount that was never switched out: the interrupts its vCPU took during the
 call (IPIs: call_function_single, call_function, reschedule; and the local timer,
@@ -17,15 +17,11 @@ import bisect
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
-sys.path.insert(0, str(HERE))
-from analyse import calls, records  # noqa: E402
-from corun import other_worker_share, timelines  # noqa: E402
-from off_cpu import windows  # noqa: E402
-from sleep_stacks import sequences  # noqa: E402
+from calibration.analysis import TRACES
+from calibration.analysis.gp_chain.off_cpu import windows
+from calibration.analysis.mount_trace.analyse import calls, records
+from calibration.analysis.sleep_stacks.corun import other_worker_share, timelines
+from calibration.analysis.sleep_stacks.sleep_stacks import sequences
 
 IRQS = ("call_function_single_entry", "call_function_entry", "reschedule_entry")
 IRQS += ("local_timer_entry", "irq_work_entry")
@@ -52,7 +48,7 @@ def interrupts(path: str) -> tuple[dict[int, list[float]], dict[int, list[int]],
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(p) for p in argv] or sorted((HERE / "irqs").glob("irqs-*.txt.xz"))
+    paths = [Path(p) for p in argv] or sorted((TRACES / "sleep-stacks/irqs").glob("irqs-*.txt.xz"))
     for path in paths:
         workers = set(windows(str(path)))
         lines = timelines(str(path))

@@ -1,6 +1,6 @@
 """Where mount_bench's workers sleep, named by their kernel stacks, per sequence (us).
 
-    python sleep_stacks.py [stacks-*.txt.xz ...]
+    python -m calibration.analysis.sleep_stacks.sleep_stacks [stacks-*.txt.xz ...]
 
 Default: the traces in this folder, taken by stack_trace.sh, which records a stack for
 every worker that goes to sleep (sched_switch out of state S or D) and for every wake-up of
@@ -34,12 +34,9 @@ import csv
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
-from analyse import records  # noqa: E402  (session 6's trace reader)
-from off_cpu import windows  # noqa: E402  (session 10's worker spans)
+from calibration.analysis import TRACES
+from calibration.analysis.gp_chain.off_cpu import windows
+from calibration.analysis.mount_trace.analyse import records
 
 PREEMPTED = "preempted, waiting for a CPU"
 WOKEN = "woken, waiting for a CPU"
@@ -151,7 +148,7 @@ def group(label: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(p) for p in argv] or sorted(HERE.glob("stacks-*.txt.xz"))
+    paths = [Path(p) for p in argv] or sorted((TRACES / "sleep-stacks").glob("stacks-*.txt.xz"))
     for path in paths:
         n = sequences(path)
         out, count = sleeps(str(path))

@@ -1,6 +1,6 @@
 """Why a woken worker waits for a CPU: where its wake-up put it, and who ran there first.
 
-    python woken_wait.py [TRACE.txt.xz ...]
+    python -m calibration.analysis.sleep_stacks.woken_wait [TRACE.txt.xz ...]
 
 Default: the plain traces `cpu_use.py` reads. For each wake-up of a worker (sched_wakeup
 and its target_cpu), read with `analyse.records` (the switches this VM does not record put
@@ -20,15 +20,10 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent
-sys.path.insert(0, str(DATA / "session6" / "mount-trace"))
-sys.path.insert(0, str(DATA / "session10" / "gp-chain"))
-sys.path.insert(0, str(HERE))
-from analyse import records  # noqa: E402
-from cpu_use import default_traces  # noqa: E402
-from off_cpu import windows  # noqa: E402
-from sleep_stacks import sequences  # noqa: E402
+from calibration.analysis.gp_chain.off_cpu import windows
+from calibration.analysis.mount_trace.analyse import records
+from calibration.analysis.sleep_stacks.cpu_use import default_traces
+from calibration.analysis.sleep_stacks.sleep_stacks import sequences
 
 WAKEUP = re.compile(r" pid=(\d+) .*target_cpu=(\d+)")
 

@@ -1,11 +1,11 @@
 """Print how a committed fit matches the mount_bench runs it saw: per run shape, the measured
 and simulated worker time per sequence and, per op, measured / simulated mean call time (us).
 
-    python benchmarks/in_sample.py [FIT.json] [MOUNT_DATA_DIR] [strategy ...]
+    python -m calibration.reports.in_sample [FIT.json] [MOUNT_DATA_DIR] [strategy ...]
 
 Default fit: calibration/fits/devvm-2cpu-intel-xeon-f6m167.json; default data: the mount runs it
-was fitted to (calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/mount). Simulated with 4
-seeds.
+was fitted to (calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/mount).
+Simulated with 4 seeds.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.calibrate import load_bench
+from cohsim.calibrate import group_runs, load_bench, load_fit
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOST = "devvm-2cpu-intel-xeon-f6m167"
 
 
@@ -34,10 +34,10 @@ def main(argv: list[str]) -> int:
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)
     kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
-    for (s, w, layers), group in _group_runs(data.mount).items():
+    for (s, w, layers), group in group_runs(data.mount).items():
         if only and s not in only:
             continue
-        sim = fit._bench_sim(
+        sim = fit.bench_sim(
             machine, kernel, costs, s, w, layers, group[0].baseline_mounts, seeds=[0, 1, 2, 3]
         )
         meas = statistics.median(r.stride_ns for r in group)

@@ -1,10 +1,10 @@
 """Print the held-out errors of the devvm calibration (the figures in calibration/fits/README.md).
 
-    python benchmarks/held_out.py [--mount PATH] [workers|repeats ...]
+    python -m calibration.reports.held_out [--mount PATH] [workers|repeats ...]
 
 Each split refits the kernel parameters (a few minutes on 2 CPUs) on part of
-calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/{mount,wake,wake-idle} and predicts the
-other part. `--mount` takes the mount_bench runs from PATH (a directory or a CSV) instead of
+calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/{mount,wake,wake-idle} and predicts
+the other part. `--mount` takes the mount_bench runs from PATH (a directory or a CSV) instead of
 mount-wake-long/mount, e.g. the interleaved rounds in mount-interleaved-rounds/.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from cohsim.calibrate import BOUND, SPLITS, held_out, load_bench
 
 HOST = "devvm-2cpu-intel-xeon-f6m167"
-DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / HOST / "mount-wake-long"
+DATA = Path(__file__).resolve().parents[2] / "calibration" / "data" / HOST / "mount-wake-long"
 
 
 def main(argv: list[str]) -> int:

@@ -1,14 +1,14 @@
 """How the simulation's unmounts meet between workers, to set beside the session-6 traces.
 
-    python benchmarks/unmount_overlap.py [FIT.json]
+    python -m calibration.reports.unmount_overlap [FIT.json]
 
 Simulates mount_bench as the traces in
-calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace/unmount-breakdown/ ran it (2 workers, 1 layer,
-100 containers per worker, no mountinfo sample) for common-parent and per-layer, with the
+calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace/unmount-breakdown/ ran it (2 workers,
+1 layer, 100 containers per worker, no mountinfo sample) for common-parent and per-layer, with the
 committed fit (default) and 2 seeds. Prints, per unmount op, how many calls overlapped another
 worker's unmount and their mean time, against the calls that did not. The last line of each
-case gives the two workers' phases. Both use the trace directory's `overlap.py`; compare with
-`python overlap.py trace-common-parent-2w-1L.txt.xz` there.
+case gives the two workers' phases. Both use calibration/analysis/mount_trace/overlap.py; compare
+with `python -m calibration.analysis.mount_trace.overlap TRACE.txt.xz`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ import statistics
 import sys
 from pathlib import Path
 
+from calibration.analysis.mount_trace.overlap import Call, meets, phase
 from cohsim.calibrate import load_fit, simulate_run
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOST = "devvm-2cpu-intel-xeon-f6m167"
 TRACES = ROOT / "calibration" / "data" / HOST / "mount-trace" / "unmount-breakdown"
-sys.path.insert(0, str(TRACES))
-from overlap import Call, meets, phase  # noqa: E402  (the traces' own analysis, reused)
 
 UNMOUNTS = ("umount", "umount_overlay", "umount_detach")
 

@@ -1,0 +1,1 @@
+"""mount_bench in shuffled rounds beside the fit's back-to-back repeats."""

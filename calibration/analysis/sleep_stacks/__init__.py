@@ -1,0 +1,1 @@
+"""The workers' sleeps by kernel stack, the vCPUs' use, co-run and interrupts, woken waits."""

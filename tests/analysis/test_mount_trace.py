@@ -1,0 +1,28 @@
+"""calibration/analysis/mount_trace on a committed trace: the figures the trace folders'
+READMEs report (common-parent, 2 workers, 1 layer)."""
+
+from __future__ import annotations
+
+from analysis_runner import CP2, number, run
+
+
+def test_analyse_splits_the_unmounts_into_cpu_and_sleep() -> None:
+    out = run("mount_trace.analyse", CP2)
+    assert number(r"umount +n= *(\d+)", out) == 401
+    assert number(r"umount +n=.*?wall +([\d.]+)", out) == 50.7
+    assert number(r"umount +n=.*?on-CPU +([\d.]+)", out) == 12.9  # with the idle exits put back
+    assert number(r"mount_overlay +n=.*?on-CPU +([\d.]+)", out) > 60  # mounts run, unmounts sleep
+    assert "MUTEX" in out and "WRITE" in out
+
+
+def test_gp_spans_counts_the_grace_periods() -> None:
+    out = run("mount_trace.gp_spans", CP2)
+    assert number(r"(\d+) grace periods", out) == 1070
+    assert 5 < number(r"span median ([\d.]+)", out) < 30
+    assert "waited through alone" in out
+
+
+def test_overlap_compares_with_independent_phases() -> None:
+    out = run("mount_trace.overlap", CP2)
+    assert "overlapping another worker's overlay mount" in out
+    assert number(r"period ([\d.]+) us", out) > 100
