@@ -1,8 +1,8 @@
 """Held-out checks of a kernel calibration: fit on part of the mount_bench runs, predict the
 rest, and say how far off the predictions are and how often their intervals cover the runs.
 
-Used by the slow tests (tests/test_calibrate.py) and by `benchmarks/held_out.py`, which prints
-the figures quoted in calibration/fits/README.md.
+Used by the slow tests (tests/calibrate/test_heldout.py) and by `benchmarks/held_out.py`,
+which prints the figures quoted in calibration/fits/README.md.
 """
 
 from __future__ import annotations

@@ -1,0 +1,329 @@
+"""The fit JSON: the one place a fitted calibration is written to and read from a document.
+
+A fit document is what `Calibration.save` writes and `load_fit` reads back (the committed
+fits are calibration/fits/*.json; calibration/fits/README.md describes them). `to_doc` turns a
+fitted calibration into the document (`applies_to_doc`: where a new fit applies); `parse_doc`
+validates a document into a `FitDoc` record from which the calibration is rebuilt; `read_doc`
+reads a file; `choose_fit` picks the fit that describes an instance or family. Values are
+rounded to 6 significant figures (`round_sig`) so that writing the same fit gives the same
+bytes.
+
+Format history: schema 1 — kind, instance, kernel, applies_to, parameters, covariance,
+residuals, think_ns, fixed, data_digests, optimizer, settings, cohsim_version, seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypedDict, TypeVar
+
+import numpy as np
+
+from cohsim import __version__
+from cohsim.calibrate.params import DOC, KERNEL_PARAMS
+from cohsim.errors import CohsimError
+from cohsim.kernel.waketable import WakeTable
+from cohsim.machine.catalog import Catalog
+
+SCHEMA = 1
+KINDS = ("kernel", "lock", "kernel+lock")
+#: the keys every fit document has
+_REQUIRED = (
+    "kind",
+    "instance",
+    "kernel",
+    "parameters",
+    "covariance",
+    "residuals",
+    "fixed",
+    "data_digests",
+    "optimizer",
+    "seed",
+    "think_ns",
+    "applies_to",
+)
+
+
+def round_sig(x: float, digits: int = 6) -> float:
+    """Round to `digits` significant figures (stable JSON bytes)."""
+    if x == 0 or not math.isfinite(x):
+        return 0.0 if not math.isfinite(x) else x
+    return float(f"{x:.{digits}g}")
+
+
+class Covariance(TypedDict):
+    """The fitted parameters' covariance: `matrix[i][j]` between `names[i]` and `names[j]`."""
+
+    names: list[str]
+    matrix: np.ndarray
+
+
+class FittedView(Protocol):
+    """What `to_doc` reads of a fitted calibration (`cohsim.calibrate.calibration`)."""
+
+    kind_: str
+    instance_: str
+    kernel_name_: str
+    params_: dict[str, float]
+    stderr_: dict[str, float]
+    bounds_: dict[str, tuple[float, float]]
+    cov_: Covariance
+    residuals_: list[dict[str, Any]]
+    think_ns_: dict[str, dict[str, float]]
+    op_extra_ns_: dict[str, dict[str, dict[str, float]]]
+    wake_table_: WakeTable | None
+    fixed_: dict[str, dict[str, Any]]
+    data_digests_: dict[str, str]
+    optimizer_: dict[str, Any]
+    containers: int
+    seeds: int
+    max_nfev: int
+    starts: int
+    seed_sets: int
+    radius: float
+    free: Sequence[str] | None
+    seed: int
+
+
+def _parameter_docs(fit: FittedView) -> dict[str, dict[str, Any]]:
+    params = {}
+    for n in sorted(fit.params_):
+        lo, hi = fit.bounds_[n]
+        params[n] = {
+            "value": round_sig(fit.params_[n]),
+            "stderr": round_sig(fit.stderr_[n]),
+            "low": round_sig(lo),
+            "high": None if math.isinf(hi) else round_sig(hi),
+            "group": "kernel" if n in KERNEL_PARAMS else "lock",
+            "doc": DOC[n],
+        }
+    return params
+
+
+def to_doc(fit: FittedView, applies: dict[str, Any]) -> dict[str, Any]:
+    """The versioned fit document of a fitted calibration (`applies`: its applies_to)."""
+    return {
+        "schema": SCHEMA,
+        "kind": fit.kind_,
+        "instance": fit.instance_,
+        "kernel": fit.kernel_name_,
+        "applies_to": applies,
+        "parameters": _parameter_docs(fit),
+        "covariance": {
+            "names": list(fit.cov_["names"]),
+            "matrix": [
+                [round_sig(float(v)) for v in row] for row in np.asarray(fit.cov_["matrix"])
+            ],
+        },
+        "residuals": fit.residuals_,
+        "think_ns": fit.think_ns_,
+        "op_extra_ns": fit.op_extra_ns_,
+        "wake_table": fit.wake_table_.to_doc() if fit.wake_table_ else None,
+        "fixed": fit.fixed_,
+        "data_digests": fit.data_digests_,
+        "optimizer": fit.optimizer_,
+        "settings": {
+            "containers_per_worker": fit.containers,
+            "seeds": fit.seeds,
+            "max_nfev": fit.max_nfev,
+            "starts": fit.starts,
+            "seed_sets": fit.seed_sets,
+            "radius": fit.radius,
+            "free": list(fit.free) if fit.free else None,
+        },
+        "cohsim_version": __version__,
+        "seed": fit.seed,
+    }
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The estimator's settings as a fit document records them (defaults for older files)."""
+
+    instance: str
+    kernel: str
+    seed: int
+    containers: int
+    seeds: int
+    max_nfev: int
+    starts: int
+    seed_sets: int
+    free: Sequence[str] | None
+    radius: float | None  #: None: the estimator's default
+
+
+@dataclass(frozen=True)
+class FitDoc:
+    """A validated fit document: the settings and everything the fit learned."""
+
+    settings: FitSettings
+    kind: str
+    instance: str
+    kernel_name: str
+    params: dict[str, float]
+    stderr: dict[str, float]
+    bounds: dict[str, tuple[float, float]]
+    cov: Covariance
+    residuals: list[dict[str, Any]]
+    fixed: dict[str, dict[str, Any]]
+    data_digests: dict[str, str]
+    optimizer: dict[str, Any]
+    think_ns: dict[str, dict[str, float]]
+    op_extra_ns: dict[str, dict[str, dict[str, float]]]
+    wake_table: WakeTable | None
+    applies_to: dict[str, Any]
+
+
+def _check_header(doc: Any, where: str) -> None:
+    if not isinstance(doc, Mapping):
+        raise CohsimError("a fit must be a JSON object", where)
+    if doc.get("schema") != SCHEMA:
+        raise CohsimError(
+            f"fit schema {doc.get('schema')!r} is not supported (expected {SCHEMA})", where
+        )
+    for key in _REQUIRED:
+        if key not in doc:
+            raise CohsimError(f"missing key {key}", where)
+    if doc["kind"] not in KINDS:
+        raise CohsimError(f"kind {doc['kind']!r} is not one of {', '.join(KINDS)}", where)
+
+
+def _settings(doc: Mapping[str, Any]) -> FitSettings:
+    settings = doc.get("settings", {})
+    return FitSettings(
+        instance=doc["instance"],
+        kernel=doc["kernel"],
+        seed=int(doc["seed"]),
+        containers=int(settings.get("containers_per_worker", 2)),
+        seeds=int(settings.get("seeds", 2)),
+        max_nfev=int(settings.get("max_nfev", 60)),
+        starts=int(settings.get("starts", 8)),
+        seed_sets=int(settings.get("seed_sets", 1)),
+        free=settings.get("free"),
+        radius=float(settings["radius"]) if "radius" in settings else None,
+    )
+
+
+def _parameters(
+    doc: Mapping[str, Any], where: str
+) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[float, float]]]:
+    params: dict[str, float] = {}
+    stderr: dict[str, float] = {}
+    bounds: dict[str, tuple[float, float]] = {}
+    for n, p in doc["parameters"].items():
+        if n not in DOC:
+            raise CohsimError(f"unknown parameter parameters.{n}", where)
+        try:
+            params[n] = float(p["value"])
+            stderr[n] = float(p["stderr"])
+            hi = math.inf if p["high"] is None else float(p["high"])
+            bounds[n] = (float(p["low"]), hi)
+        except (KeyError, TypeError, ValueError):
+            raise CohsimError(
+                f"parameters.{n} needs numeric value, stderr, low, high", where
+            ) from None
+    return params, stderr, bounds
+
+
+def _covariance(doc: Mapping[str, Any], params: Mapping[str, float], where: str) -> Covariance:
+    names = list(doc["covariance"].get("names", []))
+    matrix = (
+        np.array(doc["covariance"].get("matrix", []), dtype=float).reshape(len(names), len(names))
+        if names
+        else np.zeros((0, 0))
+    )
+    for n in names:
+        if n not in params:
+            raise CohsimError(f"covariance names {n}, which is not a parameter", where)
+    return {"names": names, "matrix": matrix}
+
+
+def parse_doc(doc: Any, where: str = "") -> FitDoc:
+    """Validate a fit document (`where`: the file, for the one-line error)."""
+    _check_header(doc, where)
+    settings = _settings(doc)
+    params, stderr, bounds = _parameters(doc, where)
+    cov = _covariance(doc, params, where)
+    table = doc.get("wake_table")
+    return FitDoc(
+        settings=settings,
+        kind=doc["kind"],
+        instance=doc["instance"],
+        kernel_name=doc["kernel"],
+        params=params,
+        stderr=stderr,
+        bounds=bounds,
+        cov=cov,
+        residuals=list(doc["residuals"]),
+        fixed=dict(doc["fixed"]),
+        data_digests=dict(doc["data_digests"]),
+        optimizer=dict(doc["optimizer"]),
+        think_ns={s: dict(v) for s, v in doc["think_ns"].items()},
+        op_extra_ns={
+            s: {L: dict(ops) for L, ops in v.items()} for s, v in doc.get("op_extra_ns", {}).items()
+        },
+        wake_table=WakeTable.from_doc(table, where) if table is not None else None,
+        applies_to=dict(doc["applies_to"]),
+    )
+
+
+def read_doc(path: str | Path) -> Any:
+    """The JSON document in a fit file (not yet validated: `parse_doc`)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CohsimError("no such fit file", str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise CohsimError(f"invalid JSON: {exc}", str(path)) from None
+
+
+def applies_to_doc(kind: str, instance: str, kernel_name: str) -> dict[str, Any]:
+    """Where a new fit's parts apply (its `applies_to`): the kernel part to every instance,
+    the lock part to the fitted instance only."""
+    applies: dict[str, Any] = {}
+    if kind in ("kernel", "kernel+lock"):
+        applies["kernel"] = {
+            "instances": "*",
+            "kernel": kernel_name,
+            "caveat": f"measured on {instance} (2 vCPUs): the critical-section split "
+            "and the grace period are properties of the kernel, but were seen "
+            "only at 1-4 workers on 2 CPUs; per-CPU effects are not identified",
+        }
+    if kind in ("lock", "kernel+lock"):
+        fam = Catalog().get(instance).family
+        applies["lock"] = {
+            "instances": [instance],
+            "families": [],
+            "caveat": f"a VM's vCPU-to-vCPU transfer; do not apply to bare-metal {fam} "
+            "hosts (calibration/data README)",
+        }
+    return applies
+
+
+class _Applies(Protocol):
+    instance_: str
+    applies_to_: dict[str, Any]
+
+
+F = TypeVar("F", bound=_Applies)
+
+
+def choose_fit(fits: Sequence[F], instance_or_family: str, family: str) -> F | None:
+    """The fit that describes this instance or family, if any: exact instance matches win;
+    then a fit whose lock part names the instance or `family`; then any kernel fit (its
+    `applies_to.kernel.instances` is "*": kernel parameters apply to every instance)."""
+    for c in fits:
+        if c.instance_ == instance_or_family:
+            return c
+    for c in fits:
+        lock = getattr(c, "applies_to_", {}).get("lock", {})
+        if instance_or_family in lock.get("instances", []) or family in lock.get("families", []):
+            return c
+    for c in fits:
+        if getattr(c, "applies_to_", {}).get("kernel", {}).get("instances") == "*":
+            return c
+    return None

@@ -1,0 +1,26 @@
+"""params: the kernel parameters applied to a kernel model keep every op's total."""
+
+from __future__ import annotations
+
+import pytest
+
+from cohsim.calibrate.params import apply_kernel_params, kernel_bounds
+from cohsim.kernel.costs import load_kernel
+
+
+def _total(k, name, vcpus=2):
+    op = k.op(name)
+    return op.cpu_ns + op.ns_write_ns + (k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus) * op.rcu
+
+
+def test_applying_parameters_keeps_every_op_total():
+    base = load_kernel()
+    k = apply_kernel_params(
+        base, {"ser_bind": 0.5, "ser_overlay": 0.1, "ser_umount": 0.9, "rcu_exp_base_ns": 4000.0}
+    )
+    for name in base.ops:
+        assert _total(k, name) == pytest.approx(_total(base, name))
+    body = _total(base, "umount_detach") - 4000 - 1000
+    assert k.op("umount_detach").ns_write_ns == pytest.approx(0.9 * body)
+    lo, hi = kernel_bounds(base)["rcu_exp_base_ns"]
+    assert lo < base.rcu_exp_base_ns < hi
