@@ -162,7 +162,7 @@ class Calibration:
         self.instance_ = machine.name
         self.kernel_name_ = base.name
         self.__dict__.pop("applies_to_", None)  # a refit describes its own data
-        self.applies_to_ = self._applies_to()
+        self.applies_to_ = self.applies_to()
         return self
 
     def _reset(self) -> None:
@@ -271,9 +271,6 @@ class Calibration:
         is no interleaving to average over)."""
         bench = self._bench(machine, costs)
         return bench.run(kernel, strategy, workers, layers, baseline_mounts, containers, seeds)
-
-    #: the name benchmarks/in_sample.py calls (`bench_sim` is the public one)
-    _bench_sim = bench_sim
 
     # ----- results ------------------------------------------------------------------------
 
@@ -398,7 +395,7 @@ class Calibration:
             return dict(self.applies_to_)
         return applies_to_doc(self.kind_, self.instance_, self.kernel_name_)
 
-    #: the name cohsim/predict/core.py calls (`applies_to` is the public one)
+    #: the name cohsim/predict/target.py calls (`applies_to` is the public one)
     _applies_to = applies_to
 
     def save(self, path: str | Path) -> None:
