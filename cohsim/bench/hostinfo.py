@@ -129,30 +129,26 @@ def _detect_virt() -> str:
     return res.stdout.strip()
 
 
-def collect(
-    sys_root: str | Path = "/sys",
-    proc_root: str | Path = "/proc",
-    *,
-    run_detect_virt: bool | None = None,
-) -> HostInfo:
-    """Read this host's facts (or those of a synthetic tree under `sys_root`/`proc_root`).
+_VM_VENDORS = ("qemu", "kvm", "amazon ec2", "vmware", "xen", "microsoft", "google", "firecracker")
 
-    `run_detect_virt` defaults to True only for the real `/sys`, so a synthetic tree is never
-    mixed with facts from the machine running the test.
-    """
-    sys_root = Path(sys_root)
-    proc_root = Path(proc_root)
-    real = sys_root == Path("/sys")
-    if run_detect_virt is None:
-        run_detect_virt = real
 
-    cpu_root = sys_root / "devices/system/cpu"
+def _online_cpus(cpu_root: Path) -> list[int]:
     online_text = _read(cpu_root / "online")
     if online_text:
-        cpus = parse_cpulist(online_text)
-    else:
-        cpus = sorted(int(p.name[3:]) for p in cpu_root.glob("cpu[0-9]*"))
+        return parse_cpulist(online_text)
+    return sorted(int(p.name[3:]) for p in cpu_root.glob("cpu[0-9]*"))
 
+
+@dataclass
+class _Topology:
+    packages: set[int]
+    cores: set[tuple[int, int]]
+    threads_per_core: int
+    llc_domain_cpus: tuple[str, ...]
+    llc_size: str
+
+
+def _topology(cpu_root: Path, cpus: list[int]) -> _Topology:
     packages: set[int] = set()
     cores: set[tuple[int, int]] = set()
     threads_per_core = 1
@@ -177,68 +173,91 @@ def collect(
         llc_domain_cpus = tuple(sorted(llc_sets, key=llc_sets.__getitem__))
     else:
         llc_domain_cpus = ()
+    return _Topology(packages, cores, threads_per_core, llc_domain_cpus, llc_size)
 
+
+def _numa_nodes(sys_root: Path) -> int:
     node_online = _read(sys_root / "devices/system/node/online")
     if node_online:
-        numa_nodes = len(parse_cpulist(node_online))
-    else:
-        numa_nodes = max(1, len(list((sys_root / "devices/system/node").glob("node[0-9]*"))))
+        return len(parse_cpulist(node_online))
+    return max(1, len(list((sys_root / "devices/system/node").glob("node[0-9]*"))))
 
-    cpuinfo = _read(proc_root / "cpuinfo") or ""
-    f = _cpuinfo_fields(cpuinfo)
+
+def _cpu_model(f: dict[str, str], real: bool) -> str:
     model = f.get("model name") or f.get("Model name") or ""
     if not model and "CPU part" in f:
         model = f"arm implementer {f.get('CPU implementer', '?')} part {f['CPU part']}"
     if not model and real:
         model = platform.processor()
-    family_model = ""
-    if "cpu family" in f:
-        family_model = f"{f['cpu family']}/{f.get('model', '?')}/{f.get('stepping', '?')}"
-    flags = set((f.get("flags") or f.get("Features") or "").split())
+    return model
 
+
+def _dmi(sys_root: Path) -> dict[str, str]:
     dmi: dict[str, str] = {}
     for key in ("sys_vendor", "product_name", "product_version", "board_vendor", "bios_vendor"):
         value = _read(sys_root / "class/dmi/id" / key)
         if value:
             dmi[key] = value
+    return dmi
 
+
+def _dmi_says_vm(dmi: dict[str, str]) -> bool:
+    dmi_vm = any(
+        v in dmi.get("sys_vendor", "").lower() or v in dmi.get("product_name", "").lower()
+        for v in _VM_VENDORS
+    )
+    # EC2 metal instances report "Amazon EC2" in DMI but no hypervisor flag: not virtualised.
+    return dmi_vm and "metal" not in dmi.get("product_name", "").lower()
+
+
+def collect(
+    sys_root: str | Path = "/sys",
+    proc_root: str | Path = "/proc",
+    *,
+    run_detect_virt: bool | None = None,
+) -> HostInfo:
+    """Read this host's facts (or those of a synthetic tree under `sys_root`/`proc_root`).
+
+    `run_detect_virt` defaults to True only for the real `/sys`, so a synthetic tree is never
+    mixed with facts from the machine running the test.
+    """
+    sys_root = Path(sys_root)
+    proc_root = Path(proc_root)
+    real = sys_root == Path("/sys")
+    if run_detect_virt is None:
+        run_detect_virt = real
+
+    cpu_root = sys_root / "devices/system/cpu"
+    cpus = _online_cpus(cpu_root)
+    topo = _topology(cpu_root, cpus)
+
+    f = _cpuinfo_fields(_read(proc_root / "cpuinfo") or "")
+    family_model = ""
+    if "cpu family" in f:
+        family_model = f"{f['cpu family']}/{f.get('model', '?')}/{f.get('stepping', '?')}"
+    flags = set((f.get("flags") or f.get("Features") or "").split())
+
+    dmi = _dmi(sys_root)
     kernel = _read(proc_root / "sys/kernel/osrelease") or (platform.release() if real else "")
     detect = _detect_virt() if run_detect_virt else ""
     hypervisor = "hypervisor" in flags
-    vm_vendors = (
-        "qemu",
-        "kvm",
-        "amazon ec2",
-        "vmware",
-        "xen",
-        "microsoft",
-        "google",
-        "firecracker",
-    )
-    dmi_vm = any(
-        v in dmi.get("sys_vendor", "").lower() or v in dmi.get("product_name", "").lower()
-        for v in vm_vendors
-    )
-    # EC2 metal instances report "Amazon EC2" in DMI but no hypervisor flag: not virtualised.
-    if dmi_vm and "metal" in dmi.get("product_name", "").lower():
-        dmi_vm = False
 
     return HostInfo(
-        cpu_model=model,
+        cpu_model=_cpu_model(f, real),
         vendor=f.get("vendor_id", ""),
         cpu_family_model=family_model,
         arch=platform.machine() if real else "",
         online_cpus=len(cpus),
-        sockets=max(1, len(packages)),
-        numa_nodes=numa_nodes,
-        cores=max(1, len(cores)),
-        threads_per_core=threads_per_core,
+        sockets=max(1, len(topo.packages)),
+        numa_nodes=_numa_nodes(sys_root),
+        cores=max(1, len(topo.cores)),
+        threads_per_core=topo.threads_per_core,
         smt=_read(cpu_root / "smt/control") or "unknown",
-        llc_domains=len(llc_domain_cpus) or max(1, len(packages)),
-        llc_domain_cpus=llc_domain_cpus,
-        llc_size=llc_size,
+        llc_domains=len(topo.llc_domain_cpus) or max(1, len(topo.packages)),
+        llc_domain_cpus=topo.llc_domain_cpus,
+        llc_size=topo.llc_size,
         kernel_release=kernel,
-        virtualized=hypervisor or dmi_vm or detect not in ("", "none"),
+        virtualized=hypervisor or _dmi_says_vm(dmi) or detect not in ("", "none"),
         hypervisor_flag=hypervisor,
         dmi=dmi,
         detect_virt=detect,

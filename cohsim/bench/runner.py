@@ -228,6 +228,86 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
     return count
 
 
+def _read_output(
+    proc: subprocess.Popen[str],
+    bench: str,
+    bar: Any,
+    on_line: Callable[[str], None] | None,
+    strace_tmp: Path | None,
+) -> tuple[str, str, int]:
+    """The benchmark's stdout (ticking the progress bar), its stderr and its exit status; on
+    an interruption the benchmark is stopped and the strace log's temp file removed."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out_lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            out_lines.append(line)
+            if bar is not None and line.split(",")[-4:-3] == [_DONE_METRIC[bench]]:
+                bar.update(1)
+            if on_line is not None:
+                on_line(line)
+        err = proc.stderr.read()
+        rc = proc.wait()
+    except BaseException:
+        proc.terminate()  # the benchmarks undo their mounts on SIGTERM
+        proc.wait()
+        if strace_tmp is not None:
+            strace_tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return "".join(out_lines), err, rc
+
+
+def _sidecar(
+    bench: str,
+    args: Sequence[str],
+    exe: Path,
+    compiler: Compiler,
+    strace_final: Path | None,
+    command_line: Sequence[str] | None,
+    started: datetime,
+    wall_s: float,
+    err_lines: list[str],
+    csv_name: str,
+    text: str,
+    rows: int,
+) -> dict[str, Any]:
+    """The run's JSON sidecar: host facts, compiler, exact command, wall time, CSV digest."""
+    src = source_path(bench)
+    version = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, check=False
+    ).stdout.split()[-1:] or ["?"]
+    return {
+        "schema": SCHEMA,
+        "kind": "cohsim.bench.runner",
+        "bench": bench,
+        "bench_version": version[0],
+        "command": [f"{bench}_bench", *args]
+        + (["--strace", strace_final.name] if strace_final else []),
+        "cohsim_command": list(command_line) if command_line is not None else None,
+        "started_utc": started.isoformat(timespec="seconds"),
+        "wall_s": round(wall_s, 3),
+        "host": hostinfo.collect().to_json(),
+        "compiler": {
+            "path": compiler.path,
+            "command": list(compiler.command),
+            "version": compiler.version,
+            "flags": list(compiler.flags),
+        },
+        "info": [ln.split(": info: ", 1)[-1] for ln in err_lines if ": info: " in ln],
+        "csv": {
+            "file": csv_name,
+            "digest": provenance.text_digest(text),
+            "rows": rows,
+            "columns": list(_COLUMNS[bench]),
+        },
+        "strace": strace_final.name if strace_final else None,
+        "provenance": provenance.stamp(inputs=[src]),
+    }
+
+
 def run_bench(
     bench: str,
     args: Sequence[str],
@@ -255,32 +335,13 @@ def run_bench(
     bar = _progress(_expected_runs(bench, args), progress, f"{bench}_bench")
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    out_lines: list[str] = []
     try:
         proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env)
         )
     except OSError as exc:
         raise CohsimError(f"cannot run {exe}: {exc}", f"{bench}_bench") from exc
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        for line in proc.stdout:
-            out_lines.append(line)
-            if bar is not None and line.split(",")[-4:-3] == [_DONE_METRIC[bench]]:
-                bar.update(1)
-            if on_line is not None:
-                on_line(line)
-        err = proc.stderr.read()
-        rc = proc.wait()
-    except BaseException:
-        proc.terminate()  # the benchmarks undo their mounts on SIGTERM
-        proc.wait()
-        if strace_tmp is not None:
-            strace_tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
+    text, err, rc = _read_output(proc, bench, bar, on_line, strace_tmp)
     wall_s = time.perf_counter() - t0
     err_lines = [ln for ln in err.splitlines() if ln.strip()]
     if rc != 0:
@@ -288,43 +349,15 @@ def run_bench(
             strace_tmp.unlink(missing_ok=True)
         problems = [ln for ln in err_lines if ": error: " in ln] or err_lines or [f"exit {rc}"]
         raise CohsimError(problems[-1].split(": error: ", 1)[-1], f"{bench}_bench")
-    text = "".join(out_lines)
     rows = _parse_csv(text, bench, f"{bench}_bench output")
 
     out = Path(out_dir)
     csv_path = out / f"{bench}_bench.csv"
     sidecar_path = out / f"{bench}_bench.json"
-    src = source_path(bench)
-    version = subprocess.run(
-        [str(exe), "--version"], capture_output=True, text=True, check=False
-    ).stdout.split()[-1:] or ["?"]
-    sidecar: dict[str, Any] = {
-        "schema": SCHEMA,
-        "kind": "cohsim.bench.runner",
-        "bench": bench,
-        "bench_version": version[0],
-        "command": [f"{bench}_bench", *args]
-        + (["--strace", strace_final.name] if strace_final else []),
-        "cohsim_command": list(command_line) if command_line is not None else None,
-        "started_utc": started.isoformat(timespec="seconds"),
-        "wall_s": round(wall_s, 3),
-        "host": hostinfo.collect().to_json(),
-        "compiler": {
-            "path": compiler.path,
-            "command": list(compiler.command),
-            "version": compiler.version,
-            "flags": list(compiler.flags),
-        },
-        "info": [ln.split(": info: ", 1)[-1] for ln in err_lines if ": info: " in ln],
-        "csv": {
-            "file": csv_path.name,
-            "digest": provenance.text_digest(text),
-            "rows": len(rows),
-            "columns": list(_COLUMNS[bench]),
-        },
-        "strace": strace_final.name if strace_final else None,
-        "provenance": provenance.stamp(inputs=[src]),
-    }
+    sidecar = _sidecar(
+        bench, args, exe, compiler, strace_final, command_line, started, wall_s, err_lines,
+        csv_path.name, text, len(rows),
+    )  # fmt: skip
     provenance.write_atomic(csv_path, text)
     if strace_tmp is not None and strace_final is not None:
         os.replace(strace_tmp, strace_final)
