@@ -48,7 +48,7 @@ from cohsim.calibrate.fitplot import plot_fit
 from cohsim.calibrate.kernelfit import KernelFit, KernelSettings, fit_kernel
 from cohsim.calibrate.lockfit import LockFit, fit_lock
 from cohsim.calibrate.mountsim import SimRun
-from cohsim.calibrate.params import KERNEL_PARAMS, apply_kernel_params
+from cohsim.calibrate.params import KERNEL_PARAMS, Param, apply_kernel_params
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 from cohsim.io import fits_dir
@@ -64,9 +64,7 @@ class Calibration:
 
     # learned by fit (or read by load_fit)
     base_kernel_: KernelParams  #: the model file the fit started from (fit only)
-    params_: dict[str, float]  #: fitted and measured parameters
-    stderr_: dict[str, float]  #: their standard errors
-    bounds_: dict[str, tuple[float, float]]  #: their bounds (high may be inf)
+    parameters_: dict[str, Param]  #: fitted and measured parameters (see params_ and co.)
     cov_: Covariance  #: the fitted parameters' covariance
     residuals_: list[dict[str, Any]]  #: one row per compared figure (the fit JSON's rows)
     optimizer_: dict[str, Any]  #: per part (kernel, lock), the optimizer's report
@@ -119,8 +117,23 @@ class Calibration:
         return Catalog().get(self.instance)
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "params_"):
+        if not hasattr(self, "parameters_"):
             raise CohsimError("this Calibration is not fitted: call fit(data) or load_fit(path)")
+
+    @property
+    def params_(self) -> dict[str, float]:
+        """Each parameter's value (a view of `parameters_`)."""
+        return {n: p.value for n, p in self.parameters_.items()}
+
+    @property
+    def stderr_(self) -> dict[str, float]:
+        """Each parameter's standard error (a view of `parameters_`)."""
+        return {n: p.stderr for n, p in self.parameters_.items()}
+
+    @property
+    def bounds_(self) -> dict[str, tuple[float, float]]:
+        """Each parameter's bounds, high possibly inf (a view of `parameters_`)."""
+        return {n: p.bounds for n, p in self.parameters_.items()}
 
     # ----- fit ----------------------------------------------------------------------------
 
@@ -167,9 +180,7 @@ class Calibration:
 
     def _reset(self) -> None:
         """Empty learned attributes, filled by the fit's parts."""
-        self.params_ = {}
-        self.stderr_ = {}
-        self.bounds_ = {}
+        self.parameters_ = {}
         self.residuals_ = []
         self.optimizer_ = {}
         self.fixed_ = {}
@@ -195,9 +206,7 @@ class Calibration:
 
     def _learn_part(self, part: str, fit: KernelFit | LockFit) -> None:
         """Take in what one part of the fit (kernel or lock) learned."""
-        self.params_.update(fit.params)
-        self.stderr_.update(fit.stderr)
-        self.bounds_.update(fit.bounds)
+        self.parameters_.update(fit.parameters)
         self.residuals_ += fit.residuals
         self.optimizer_[part] = fit.optimizer
         self.fixed_.update(fit.fixed)
@@ -210,9 +219,7 @@ class Calibration:
         values = sorted(float(r.wake_ns) for r in runs)
         wake = statistics.median(values)
         se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-        self.params_["wake_ns"] = round_sig(wake)
-        self.stderr_["wake_ns"] = round_sig(se)
-        self.bounds_["wake_ns"] = (0.0, math.inf)
+        self.parameters_["wake_ns"] = Param("wake_ns", round_sig(wake), round_sig(se))
         self.fixed_["wake_ns"] = {
             "value": round_sig(wake),
             "why": f"measured directly: wake_bench's wake_ns, median of {len(values)} repeats "
@@ -227,8 +234,8 @@ class Calibration:
         """`kernel` with this fit's host-only terms (the measured wake-up latency: wake_bench's
         `wake_ns`, and the table by idle duration where the fit had one)."""
         self._check_fitted()
-        if "wake_ns" in self.params_:
-            kernel = kernel.with_values(wake_ns=self.params_["wake_ns"])
+        if "wake_ns" in self.parameters_:
+            kernel = kernel.with_values(wake_ns=self.parameters_["wake_ns"].value)
         if self.wake_table_ is not None:
             kernel = replace(kernel, wake_table=self.wake_table_)
         return kernel
@@ -277,22 +284,23 @@ class Calibration:
     def kernel_params(self, base: KernelParams | None = None) -> KernelParams:
         """The fitted kernel (base: the model file the fit started from)."""
         self._check_fitted()
-        values = {n: self.params_[n] for n in KERNEL_PARAMS if n in self.params_}
+        values = {n: p.value for n, p in self.parameters_.items() if n in KERNEL_PARAMS}
         return apply_kernel_params(base or load_kernel(self.kernel), values)
 
     def machine(self, machine: Machine | None = None) -> Machine:
         """`machine` (default: the fitted instance) with the fitted PAUSE and transfer."""
         self._check_fitted()
         m = machine or Catalog().get(self.instance_)
-        if "pause_ns" in self.params_:
+        params = self.params_
+        if "pause_ns" in params:
             m = replace(
                 m,
                 microarch=replace(
-                    m.microarch, pause_cycles=self.params_["pause_ns"] * m.microarch.freq_ghz
+                    m.microarch, pause_cycles=params["pause_ns"] * m.microarch.freq_ghz
                 ),
             )
-        if "same_llc_ns" in self.params_:
-            m = replace(m, coherence=replace(m.coherence, same_llc_ns=self.params_["same_llc_ns"]))
+        if "same_llc_ns" in params:
+            m = replace(m, coherence=replace(m.coherence, same_llc_ns=params["same_llc_ns"]))
         return m
 
     def _kernel_names(self) -> list[str]:
@@ -308,11 +316,12 @@ class Calibration:
             raise CohsimError("this fit has no kernel parameters (no mount_bench data)")
         idx = [self.cov_["names"].index(x) for x in names]
         cov = np.asarray(self.cov_["matrix"])[np.ix_(idx, idx)]
-        mean = np.array([self.params_[x] for x in names])
+        chosen = [self.parameters_[x] for x in names]
+        mean = np.array([p.value for p in chosen])
         rng = np.random.default_rng(seed)
         draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
-        lo = np.array([self.bounds_[x][0] for x in names])
-        hi = np.array([self.bounds_[x][1] for x in names])
+        lo = np.array([p.low for p in chosen])
+        hi = np.array([p.high for p in chosen])
         draws = np.clip(draws, lo, hi)
         return [apply_kernel_params(base, dict(zip(names, d, strict=True))) for d in draws]
 
@@ -423,7 +432,7 @@ class Calibration:
         )
         if s.radius is not None:
             c.radius = s.radius
-        c.params_, c.stderr_, c.bounds_ = d.params, d.stderr, d.bounds
+        c.parameters_ = d.parameters
         c.cov_ = d.cov
         c.residuals_ = d.residuals
         c.fixed_ = d.fixed

@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypedDict, TypeVar
 import numpy as np
 
 from cohsim import __version__
-from cohsim.calibrate.params import DOC, KERNEL_PARAMS
+from cohsim.calibrate.params import DOC, Param
 from cohsim.errors import CohsimError
 from cohsim.kernel.waketable import WakeTable
 from cohsim.machine.catalog import Catalog
@@ -68,9 +68,7 @@ class FittedView(Protocol):
     kind_: str
     instance_: str
     kernel_name_: str
-    params_: dict[str, float]
-    stderr_: dict[str, float]
-    bounds_: dict[str, tuple[float, float]]
+    parameters_: dict[str, Param]
     cov_: Covariance
     residuals_: list[dict[str, Any]]
     think_ns_: dict[str, dict[str, float]]
@@ -89,19 +87,19 @@ class FittedView(Protocol):
     seed: int
 
 
-def _parameter_docs(fit: FittedView) -> dict[str, dict[str, Any]]:
-    params = {}
-    for n in sorted(fit.params_):
-        lo, hi = fit.bounds_[n]
-        params[n] = {
-            "value": round_sig(fit.params_[n]),
-            "stderr": round_sig(fit.stderr_[n]),
-            "low": round_sig(lo),
-            "high": None if math.isinf(hi) else round_sig(hi),
-            "group": "kernel" if n in KERNEL_PARAMS else "lock",
-            "doc": DOC[n],
+def _parameter_docs(parameters: Mapping[str, Param]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for n in sorted(parameters):
+        p = parameters[n]
+        out[n] = {
+            "value": round_sig(p.value),
+            "stderr": round_sig(p.stderr),
+            "low": round_sig(p.low),
+            "high": None if math.isinf(p.high) else round_sig(p.high),
+            "group": p.group,
+            "doc": p.doc,
         }
-    return params
+    return out
 
 
 def to_doc(fit: FittedView, applies: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +110,7 @@ def to_doc(fit: FittedView, applies: dict[str, Any]) -> dict[str, Any]:
         "instance": fit.instance_,
         "kernel": fit.kernel_name_,
         "applies_to": applies,
-        "parameters": _parameter_docs(fit),
+        "parameters": _parameter_docs(fit.parameters_),
         "covariance": {
             "names": list(fit.cov_["names"]),
             "matrix": [
@@ -164,9 +162,7 @@ class FitDoc:
     kind: str
     instance: str
     kernel_name: str
-    params: dict[str, float]
-    stderr: dict[str, float]
-    bounds: dict[str, tuple[float, float]]
+    parameters: dict[str, Param]
     cov: Covariance
     residuals: list[dict[str, Any]]
     fixed: dict[str, dict[str, Any]]
@@ -208,28 +204,23 @@ def _settings(doc: Mapping[str, Any]) -> FitSettings:
     )
 
 
-def _parameters(
-    doc: Mapping[str, Any], where: str
-) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[float, float]]]:
-    params: dict[str, float] = {}
-    stderr: dict[str, float] = {}
-    bounds: dict[str, tuple[float, float]] = {}
+def _parameters(doc: Mapping[str, Any], where: str) -> dict[str, Param]:
+    out: dict[str, Param] = {}
     for n, p in doc["parameters"].items():
         if n not in DOC:
             raise CohsimError(f"unknown parameter parameters.{n}", where)
         try:
-            params[n] = float(p["value"])
-            stderr[n] = float(p["stderr"])
+            value, stderr = float(p["value"]), float(p["stderr"])
             hi = math.inf if p["high"] is None else float(p["high"])
-            bounds[n] = (float(p["low"]), hi)
+            out[n] = Param(n, value, stderr, float(p["low"]), hi)
         except (KeyError, TypeError, ValueError):
             raise CohsimError(
                 f"parameters.{n} needs numeric value, stderr, low, high", where
             ) from None
-    return params, stderr, bounds
+    return out
 
 
-def _covariance(doc: Mapping[str, Any], params: Mapping[str, float], where: str) -> Covariance:
+def _covariance(doc: Mapping[str, Any], params: Mapping[str, Param], where: str) -> Covariance:
     names = list(doc["covariance"].get("names", []))
     matrix = (
         np.array(doc["covariance"].get("matrix", []), dtype=float).reshape(len(names), len(names))
@@ -246,17 +237,15 @@ def parse_doc(doc: Any, where: str = "") -> FitDoc:
     """Validate a fit document (`where`: the file, for the one-line error)."""
     _check_header(doc, where)
     settings = _settings(doc)
-    params, stderr, bounds = _parameters(doc, where)
-    cov = _covariance(doc, params, where)
+    parameters = _parameters(doc, where)
+    cov = _covariance(doc, parameters, where)
     table = doc.get("wake_table")
     return FitDoc(
         settings=settings,
         kind=doc["kind"],
         instance=doc["instance"],
         kernel_name=doc["kernel"],
-        params=params,
-        stderr=stderr,
-        bounds=bounds,
+        parameters=parameters,
         cov=cov,
         residuals=list(doc["residuals"]),
         fixed=dict(doc["fixed"]),

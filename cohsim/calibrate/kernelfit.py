@@ -36,7 +36,13 @@ from cohsim.calibrate.benchsim import BenchSim
 from cohsim.calibrate.fitjson import round_sig
 from cohsim.calibrate.mountsim import SimRun
 from cohsim.calibrate.noise import NoiseGroup, Shape, kernel_pairs, kernel_terms, noise_sd
-from cohsim.calibrate.params import KERNEL_PARAMS, apply_kernel_params, kernel_bounds, kernel_start
+from cohsim.calibrate.params import (
+    KERNEL_PARAMS,
+    Param,
+    apply_kernel_params,
+    kernel_bounds,
+    kernel_start,
+)
 from cohsim.calibrate.surface import seed_cov, surface
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
@@ -58,13 +64,11 @@ class KernelSettings:
 
 @dataclass(frozen=True)
 class KernelFit:
-    """What the kernel fit learned: values, standard errors and bounds of the fitted
-    parameters, their covariance (`names` x `names`), the residual rows of the fit JSON, the
-    optimizer's report and what was kept fixed (and why)."""
+    """What the kernel fit learned: the fitted parameters, their covariance (`names` x
+    `names`), the residual rows of the fit JSON, the optimizer's report and what was kept
+    fixed (and why)."""
 
-    params: dict[str, float]
-    stderr: dict[str, float]
-    bounds: dict[str, tuple[float, float]]
+    parameters: dict[str, Param]
     names: list[str]
     cov: np.ndarray
     residuals: list[dict[str, Any]]
@@ -345,9 +349,10 @@ def fit_kernel(
         "seeds": bench.seeds,
     }
     return KernelFit(
-        params={n: float(x[i]) for i, n in enumerate(names)},
-        stderr={n: float(math.sqrt(max(cov[i, i], 0.0))) for i, n in enumerate(names)},
-        bounds={n: obj.bounds[n] for n in names},
+        parameters={
+            n: Param(n, float(x[i]), float(math.sqrt(max(cov[i, i], 0.0))), *obj.bounds[n])
+            for i, n in enumerate(names)
+        },
         names=names,
         cov=cov,
         residuals=rows,

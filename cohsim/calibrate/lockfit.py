@@ -19,6 +19,7 @@ import numpy as np
 
 from cohsim.calibrate.benchdata import PauseRun
 from cohsim.calibrate.fitjson import round_sig
+from cohsim.calibrate.params import Param
 from cohsim.calibrate.surface import lsq_cov
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import simulate as handoff_simulate
@@ -53,13 +54,11 @@ _FIXED: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class LockFit:
-    """What the lock fit learned: the fitted and measured parameters (value, standard error,
-    bounds), the fitted ones' covariance (`names` x `names`), the residual rows of the fit
-    JSON, the optimizer's report and what was kept fixed."""
+    """What the lock fit learned: the fitted and measured parameters, the fitted ones'
+    covariance (`names` x `names`), the residual rows of the fit JSON, the optimizer's report
+    and what was kept fixed."""
 
-    params: dict[str, float]
-    stderr: dict[str, float]
-    bounds: dict[str, tuple[float, float]]
+    parameters: dict[str, Param]
     names: list[str]
     cov: np.ndarray
     residuals: list[dict[str, Any]]
@@ -168,9 +167,10 @@ def fit_lock(machine: Machine, runs: Sequence[PauseRun], seed: int) -> LockFit:
     cov = lsq_cov(res.jac, res.fun, np.array([hi - lo]))
     # pause_ns is measured, not fitted: it has a variance of its own, no covariance term
     return LockFit(
-        params={"same_llc_ns": llc, "pause_ns": pause},
-        stderr={"same_llc_ns": float(math.sqrt(max(cov[0, 0], 0.0))), "pause_ns": pause_se},
-        bounds={"same_llc_ns": (lo, hi), "pause_ns": (0.0, math.inf)},
+        parameters={
+            "same_llc_ns": Param("same_llc_ns", llc, float(math.sqrt(max(cov[0, 0], 0.0))), lo, hi),
+            "pause_ns": Param("pause_ns", pause, pause_se),
+        },
         names=["same_llc_ns"],
         cov=cov,
         residuals=_residual_rows(multi, sims(llc)),

@@ -20,7 +20,9 @@ measured directly; `wake_ns` (wake_bench) is measured directly too. `DOC` says w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
@@ -36,6 +38,7 @@ KERNEL_PARAMS = (*GROUPS, "rcu_exp_base_ns")
 #: ops whose per-call mean at 2+ workers is fitted (those whose split the parameters set)
 FIT_OPS = tuple(op for ops in GROUPS.values() for op in ops)
 LOCK_PARAMS = ("same_llc_ns",)
+#: what each parameter is (the fit JSON's `doc`)
 DOC = {
     "ser_bind": "fraction of the bind-mount ops' unlocked work held under namespace_sem (write)",
     "ser_overlay": "fraction of the overlay mount's fixed work held under namespace_sem (write)",
@@ -48,6 +51,36 @@ DOC = {
     "directly, wake_bench wake_ns; this host only)",
 }
 _MIN_BODY_NS = 50.0  # an op keeps at least this much of its own work when the RCU part grows
+
+
+@dataclass(frozen=True)
+class Param:
+    """One fitted or measured parameter: its value, standard error and bounds (`high` may be
+    inf). `group`, `doc` and `unit` follow from its name."""
+
+    name: str
+    value: float
+    stderr: float
+    low: float = 0.0
+    high: float = math.inf
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return (self.low, self.high)
+
+    @property
+    def group(self) -> str:
+        """ "kernel" (fitted to mount_bench) or "lock" (pause_bench, wake_bench)."""
+        return "kernel" if self.name in KERNEL_PARAMS else "lock"
+
+    @property
+    def doc(self) -> str:
+        return DOC[self.name]
+
+    @property
+    def unit(self) -> str:
+        """ "ns" for a time, "fraction" for a share of an op's work."""
+        return "ns" if self.name.endswith("_ns") else "fraction"
 
 
 def _rcu_ops(kernel: KernelParams) -> list[str]:

@@ -53,8 +53,8 @@ def test_one_free_parameter(setup):
     bench, runs = setup
     fit = fit_kernel(bench, load_kernel(), runs, SETTINGS)
     assert fit.names == ["ser_umount"] and fit.cov.shape == (1, 1)
-    lo, hi = fit.bounds["ser_umount"]
-    assert lo <= fit.params["ser_umount"] <= hi and fit.stderr["ser_umount"] > 0
+    p = fit.parameters["ser_umount"]
+    assert p.low <= p.value <= p.high and p.stderr > 0 and p.group == "kernel"
     assert np.all(np.isfinite(fit.cov))
     # the others are kept at the model file's split, and say so
     assert {n for n in KERNEL_PARAMS if n != "ser_umount"} <= set(fit.fixed)

@@ -24,9 +24,11 @@ def test_fits_the_transfer_and_measures_the_pause(pause):
     fit = fit_lock(Catalog().get(DEVVM), pause, 0)
     assert fit.names == ["same_llc_ns"] and fit.cov.shape == (1, 1)
     lo, hi = LLC_BOUNDS
-    assert lo < fit.params["same_llc_ns"] < hi and fit.stderr["same_llc_ns"] > 0
+    llc = fit.parameters["same_llc_ns"]
+    assert lo < llc.value < hi and llc.stderr > 0 and llc.bounds == LLC_BOUNDS
     pauses = {r.repeat: r.pause_ns for r in pause}
-    assert fit.params["pause_ns"] == pytest.approx(sum(pauses.values()) / len(pauses))
+    measured = fit.parameters["pause_ns"]
+    assert measured.value == pytest.approx(sum(pauses.values()) / len(pauses))
     multi = [r for r in pause if r.threads >= 2]
     assert len(fit.residuals) == 2 * len(multi)
     assert {r["metric"] for r in fit.residuals} == {"p50_ns", "acquisitions_per_s"}

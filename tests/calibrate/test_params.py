@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from cohsim.calibrate.params import apply_kernel_params, kernel_bounds
+from cohsim.calibrate.params import Param, apply_kernel_params, kernel_bounds
 from cohsim.kernel.costs import load_kernel
 
 
@@ -24,3 +26,11 @@ def test_applying_parameters_keeps_every_op_total():
     assert k.op("umount_detach").ns_write_ns == pytest.approx(0.9 * body)
     lo, hi = kernel_bounds(base)["rcu_exp_base_ns"]
     assert lo < base.rcu_exp_base_ns < hi
+
+
+def test_a_parameter_knows_its_group_unit_and_doc():
+    p = Param("ser_umount", 0.5, 0.1, 0.0, 1.0)
+    assert (p.group, p.unit, p.bounds) == ("kernel", "fraction", (0.0, 1.0))
+    assert "namespace_sem" in p.doc
+    w = Param("wake_ns", 3000.0, 10.0)  # measured: no upper bound
+    assert (w.group, w.unit, w.bounds) == ("lock", "ns", (0.0, math.inf))
