@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from cohsim.predict.core import predict
+from cohsim.predict import predict
 
 MACHINES = (
     ("r5.metal", True),

@@ -6,7 +6,7 @@ The core-to-core benchmark allocates its cache line once, so on a two-socket mac
 homed on one socket. On the AMD chiplet part, two cores of the *other* socket in different CCXs
 must go through the home socket's IO die: two socket crossings, as much as a cross-socket pair.
 On Intel's mesh the whole socket is one LLC, so the same pair stays local. The model derives
-both from one rule (see cohsim/machine.py); this script shows it against the measurements.
+both from one rule (see cohsim/machine/model.py); this script shows it against the measurements.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The `cohsim` command line: parses, calls one library function, formats.
 
-Exit codes (DESIGN.md section 4): 0 success, 1 a model or input error (one line on stderr,
-no traceback), 2 usage. Every command has `--json` printing one JSON document on stdout.
+Exit codes: 0 success; 1 a model or input error (a CohsimError: one line on stderr naming the
+file, line or key and what is wrong, no traceback, no half-written output file); 2 usage
+(argparse: the usage and one error line); 130 interrupted. Every command has `--json` printing
+one JSON document on stdout.
 """
 
 from __future__ import annotations

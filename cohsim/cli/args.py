@@ -33,3 +33,14 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return value
+
+
+def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
+    """`--seed N`: the one seed of a command's randomness, a non-negative integer (what numpy
+    seeds with); a negative one is a usage error."""
+    p.add_argument(
+        "--seed",
+        type=nonneg_int,
+        default=default,
+        help="random seed, a non-negative integer (default %(default)s)",
+    )

@@ -15,6 +15,8 @@ from typing import Any
 from cohsim import provenance
 from cohsim.bench import runner as bench
 from cohsim.cli.args import nonneg_int, positive_int
+from cohsim.cli.outputs import check_dir
+from cohsim.units import NS_PER_US
 
 _PLACEMENTS = ("compact", "scatter", "one-socket")
 _LOCKS = ("ttas", "ticket")
@@ -129,7 +131,7 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
         for c in summary["configs"]:
             print(
                 f"{c['strategy']:<15}{c['workers']:>8}{c['layers']:>7}"
-                f"{c['sequence_p50_ns'] / 1e3:>12.1f}{c['containers_per_s']:>9.0f}"
+                f"{c['sequence_p50_ns'] / NS_PER_US:>12.1f}{c['containers_per_s']:>9.0f}"
                 f"{c['mount_ops_per_s']:>13.0f}{c['mount_table_peak']:>13.0f}"
             )
     wrote = [run.csv_path, run.sidecar_path] + ([run.strace_path] if run.strace_path else [])
@@ -139,6 +141,7 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
 def _run(args: argparse.Namespace) -> int:
     kind = args.bench
     c_args = _ARGS[kind](args)
+    check_dir(args.out)
     run = bench.run_bench(
         kind,
         c_args,
@@ -171,6 +174,7 @@ def _run(args: argparse.Namespace) -> int:
 def _wake_idle(args: argparse.Namespace) -> int:
     from cohsim.bench import wakeidle
 
+    check_dir(args.out)
     table, csv_path = wakeidle.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
     bins = [
         {
@@ -189,25 +193,15 @@ def _wake_idle(args: argparse.Namespace) -> int:
     print(f"{'idle from':>10}{'samples':>9}{'p50_ns':>9}{'p90_ns':>9}{'mean_ns':>10}")
     for b in bins:
         print(
-            f"{b['idle_from_ns'] / 1e3:>8.0f}us{b['samples']:>9}{b['p50_ns']:>9}"
+            f"{b['idle_from_ns'] / NS_PER_US:>8.0f}us{b['samples']:>9}{b['p50_ns']:>9}"
             f"{b['p90_ns']:>9}{b['mean_ns']:>10}"
         )
     print(f"wrote {csv_path} and its sidecar")
     return 0
 
 
-def register(
-    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
-) -> None:
-    """Add this group's subcommands to the cohsim parser."""
-    p = sub.add_parser(
-        "bench",
-        help="run the real benchmarks (pause_bench, mount_bench, wake_bench) on this host",
-        description="Build the C benchmarks with the system compiler ($CC, default cc),"
-        " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
-    )
-    kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
-
+def _add_pause(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`bench pause`: pause_bench's flags."""
     pp = kinds.add_parser(
         "pause",
         help="lock hand-off latency of a PAUSE-spinning lock",
@@ -241,7 +235,11 @@ def register(
     pp.add_argument(
         "--repeats", type=positive_int, default=3, help="repeats of every configuration"
     )
+    return pp
 
+
+def _add_mount(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`bench mount`: mount_bench's flags."""
     pm = kinds.add_parser(
         "mount",
         help="containerd's idmapped-rootfs mount sequences (root)",
@@ -295,7 +293,11 @@ def register(
         default=None,
         help="also rerun under strace -f -tt -T and keep the log in FILE",
     )
+    return pm
 
+
+def _add_wake(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`bench wake`: wake_bench's flags."""
     pw = kinds.add_parser(
         "wake",
         help="wake-up latency of a task that slept, onto an idle CPU",
@@ -316,7 +318,13 @@ def register(
         help="timed round trips per placement (default 20000)",
     )
     pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
+    return pw
 
+
+def _add_wake_idle(
+    kinds: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> argparse.ArgumentParser:
+    """`bench wake-idle`: scheduler traces in, a wake_bench table out."""
     pi = kinds.add_parser(
         "wake-idle",
         help="wake-up latency by how long the CPU was idle, from scheduler traces",
@@ -329,6 +337,23 @@ def register(
     pi.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
     add_json(pi)
     pi.set_defaults(func=_wake_idle)
+    return pi
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add this group's subcommands to the cohsim parser."""
+    p = sub.add_parser(
+        "bench",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench) on this host",
+        description="Build the C benchmarks with the system compiler ($CC, default cc),"
+        " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
+    )
+    kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+
+    pp, pm, pw = _add_pause(kinds), _add_mount(kinds), _add_wake(kinds)
+    _add_wake_idle(kinds, add_json)
 
     for q in (pp, pm, pw):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")

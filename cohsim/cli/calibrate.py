@@ -10,6 +10,8 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.calibrate import Calibration, load_bench
+from cohsim.cli.args import add_seed
+from cohsim.cli.outputs import check_file, writing
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import DEFAULT_KERNEL
 
@@ -17,13 +19,15 @@ from cohsim.kernel.costs import DEFAULT_KERNEL
 def _calibrate(args: argparse.Namespace) -> int:
     if not args.out.endswith(".json"):
         raise CohsimError(f"--out {args.out!r} must name a .json file")
+    check_file(args.out)
     data = load_bench(args.data)  # every input error surfaces before any work or output
     t0 = time.perf_counter()
     fit = Calibration(
         args.instance, kernel=args.kernel, seed=args.seed, progress=not args.no_progress
     ).fit(data)
     wall = time.perf_counter() - t0
-    fit.save(args.out)
+    with writing(args.out):
+        fit.save(args.out)
     doc = fit.to_dict()
     if args.json:
         summary: dict[str, Any] = {
@@ -75,7 +79,7 @@ def register(
         help="kernel model name or TOML file (default %(default)s)",
     )
     p.add_argument("--out", required=True, help="fit JSON to write")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json(p)
     p.set_defaults(func=_calibrate)

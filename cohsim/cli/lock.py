@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
+from cohsim.cli.args import add_seed
+from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import sweep
 from cohsim.lock.params import (
@@ -18,8 +20,10 @@ from cohsim.lock.params import (
     LOCKS,
     MODELS,
     SCHEMA,
+    HandoffResult,
 )
 from cohsim.machine.catalog import Catalog
+from cohsim.machine.model import Machine
 from cohsim.machine.placement import place
 
 
@@ -27,11 +31,85 @@ def _threads(text: str) -> list[int]:
     try:
         out = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise CohsimError(f"--threads: {text!r} is not a comma-separated list of integers"
-                          ) from None
+        raise CohsimError(
+            f"--threads: {text!r} is not a comma-separated list of integers"
+        ) from None
     if not out or min(out) < 1:
         raise CohsimError(f"--threads: {text!r} must list thread counts of at least 1")
     return out
+
+
+def _sweep(args: argparse.Namespace, machine: Machine, threads: list[int]) -> list[HandoffResult]:
+    """The sweep the flags ask for, with a progress bar on stderr when it is slow."""
+    from tqdm import tqdm
+
+    # a bar only for sweeps long enough to wait for (the DES at 16+ threads)
+    slow = args.model == "des" and sum(threads) * args.acquisitions > 100_000
+    with tqdm(
+        total=len(threads),
+        file=sys.stderr,
+        disable=not slow or args.no_progress,
+        desc="pause-bench",
+        unit="point",
+        leave=False,
+    ) as bar:
+        return sweep(
+            machine,
+            threads,
+            seed=args.seed,
+            progress=bar.update,
+            lock=args.lock,
+            placement=args.placement,
+            smt=args.smt == "on",
+            cs_ns=args.cs_ns,
+            think_ns=args.think_ns,
+            acquisitions=args.acquisitions,
+            model=args.model,
+        )
+
+
+def _json_doc(
+    args: argparse.Namespace, machine: Machine, results: list[HandoffResult]
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "instance": machine.name,
+        "lock": args.lock,
+        "model": args.model,
+        "level": results[0].level,
+        "placement": args.placement,
+        "smt": args.smt == "on",
+        "cs_ns": args.cs_ns,
+        "think_ns": args.think_ns,
+        "points": [r.to_dict() for r in results],
+        "provenance": provenance.stamp(
+            seed=args.seed, inputs=[Catalog().path(args.instance)], command="pause-bench"
+        ),
+    }
+
+
+def _print_table(args: argparse.Namespace, machine: Machine, results: list[HandoffResult]) -> None:
+    print(
+        f"{machine.name}: {args.lock}, placement {args.placement}, SMT {args.smt}, "
+        f"cs {args.cs_ns:g} ns, think {args.think_ns:g} ns — {results[0].level}"
+    )
+    cols = ("threads", "p50_ns", "p99_ns", "mean_ns", "acq/s", "spin", "home_q_mean", "home_q_max")
+    print("  ".join(f"{c:>11s}" for c in cols))
+    for r in results:
+        print(
+            "  ".join(
+                [
+                    f"{r.threads:11d}",
+                    f"{r.p50_ns:11.1f}",
+                    f"{r.p99_ns:11.1f}",
+                    f"{r.mean_ns:11.1f}",
+                    f"{r.acquisitions_per_s:11.4g}",
+                    f"{r.spin_fraction:11.3f}",
+                    f"{r.home_queue_mean:11.2f}",
+                    f"{r.home_queue_max:11d}",
+                ]
+            )
+        )
 
 
 def _pause_bench(args: argparse.Namespace) -> int:
@@ -41,70 +119,66 @@ def _pause_bench(args: argparse.Namespace) -> int:
         raise CohsimError(f"--lock: unknown lock {args.lock!r} (expected {', '.join(LOCKS)})")
     if args.acquisitions < 1:
         raise CohsimError(f"--acquisitions must be at least 1, not {args.acquisitions}")
-    smt = args.smt == "on"
-    place(machine, max(threads), args.placement, smt)  # bad input fails before any bar is drawn
-    from tqdm import tqdm
-
+    # bad input fails before any bar is drawn
+    place(machine, max(threads), args.placement, args.smt == "on")
+    check_plot(args.plot)
     t0 = time.perf_counter()
-    # a bar only for sweeps long enough to wait for (the DES at 16+ threads)
-    slow = args.model == "des" and sum(threads) * args.acquisitions > 100_000
-    with tqdm(total=len(threads), file=sys.stderr, disable=not slow or args.no_progress,
-              desc="pause-bench", unit="point", leave=False) as bar:
-        results = sweep(machine, threads, seed=args.seed, progress=bar.update, lock=args.lock,
-                        placement=args.placement, smt=smt, cs_ns=args.cs_ns,
-                        think_ns=args.think_ns, acquisitions=args.acquisitions,
-                        model=args.model)
+    results = _sweep(args, machine, threads)
     wall = time.perf_counter() - t0
     if args.plot:
         from cohsim.plots.lock import sweep_figure
-        from cohsim.plots.machine import save_figure
+        from cohsim.plots.save import save_figure
 
-        save_figure(sweep_figure(results, f"{machine.name}: {args.lock}, {args.placement}, "
-                                          f"SMT {args.smt} ({args.model})"), args.plot)
+        title = f"{machine.name}: {args.lock}, {args.placement}, SMT {args.smt} ({args.model})"
+        save_figure(sweep_figure(results, title), args.plot)
     if args.json:
-        doc: dict[str, Any] = {
-            "schema": SCHEMA, "instance": machine.name, "lock": args.lock, "model": args.model,
-            "level": results[0].level, "placement": args.placement, "smt": smt,
-            "cs_ns": args.cs_ns, "think_ns": args.think_ns,
-            "points": [r.to_dict() for r in results],
-            "provenance": provenance.stamp(seed=args.seed, inputs=[Catalog().path(args.instance)],
-                                           command="pause-bench"),
-        }
-        print(provenance.dumps(doc), end="")
+        print(provenance.dumps(_json_doc(args, machine, results)), end="")
         return 0
-    print(f"{machine.name}: {args.lock}, placement {args.placement}, SMT {args.smt}, "
-          f"cs {args.cs_ns:g} ns, think {args.think_ns:g} ns — {results[0].level}")
-    cols = ("threads", "p50_ns", "p99_ns", "mean_ns", "acq/s", "spin", "home_q_mean", "home_q_max")
-    print("  ".join(f"{c:>11s}" for c in cols))
-    for r in results:
-        print("  ".join([f"{r.threads:11d}", f"{r.p50_ns:11.1f}", f"{r.p99_ns:11.1f}",
-                         f"{r.mean_ns:11.1f}", f"{r.acquisitions_per_s:11.4g}",
-                         f"{r.spin_fraction:11.3f}", f"{r.home_queue_mean:11.2f}",
-                         f"{r.home_queue_max:11d}"]))
+    _print_table(args, machine, results)
     print(f"({wall:.2f} s wall{'; plot: ' + args.plot if args.plot else ''})", file=sys.stderr)
     return 0
 
 
-def register(sub: argparse._SubParsersAction,
-             add_json: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """Add this group's subcommands to the cohsim parser."""
-    p = sub.add_parser("pause-bench", help="simulated pause_bench: lock latency vs threads",
-                       description="Simulate pause_bench: N threads contend for one spinlock.")
+    p = sub.add_parser(
+        "pause-bench",
+        help="simulated pause_bench: lock latency vs threads",
+        description="Simulate pause_bench: N threads contend for one spinlock.",
+    )
     p.add_argument("--instance", required=True, help="catalog machine, e.g. m7i.metal-24xl")
     p.add_argument("--threads", default="1,2,4,8,16,32,48,96", help="comma-separated thread counts")
-    p.add_argument("--placement", default="compact",
-                   help="compact, scatter, one-socket, or a CPU list such as 0,48,1,49 or 0-7")
-    p.add_argument("--smt", choices=("on", "off"), default="on",
-                   help="off: one hardware thread per core")
+    p.add_argument(
+        "--placement",
+        default="compact",
+        help="compact, scatter, one-socket, or a CPU list such as 0,48,1,49 or 0-7",
+    )
+    p.add_argument(
+        "--smt", choices=("on", "off"), default="on", help="off: one hardware thread per core"
+    )
     p.add_argument("--lock", default="ttas", help=f"one of {', '.join(LOCKS)}")
-    p.add_argument("--model", choices=MODELS, default="des",
-                   help="des: discrete-event simulation; markov: analytic chain")
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default="des",
+        help="des: discrete-event simulation; markov: analytic chain",
+    )
     p.add_argument("--cs-ns", type=float, default=DEFAULT_CS_NS, help="critical section, ns")
-    p.add_argument("--think-ns", type=float, default=DEFAULT_THINK_NS,
-                   help="time between release and the next acquisition, ns")
-    p.add_argument("--acquisitions", type=int, default=DEFAULT_ACQUISITIONS,
-                   help="acquisitions measured per point (after a warm-up)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--think-ns",
+        type=float,
+        default=DEFAULT_THINK_NS,
+        help="time between release and the next acquisition, ns",
+    )
+    p.add_argument(
+        "--acquisitions",
+        type=int,
+        default=DEFAULT_ACQUISITIONS,
+        help="acquisitions measured per point (after a warm-up)",
+    )
+    add_seed(p)
     p.add_argument("--plot", help="write latency and home-queue plots (.png, .svg, .pdf)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json(p)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cohsim import provenance
+from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.machine.c2c import compare, detect_home, fit
 from cohsim.machine.catalog import Catalog, machine_to_toml, summary_row
@@ -74,8 +75,10 @@ def _show_doc(m: Machine) -> dict[str, Any]:
 
 def _show(args: argparse.Namespace) -> int:
     m = Catalog().get(args.instance)
+    check_plot(args.plot)
     if args.plot:
-        from cohsim.plots.machine import save_figure, topology_figure
+        from cohsim.plots.machine import topology_figure
+        from cohsim.plots.save import save_figure
 
         save_figure(topology_figure(m), args.plot)
     if args.json:
@@ -111,6 +114,7 @@ def _c2c(args: argparse.Namespace) -> int:
     m = Catalog().get(args.instance)
     if args.fit and not args.vs:
         raise CohsimError("--fit needs a measured matrix: add --vs MATRIX.csv")
+    check_plot(args.plot)
     measured = read_matrix(args.vs) if args.vs else None
     home: int | None
     if args.home == "auto":
@@ -135,7 +139,8 @@ def _c2c(args: argparse.Namespace) -> int:
         doc["fitted_toml"] = machine_to_toml(m)
     doc["provenance"] = provenance.stamp(inputs=[args.vs] if args.vs else [])
     if args.plot:
-        from cohsim.plots.machine import c2c_figure, save_figure
+        from cohsim.plots.machine import c2c_figure
+        from cohsim.plots.save import save_figure
 
         save_figure(
             c2c_figure(

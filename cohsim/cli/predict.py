@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import positive_float, positive_int
+from cohsim.cli.args import add_seed, positive_float, positive_int
+from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
-from cohsim.predict.core import MISFIT_LEVEL, Prediction, predict, replay
+from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
 from cohsim.workload.synth import STRATEGIES
 
 
@@ -59,7 +60,7 @@ def _print(p: Prediction) -> None:
 def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
     if args.plot:
         from cohsim.plots.launch import launch_figure
-        from cohsim.plots.machine import save_figure
+        from cohsim.plots.save import save_figure
 
         save_figure(launch_figure(p), args.plot)
     if args.json:
@@ -75,19 +76,16 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
     return 0
 
 
-def _run_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "smt": args.smt == "on",
-        "sockets": args.sockets,
-        "deadline_s": args.deadline,
-        "seed": args.seed,
-        "replicates": args.replicates,
-        "kernel": args.kernel,
-        "handoff_model": args.handoff,
-        "background": not args.no_background,
-        "record": bool(args.plot),
-        "calibration": args.calibration,
-    }
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    """The one options object the flags describe (the unset ones keep RunOptions' defaults)."""
+    return RunOptions(
+        seed=args.seed,
+        replicates=args.replicates,
+        deadline_s=args.deadline,
+        handoff_model=args.handoff,
+        background=not args.no_background,
+        record=bool(args.plot),
+    )
 
 
 def _fit_input(args: argparse.Namespace) -> list[str]:
@@ -97,18 +95,24 @@ def _fit_input(args: argparse.Namespace) -> list[str]:
 def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
+    check_plot(args.plot)
     p = predict(
         arch=args.arch,
         instance=args.instance,
         containers=args.containers,
         layers=args.layers,
         strategy=args.strategy,
-        **_run_options(args),
+        smt=args.smt == "on",
+        sockets=args.sockets,
+        kernel=args.kernel,
+        calibration=args.calibration,
+        options=_run_options(args),
     )
     return _emit(p, args, _fit_input(args))
 
 
 def _replay(args: argparse.Namespace) -> int:
+    check_plot(args.plot)
     p = replay(
         args.trace,
         arch=args.arch,
@@ -116,9 +120,17 @@ def _replay(args: argparse.Namespace) -> int:
         format=args.format,
         lenient=args.lenient,
         layers=args.layers,
-        **_run_options(args),
+        smt=args.smt == "on",
+        sockets=args.sockets,
+        kernel=args.kernel,
+        calibration=args.calibration,
+        options=_run_options(args),
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])
+
+
+#: the run options' defaults, which the flags show and keep when they are not given
+_DEFAULTS = RunOptions()
 
 
 def _choice(p: argparse.ArgumentParser, flag: str, choices: Sequence[str], help: str) -> None:
@@ -142,8 +154,8 @@ def _common(
     p.add_argument(
         "--deadline",
         type=positive_float,
-        default=30.0,
-        help="seconds; containers slower than this count as failures (default 30)",
+        default=_DEFAULTS.deadline_s,
+        help="seconds; containers slower than this count as failures (default %(default)g)",
     )
     p.add_argument(
         "--kernel",
@@ -155,16 +167,21 @@ def _common(
         help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
         "(default: the committed fit that describes the machine)",
     )
-    _choice(p, "--handoff", ["des", "markov"], "which level-2 model prices line transfers")
+    p.add_argument(
+        "--handoff",
+        choices=["des", "markov"],
+        default=_DEFAULTS.handoff_model,
+        help="which level-2 model prices line transfers (default %(default)s)",
+    )
     p.add_argument(
         "--replicates",
         type=positive_int,
-        default=2,
+        default=_DEFAULTS.replicates,
         help="simulations: the first with the fitted parameters, the others with parameters "
         "drawn from the fit's covariance and their own seeds; the interval is their range "
-        "(default 2: one round on a 2-CPU machine; more samples the fit better)",
+        "(default %(default)s: one round on a 2-CPU machine; more samples the fit better)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_seed(p, _DEFAULTS.seed)
     p.add_argument(
         "--no-background",
         action="store_true",

@@ -1,6 +1,7 @@
 """`cohsim trace parse` and `cohsim trace synth`: syscall traces on the command line.
 
-Thin layer over `cohsim.workload.trace` (parse, summarize) and `cohsim.workload.synth` (synthesize, write_strace).
+Thin layer over `cohsim.workload.parse` (parse_trace), `cohsim.workload.trace` (summarize) and
+`cohsim.workload.synth` (synthesize, write_strace).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
+from cohsim.cli.args import add_seed
+from cohsim.cli.outputs import check_file, writing
+from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
 from cohsim.workload.trace import summarize
@@ -35,7 +39,7 @@ def register(
     s.add_argument("--strategy", choices=STRATEGIES, required=True)
     s.add_argument("--containers", type=int, default=100)
     s.add_argument("--layers", type=int, default=50)
-    s.add_argument("--seed", type=int, default=0)
+    add_seed(s)
     s.add_argument("--arrival", default="burst", help="burst, stagger:NS or poisson:RATE_PER_S")
     s.add_argument("--think-ns", type=int, default=None, help="mean think time (default none)")
     s.add_argument("--duration-ns", type=int, default=None, help="mean duration (default none)")
@@ -59,11 +63,13 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    check_file(args.out)
     trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
                        arrival=args.arrival, think_ns=args.think_ns,
                        duration_ns=args.duration_ns)  # fmt: skip
     text = write_strace(trace, args.style)
-    provenance.write_atomic(args.out, text)
+    with writing(args.out):
+        provenance.write_atomic(args.out, text)
     summary = summarize(trace)
     if args.json:
         doc = {"schema": 1, "out": args.out, "digest": provenance.text_digest(text),
@@ -87,7 +93,7 @@ def _human(s: dict[str, Any]) -> str:
         f"syscalls    {s['syscalls']} mount-relevant, mount_ops {s['mount_ops']}",
         f"skipped     {s['unknown_skipped']} unknown syscalls, "
         f"{s['malformed_skipped']} malformed lines",
-        f"span        {s['span_ns'] / 1e6:.3f} ms",
+        f"span        {s['span_ns'] / NS_PER_MS:.3f} ms",
         "",
         f"{'syscall':<14}{'count':>8}{'p50_us':>10}{'p95_us':>10}{'max_us':>10}",
     ]
@@ -95,7 +101,7 @@ def _human(s: dict[str, Any]) -> str:
     for name, count in s["syscalls_by_name"].items():
         d = stats.get(name)
         cols = (
-            [f"{d[k] / 1e3:10.1f}" for k in ("p50_ns", "p95_ns", "max_ns")]
+            [f"{d[k] / NS_PER_US:10.1f}" for k in ("p50_ns", "p95_ns", "max_ns")]
             if d
             else ["-".rjust(10)] * 3
         )

@@ -1,5 +1,9 @@
 """Pictures for people. Every function draws on the `ax` it is given and returns what it drew.
 
-`machine` draws topologies and core-to-core heat maps (and holds `save_figure`), `lock` the
-hand-off curves, `launch` the launch-time distributions.
+`machine` draws topologies and core-to-core heat maps, `lock` the hand-off curves, `launch`
+the launch-time distributions; `save` writes a figure to a file atomically.
 """
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: never needs a display

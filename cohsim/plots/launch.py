@@ -10,7 +10,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from cohsim.predict.core import Prediction
+from cohsim.predict import Prediction
+from cohsim.units import NS_PER_MS
 
 
 def plot_cdf(p: Prediction, ax: Axes) -> Any:
@@ -39,7 +40,7 @@ def plot_ownership(p: Prediction, ax: Axes, limit: int = 4000) -> int:
     for holds, color, h in ((rec.ns_holds, "tab:blue", 0.8), (rec.ml_holds, "tab:red", 0.4)):
         per_row: dict[int, list[tuple[float, float]]] = {}
         for t, a, b in holds[:limit]:
-            per_row.setdefault(t, []).append((a / 1e6, max(b - a, 1) / 1e6))
+            per_row.setdefault(t, []).append((a / NS_PER_MS, max(b - a, 1) / NS_PER_MS))
         for t, segs in per_row.items():  # one call per row: thousands of bars stay fast
             ax.broken_barh(segs, (row[t] - h / 2, h), color=color)
             drawn += len(segs)
@@ -55,7 +56,7 @@ def plot_mount_table(p: Prediction, ax: Axes) -> Any:
     if rec is None or not rec.mount_table:
         ax.text(0.5, 0.5, "no record", ha="center")
         return None
-    t = np.array([x for x, _ in rec.mount_table]) / 1e6
+    t = np.array([x for x, _ in rec.mount_table]) / NS_PER_MS
     n = np.array([y for _, y in rec.mount_table])
     (line,) = ax.step(t, n, where="post")
     ax.set_xlabel("time (ms)")

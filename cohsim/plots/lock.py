@@ -1,7 +1,7 @@
 """Pictures of the lock hand-off level: latency vs threads, home-agent queue, who held the lock.
 
-Every function draws on the `ax` it is given and returns what it drew; `plots.save_figure`
-writes the file atomically.
+Every function draws on the `ax` it is given and returns what it drew;
+`cohsim.plots.save.save_figure` writes the file atomically.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from cohsim.lock.des import PS
 from cohsim.lock.params import HandoffRecord, HandoffResult
 
 
@@ -44,7 +45,7 @@ def plot_home_queue(results: Sequence[HandoffResult], ax: Axes) -> list[Line2D]:
 def plot_holds(record: HandoffRecord, ax: Axes) -> int:
     """Who held the lock when (one bar per hold, one row per thread); returns the bars drawn."""
     for th, t0, t1 in record.holds:
-        ax.broken_barh([(t0 / 1e3, max(t1 - t0, 1) / 1e3)], (th - 0.4, 0.8))
+        ax.broken_barh([(t0 / PS, max(t1 - t0, 1) / PS)], (th - 0.4, 0.8))  # ps to ns
     ax.set_xlabel("time (ns)")
     ax.set_ylabel("thread")
     return len(record.holds)

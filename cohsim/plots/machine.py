@@ -1,50 +1,19 @@
-"""Pictures for people: topology, core-to-core heat maps.
+"""Pictures of the machine model: its topology and core-to-core latency heat maps.
 
 Every function draws on the `ax` it is given and returns what it drew (matplotlib's helper
-convention); `save_figure` writes a file atomically so a failed plot never leaves half a PNG.
+convention); `topology_figure` and `c2c_figure` make whole figures for `save.save_figure`.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only: never needs a display
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from cohsim.errors import CohsimError  # noqa: E402
-from cohsim.machine.model import Machine  # noqa: E402
-
-_FORMATS = (".png", ".svg", ".pdf")
-
-
-def save_figure(fig: Figure, path: str | Path) -> None:
-    """Write `fig` to `path` (PNG, SVG or PDF by extension) atomically, then close it."""
-    path = Path(path)
-    if path.suffix.lower() not in _FORMATS:
-        plt.close(fig)
-        raise CohsimError(f"plot file must end in {', '.join(_FORMATS)}", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        # Fixed metadata keeps the bytes stable from run to run.
-        meta: dict[str, Any] = {"Software": None} if path.suffix.lower() == ".png" else {}
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata=meta)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    finally:
-        plt.close(fig)
+from cohsim.machine.model import Machine
 
 
 def plot_topology(m: Machine, ax: Axes) -> dict[str, int]:
@@ -60,30 +29,45 @@ def plot_topology(m: Machine, ax: Axes) -> dict[str, int]:
     colors = plt.get_cmap("tab20")
     for s in range(t.sockets):
         x0 = s * (sock_w + 0.8)
-        ax.add_patch(plt.Rectangle((x0, 0), sock_w, rows * (box_h + gap) + gap + 0.4,
-                                   fill=False, lw=2))
-        ax.text(x0 + sock_w / 2, rows * (box_h + gap) + gap + 0.15,
-                f"socket {s}: {t.interconnect} hub", ha="center", fontsize=8)
+        ax.add_patch(
+            plt.Rectangle((x0, 0), sock_w, rows * (box_h + gap) + gap + 0.4, fill=False, lw=2)
+        )
+        ax.text(
+            x0 + sock_w / 2,
+            rows * (box_h + gap) + gap + 0.15,
+            f"socket {s}: {t.interconnect} hub",
+            ha="center",
+            fontsize=8,
+        )
         for d in range(t.llc_domains_per_socket):
             bx = x0 + gap + (d % per_row) * (box_w + gap)
             by = gap + (rows - 1 - d // per_row) * (box_h + gap)
-            ax.add_patch(plt.Rectangle((bx, by), box_w, box_h, alpha=0.35,
-                                       color=colors(d % 20)))
+            ax.add_patch(plt.Rectangle((bx, by), box_w, box_h, alpha=0.35, color=colors(d % 20)))
             side = int(np.ceil(np.sqrt(t.llc_domain_cores)))
             for c in range(t.llc_domain_cores):
                 cx = bx + (c % side + 0.5) * box_w / side
                 cy = by + (c // side + 0.5) * box_h / side
-                ax.plot(cx, cy, "o", ms=3 if t.threads_per_core == 1 else 4,
-                        color="black", fillstyle="full" if t.threads_per_core == 1 else "left")
+                ax.plot(
+                    cx,
+                    cy,
+                    "o",
+                    ms=3 if t.threads_per_core == 1 else 4,
+                    color="black",
+                    fillstyle="full" if t.threads_per_core == 1 else "left",
+                )
     if t.sockets > 1:
-        ax.annotate("", xy=(sock_w + 0.8, 0.5), xytext=(sock_w, 0.5),
-                    arrowprops={"arrowstyle": "<->"})
+        ax.annotate(
+            "", xy=(sock_w + 0.8, 0.5), xytext=(sock_w, 0.5), arrowprops={"arrowstyle": "<->"}
+        )
     ax.set_aspect("equal")
     ax.autoscale()
     ax.axis("off")
     lat = ", ".join(f"{k[:-3]} {v:.0f} ns" for k, v in m.coherence.values().items())
-    ax.set_title(f"{m.name}: {t.sockets} socket(s), {t.llc_domains} LLC domain(s), {t.cores} "
-                 f"cores x {t.threads_per_core} threads\n{lat}", fontsize=9)
+    ax.set_title(
+        f"{m.name}: {t.sockets} socket(s), {t.llc_domains} LLC domain(s), {t.cores} "
+        f"cores x {t.threads_per_core} threads\n{lat}",
+        fontsize=9,
+    )
     return {"sockets": t.sockets, "llc_domains": t.llc_domains, "cores": t.cores}
 
 
@@ -96,13 +80,19 @@ def plot_matrix(matrix: np.ndarray, ax: Axes, title: str, vmax: float | None = N
     return img
 
 
-def c2c_figure(model: np.ndarray, measured: np.ndarray | None, name: str,
-               matrix_name: str = "") -> Figure:
+def c2c_figure(
+    model: np.ndarray, measured: np.ndarray | None, name: str, matrix_name: str = ""
+) -> Figure:
     """Model (and measured, side by side) core-to-core heat maps with one colour scale."""
     panels = 1 if measured is None else 2
     fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.8), squeeze=False)
-    vmax = float(np.nanmax(model if measured is None else np.fmax(
-        model[: measured.shape[0], : measured.shape[0]], measured)))
+    vmax = float(
+        np.nanmax(
+            model
+            if measured is None
+            else np.fmax(model[: measured.shape[0], : measured.shape[0]], measured)
+        )
+    )
     shown = model if measured is None else model[: measured.shape[0], : measured.shape[0]]
     img = plot_matrix(shown, axes[0][0], f"model: {name}", vmax)
     if measured is not None:

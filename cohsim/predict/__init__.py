@@ -1,1 +1,32 @@
-"""Predictions: a workload on a machine, replicated, with intervals (`core`)."""
+"""Level 5, predictions: a workload on a machine, replicated, with intervals.
+
+`api` holds the entry points (`predict` for a synthesised burst of containers, `replay` for a
+real trace, `burst_workload`), `options` how the replicates run (`RunOptions`, every default in
+one place), `target` the machine, kernel and calibration a prediction runs on, `replicates`
+the simulations and their summary, `intervals` how replicates become a value with an interval,
+`results` what a prediction reports (`Prediction`).
+"""
+
+from cohsim.predict.api import burst_workload, predict, replay
+from cohsim.predict.intervals import MISFIT_LEVEL, STATS, Interval
+from cohsim.predict.options import RunOptions, RunOverrides
+from cohsim.predict.replicates import run_workload
+from cohsim.predict.results import SCHEMA, Prediction
+from cohsim.predict.target import Target, resolve_calibration, resolve_machine
+
+__all__ = [
+    "MISFIT_LEVEL",
+    "SCHEMA",
+    "STATS",
+    "Interval",
+    "Prediction",
+    "RunOptions",
+    "RunOverrides",
+    "Target",
+    "burst_workload",
+    "predict",
+    "replay",
+    "resolve_calibration",
+    "resolve_machine",
+    "run_workload",
+]

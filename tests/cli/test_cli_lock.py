@@ -8,21 +8,56 @@ from cohsim.cli.app import main
 
 
 def test_json_document(capsys):
-    assert main(["pause-bench", "--instance", "m7i.metal-24xl", "--threads", "1,4",
-                 "--lock", "ticket", "--acquisitions", "100", "--json", "--seed", "3"]) == 0
+    assert (
+        main(
+            [
+                "pause-bench",
+                "--instance",
+                "m7i.metal-24xl",
+                "--threads",
+                "1,4",
+                "--lock",
+                "ticket",
+                "--acquisitions",
+                "100",
+                "--json",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema"] == 1 and doc["provenance"]["seed"] == 3
     assert doc["level"] == "level 2: lock hand-off (des)"
     p = doc["points"][1]
-    for key in ("p50_ns", "p99_ns", "mean_ns", "acquisitions_per_s", "spin_fraction",
-                "home_queue_mean", "home_queue_max", "home_requests"):
+    for key in (
+        "p50_ns",
+        "p99_ns",
+        "mean_ns",
+        "acquisitions_per_s",
+        "spin_fraction",
+        "home_queue_mean",
+        "home_queue_max",
+        "home_requests",
+    ):
         assert key in p
     assert [q["threads"] for q in doc["points"]] == [1, 4]
 
 
 def test_same_seed_same_bytes(capsys):
-    argv = ["pause-bench", "--instance", "r5.metal", "--threads", "2,6", "--acquisitions", "80",
-            "--placement", "scatter", "--json"]
+    argv = [
+        "pause-bench",
+        "--instance",
+        "r5.metal",
+        "--threads",
+        "2,6",
+        "--acquisitions",
+        "80",
+        "--placement",
+        "scatter",
+        "--json",
+    ]
     main(argv)
     a = capsys.readouterr().out
     main(argv)
@@ -31,20 +66,39 @@ def test_same_seed_same_bytes(capsys):
 
 def test_table_markov_and_plot(tmp_path, capsys):
     png = tmp_path / "curve.png"
-    assert main(["pause-bench", "--instance", "m7a.24xlarge", "--threads", "1,8,48",
-                 "--model", "markov", "--smt", "off", "--plot", str(png)]) == 0
+    assert (
+        main(
+            [
+                "pause-bench",
+                "--instance",
+                "m7a.24xlarge",
+                "--threads",
+                "1,8,48",
+                "--model",
+                "markov",
+                "--smt",
+                "off",
+                "--plot",
+                str(png),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "markov" in out and "p50_ns" in out
     assert png.stat().st_size > 1000
 
 
-@pytest.mark.parametrize("argv,msg", [
-    (["--threads", "97"], "only 96 CPUs"),
-    (["--threads", "2", "--lock", "mcs"], "unknown lock"),
-    (["--threads", "2", "--placement", "everywhere"], "unknown placement"),
-    (["--threads", "2,x"], "--threads"),
-    (["--threads", "49", "--smt", "off"], "48 cores"),
-])
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["--threads", "97"], "only 96 CPUs"),
+        (["--threads", "2", "--lock", "mcs"], "unknown lock"),
+        (["--threads", "2", "--placement", "everywhere"], "unknown placement"),
+        (["--threads", "2,x"], "--threads"),
+        (["--threads", "49", "--smt", "off"], "48 cores"),
+    ],
+)
 def test_errors_one_line_exit_1(argv, msg, capsys):
     assert main(["pause-bench", "--instance", "m7i.metal-24xl", *argv]) == 1
     err = capsys.readouterr().err.strip().splitlines()

@@ -1,0 +1,70 @@
+"""Output paths on the command line: refused before any work when they cannot be written.
+
+Every writer the commands call (`--plot`, `trace synth --out`, `calibrate --out`, `bench
+--out`) writes atomically, a temporary file beside the target renamed into place, so a failed
+write leaves no half-written file; each turns a refusal of the file system into one error
+line naming the path (`writing`). What atomic writing cannot save is the work done before
+the write fails, so a command checks its output paths first (`check_file`, `check_dir`): a
+file path that is a directory, a folder that is a file, or a folder that cannot be written in
+is a CohsimError naming the path before anything runs. Missing folders are made when written.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from cohsim.errors import CohsimError
+
+
+def _check_folder(folder: Path, path: str) -> None:
+    """The nearest existing folder at or above `folder` must be a directory that takes a new
+    file (tried with a nameless temporary file, gone when closed)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise CohsimError(f"cannot write a file in {folder} (not a directory)", path)
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise CohsimError(
+            f"cannot write a file in {folder} ({exc.strerror or exc})", path
+        ) from None
+
+
+def check_file(path: str) -> None:
+    """A file can be written at `path` (as far as can be told without writing it)."""
+    p = Path(path)
+    if p.is_dir():
+        raise CohsimError("is a directory, not a file to write", path)
+    _check_folder(p.parent, path)
+
+
+def check_dir(path: str) -> None:
+    """Files can be written in the directory `path` (made if missing)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CohsimError("is not a directory", path)
+    _check_folder(p, path)
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Within it, an OSError (the file system refusing a write) is a CohsimError naming `path`."""
+    try:
+        yield
+    except OSError as exc:
+        raise CohsimError(f"cannot write: {exc.strerror or exc}", str(path)) from None
+
+
+def check_plot(path: str | None) -> None:
+    """`--plot FILE`, if given: a format cohsim draws in, at a path that takes a file."""
+    if path:
+        from cohsim.plots.save import check_figure_path  # matplotlib only when plotting
+
+        check_figure_path(path)
+        check_file(path)

@@ -1,0 +1,63 @@
+"""How a prediction is run: the one place its run options and their defaults are written.
+
+A prediction simulates its workload several times (replicates) from one seed, counts the
+containers slower than a deadline as failures, prices line transfers with one of level 2's
+models, and may keep a record of who held which lock when (for the plots). `RunOptions` holds
+these choices as one frozen, typed object with its defaults; the command line builds it once
+from its flags, and the library's entry points (`predict`, `replay`, `run_workload`) take it
+whole (`options=`) or as keywords naming its fields (`seed=3, replicates=4`), which replace
+the defaults. A bad value (a negative seed, no replicates, a deadline that is not positive)
+is a CohsimError when the object is made, before anything is simulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TypedDict
+
+from cohsim.errors import CohsimError
+
+
+def check_seed(seed: int) -> int:
+    """`seed` if it is a non-negative integer (what numpy's seeding takes), else a CohsimError."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise CohsimError(f"seed must be a non-negative integer, not {seed!r}")
+    return seed
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the replicates of one prediction run; every default is written here."""
+
+    seed: int = 0  #: the one seed: replicate i runs with child seed i of it
+    replicates: int = 2  #: simulations; the interval is their range
+    deadline_s: float = 30.0  #: containers slower than this count as failures
+    handoff_model: str = "des"  #: level 2's model pricing line transfers: "des" or "markov"
+    background: bool = True  #: simulate systemd, probes and background path walkers
+    record: bool = False  #: keep replicate 0's lock ownership and mount table (for plots)
+    jobs: int | None = None  #: worker processes; None: the CPUs this process may use
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+        if self.replicates < 1:
+            raise CohsimError(f"replicates must be at least 1, not {self.replicates}")
+        if self.deadline_s <= 0:
+            raise CohsimError(f"deadline must be positive, not {self.deadline_s}")
+
+
+class RunOverrides(TypedDict, total=False):
+    """`RunOptions`' fields as keywords (`predict(..., seed=3)`): each replaces its default."""
+
+    seed: int
+    replicates: int
+    deadline_s: float
+    handoff_model: str
+    background: bool
+    record: bool
+    jobs: int | None
+
+
+def resolve_options(options: RunOptions | None, overrides: RunOverrides) -> RunOptions:
+    """`options` (default `RunOptions()`) with the fields named in `overrides` replaced."""
+    base = options if options is not None else RunOptions()
+    return replace(base, **overrides) if overrides else base

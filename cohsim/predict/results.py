@@ -1,0 +1,81 @@
+"""What a prediction reports: `Prediction`, and its JSON document (`to_dict`, schema 1).
+
+Launch latency per container (first syscall to the last, plus the kernel's fixed base launch
+cost) and the mount phase alone (first mount syscall to the last), each as p50/p95/p99/max
+with an interval (`cohsim.predict.intervals`); failures past the deadline; lock wait and hold
+per lock; the mount-table peak; the calibration used and the levels that answered; and
+provenance (version, seed). Same inputs and seed give the same document, byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cohsim import __version__
+from cohsim.kernel.records import LaunchRecord
+from cohsim.predict.intervals import MISFIT_LEVEL, Interval
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What `cohsim predict` / `cohsim replay` report."""
+
+    machine: str
+    machine_note: str  #: e.g. which instance `--arch` chose
+    workload: dict[str, Any]
+    containers: int
+    layers: int | None
+    mount_ops: int
+    syscalls: int
+    launch_s: dict[str, Interval]
+    mount_s: dict[str, Interval]  #: the mount phase alone: first mount syscall to the last
+    failures: Interval
+    deadline_s: float
+    lock_wait_fraction: Interval
+    locks: dict[str, Any]
+    peak_mount_table: int
+    calibration: str
+    level: list[str]
+    replicates: int
+    seed: int
+    kernel: str
+    handoff_table: dict[str, dict[int, float]]
+    per_container_s: tuple[float, ...] = field(repr=False)
+    record: LaunchRecord | None = field(default=None, repr=False, compare=False)
+    #: the model's misfit on the fitted host (log sd of the worker time per sequence), which
+    #: widened the intervals; 0 without a kernel fit
+    misfit_sd: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "machine": self.machine,
+            "machine_note": self.machine_note,
+            "workload": self.workload,
+            "containers": self.containers,
+            "layers": self.layers,
+            "mount_ops": self.mount_ops,
+            "syscalls": self.syscalls,
+            "launch_s": {k: v.to_dict() for k, v in self.launch_s.items()},
+            "mount_s": {k: v.to_dict() for k, v in self.mount_s.items()},
+            "failures": self.failures.to_dict(),
+            "deadline_s": self.deadline_s,
+            "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
+            "locks": self.locks,
+            "peak_mount_table": self.peak_mount_table,
+            "calibration": self.calibration,
+            "level": self.level,
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "kernel": self.kernel,
+            "handoff_table_ns": self.handoff_table,
+            "model_misfit": {
+                "log_sd": round(self.misfit_sd, 6),
+                "level": MISFIT_LEVEL,
+                "widens": "mount_s intervals (lognormal factor); launch_s by the same amount",
+            },
+            "provenance": {"cohsim_version": __version__, "seed": self.seed},
+        }

@@ -1,0 +1,135 @@
+"""What a prediction runs on: the machine, the kernel and the calibration, as callers name them.
+
+The machine is a catalog instance (`instance`) or the catalog's representative of an
+interconnect kind (`arch`: mesh, chiplet, cmn), with SMT switched off or sockets left out if
+asked. The kernel is a name under models/kernel/ or a TOML file.
+
+Calibration: by default the committed fit that describes the machine (`calibrate.default_fit`)
+is used for what it applies to — a kernel fit to every instance, a lock fit only to the
+instances it names; `calibration="none"` uses the catalog and kernel files as they are. A
+kernel fit also gives parameter draws from its covariance (for the replicates after the
+first) and the model's misfit on the fitted host (which widens the intervals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cohsim.calibrate import default_fit, load_fit
+from cohsim.errors import CohsimError
+from cohsim.kernel.costs import KernelParams, load_kernel
+from cohsim.machine.catalog import Catalog
+from cohsim.machine.model import Machine
+from cohsim.predict.options import RunOptions
+from cohsim.predict.replicates import run_workload
+from cohsim.predict.results import Prediction
+from cohsim.workload.trace import Trace
+
+
+def resolve_calibration(
+    spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
+) -> tuple[Machine, KernelParams, list[KernelParams], str, float]:
+    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path. Returns
+    the machine, the kernel, parameter draws, a note saying what was used, and the model's
+    misfit on the fitted host where a kernel fit applies (0 otherwise)."""
+    if spec == "none":
+        return machine, kernel, [], "none (catalog and kernel files as they are)", 0.0
+    cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
+    if cal is None:
+        return machine, kernel, [], "none (no committed fit describes this machine)", 0.0
+    applies = cal.applies_to()
+    used, notes = [], []
+    fitted_kernel, draws, misfit = kernel, [], 0.0
+    if "kernel" in applies:
+        fitted_kernel = cal.kernel_params(kernel)
+        if samples:
+            draws = cal.sample_kernels(kernel, samples, seed)
+        misfit = cal.misfit_sd("stride_ns")
+        used.append("kernel")
+        notes.append(applies["kernel"].get("caveat", ""))
+    lock = applies.get("lock", {})
+    base_name = machine.name.split("+")[0]
+    if base_name in lock.get("instances", []) or machine.family in lock.get("families", []):
+        machine = cal.machine(machine)
+        fitted_kernel = cal.host_kernel(fitted_kernel)
+        draws = [cal.host_kernel(d) for d in draws]
+        used.append("lock")
+    if not used:
+        return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)", 0.0
+    source = spec if spec is not None else f"committed fit of {cal.instance_}"
+    note = f"{source}: {' and '.join(used)} parameters"
+    if notes and notes[0]:
+        note += f" (caveat: {notes[0]})"
+    return machine, fitted_kernel, draws, note, misfit
+
+
+def resolve_machine(
+    catalog: Catalog,
+    *,
+    arch: str | None,
+    instance: str | None,
+    smt: bool = True,
+    sockets: int | None = None,
+) -> tuple[Machine, str]:
+    """The machine to predict for, and a note saying how it was chosen."""
+    if (arch is None) == (instance is None):
+        raise CohsimError("give exactly one of --arch and --instance")
+    if arch is not None:
+        a = catalog.archetype(arch)
+        m, note = catalog.get(a.instance), f"--arch {arch} is {a.instance}: {a.why}"
+    else:
+        m, note = catalog.get(str(instance)), ""
+    if sockets is not None:
+        m = m.with_sockets(sockets)
+    return m.with_smt(smt), note
+
+
+@dataclass(frozen=True)
+class Target:
+    """What `predict` and `replay` run their workload on, as their callers name it: the
+    machine (catalog kind or instance, SMT, sockets), the kernel and the calibration."""
+
+    arch: str | None
+    instance: str | None
+    smt: bool
+    sockets: int | None
+    kernel: str | None
+    calibration: str | None
+    catalog: Catalog | None
+
+    def simulate(
+        self,
+        trace: Trace,
+        *,
+        layers: int | None,
+        workload: dict[str, Any],
+        options: RunOptions,
+    ) -> Prediction:
+        """Pick the machine, apply the calibration, run the replicates."""
+        machine, note = resolve_machine(
+            self.catalog or Catalog(),
+            arch=self.arch,
+            instance=self.instance,
+            smt=self.smt,
+            sockets=self.sockets,
+        )
+        machine, kparams, draws, cal_note, misfit = resolve_calibration(
+            self.calibration,
+            machine,
+            load_kernel(self.kernel),
+            options.replicates - 1,
+            options.seed,
+        )
+        return run_workload(
+            machine,
+            trace,
+            kernel=kparams,
+            options=options,
+            layers=layers,
+            kernel_samples=draws,
+            calibration=cal_note,
+            misfit_sd=misfit,
+            machine_note=note,
+            workload=workload,
+        )

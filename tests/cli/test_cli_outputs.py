@@ -1,0 +1,117 @@
+"""Output paths that cannot be written: one error line naming the path, exit 1, before any
+work, and nothing left behind. A negative seed is refused where the flags are read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cohsim.cli.app import main
+from cohsim.cli.outputs import check_dir, check_file, writing
+from cohsim.errors import CohsimError
+
+PREDICT = ["predict", "--arch", "mesh", "--containers", "2", "--layers", "2"]
+
+#: every command that writes a file, with the flag that names it
+WRITERS = {
+    "predict": [*PREDICT, "--plot", "{}.png"],
+    "replay": ["replay", "missing.strace", "--arch", "mesh", "--plot", "{}.png"],
+    "show": ["show", "m7a.24xlarge", "--plot", "{}.png"],
+    "c2c": ["c2c", "m7a.24xlarge", "--plot", "{}.svg"],
+    "pause-bench": ["pause-bench", "--instance", "r5.metal", "--threads", "1", "--plot", "{}.pdf"],
+    "trace synth": ["trace", "synth", "--strategy", "per-layer", "--out", "{}.txt"],
+    "calibrate": ["calibrate", "missing-data", "--out", "{}.json"],
+    "bench pause": ["bench", "pause", "--out", "{}"],
+    "bench wake-idle": ["bench", "wake-idle", "missing.trace", "--out", "{}"],
+}
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line(err: str) -> str:
+    assert err.count("\n") == 1 and err.startswith("cohsim: error: ") and "Traceback" not in err
+    return err
+
+
+def _argv(command: str, stem: str) -> tuple[list[str], str]:
+    """The command's arguments with its output named from `stem`, and that output path."""
+    argv = [a.format(stem) for a in WRITERS[command]]
+    return argv, next(a for a in argv if a.startswith(stem))
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+@pytest.mark.parametrize("where", ["in /proc", "under a file", "a directory"])
+def test_an_unwritable_output_is_one_line_and_leaves_nothing(capsys, tmp_path, command, where):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    if where == "in /proc":
+        argv, target = _argv(command, "/proc/cohsim-out")
+    elif where == "under a file":
+        argv, target = _argv(command, f"{blocker}/out")
+    elif command.startswith("bench"):  # a file where the output directory should be
+        argv, target = _argv(command, str(blocker))
+    else:  # a directory where the output file should be
+        argv, target = _argv(command, str(tmp_path / "out"))
+        os.mkdir(target)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = _run(capsys, argv)
+    assert code == 1 and out == ""
+    assert f"cohsim: error: {target}: " in _one_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not Path(target).exists() or where == "a directory"
+
+
+def test_a_plot_that_cannot_be_written_is_refused_before_the_prediction_runs(capsys):
+    code, out, err = _run(capsys, [*PREDICT, "--plot", "/proc/x.png"])
+    assert code == 1 and out == ""
+    assert _one_line(err) == (
+        "cohsim: error: /proc/x.png: cannot write a file in /proc (No such file or directory)\n"
+    )
+
+
+def test_a_missing_folder_is_made(capsys, tmp_path):
+    out_file = tmp_path / "new" / "deeper" / "trace.txt"
+    argv = ["trace", "synth", "--strategy", "common-parent", "--containers", "2"]
+    code, _, _ = _run(capsys, [*argv, "--layers", "2", "--out", str(out_file)])
+    assert code == 0 and out_file.read_text().strip()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*PREDICT, "--seed", "-1"],
+        ["replay", "missing.strace", "--arch", "mesh", "--seed", "-1"],
+        ["pause-bench", "--instance", "r5.metal", "--seed", "-1"],
+        ["trace", "synth", "--strategy", "per-layer", "--out", "{}", "--seed", "-1"],
+        ["calibrate", "missing-data", "--out", "{}", "--seed", "-1"],
+    ],
+)
+def test_a_negative_seed_is_a_usage_error(capsys, tmp_path, argv):
+    out_file = tmp_path / "out.json"
+    argv = [str(out_file) if a == "{}" else a for a in argv]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == "" and "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0].startswith("usage: cohsim ")
+    assert [x for x in lines if "error:" in x] == [lines[-1]]
+    assert lines[-1].endswith("error: argument --seed: '-1' is not a non-negative integer")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_checks_and_writing(tmp_path):
+    check_file(str(tmp_path / "a" / "b.txt"))
+    check_dir(str(tmp_path / "new"))
+    assert list(tmp_path.iterdir()) == []  # checking writes nothing
+    with pytest.raises(CohsimError, match="is a directory"):
+        check_file(str(tmp_path))
+    with pytest.raises(CohsimError, match=f"{tmp_path}/x: cannot write: No such file"):
+        with writing(tmp_path / "x"):
+            open(tmp_path / "missing" / "x", "w")  # noqa: SIM115

@@ -1,0 +1,89 @@
+"""`predict` and `replay`: determinism, bad requests, the burst workload, the two entry points
+agreeing with the lower-level path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DATA
+
+from cohsim.errors import CohsimError
+from cohsim.kernel.costs import load_kernel
+from cohsim.predict import (
+    RunOptions,
+    burst_workload,
+    predict,
+    replay,
+    resolve_machine,
+    run_workload,
+)
+from cohsim.workload.parse import parse_trace
+
+SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
+TRACE = DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "per-layer-2workers-3layers.strace"
+
+
+def test_same_seed_same_bytes_whatever_the_worker_count():
+    a = predict(arch="mesh", seed=5, **SMALL).to_dict()
+    b = predict(arch="mesh", seed=5, **{**SMALL, "jobs": 2}).to_dict()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_options_object_and_keywords_say_the_same():
+    """`options=RunOptions(...)` and its fields as keywords are one API; keywords replace the
+    object's fields."""
+    by_keywords = predict(arch="chiplet", containers=6, layers=2, seed=3, replicates=1, jobs=1)
+    by_object = predict(
+        arch="chiplet", containers=6, layers=2, options=RunOptions(seed=3, replicates=1, jobs=1)
+    )
+    mixed = predict(
+        arch="chiplet", containers=6, layers=2, options=RunOptions(seed=9, replicates=1), seed=3
+    )
+    assert by_keywords.to_dict() == by_object.to_dict() == mixed.to_dict()
+    assert by_object.seed == 3 and by_object.replicates == 1
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(arch="ring"), "unknown architecture"),
+        (dict(instance="m7i.metal"), "did you mean"),
+        (dict(arch="mesh", instance="c5.metal"), "exactly one of"),
+        (dict(arch="mesh", strategy="per-image"), "unknown strategy"),
+        (dict(arch="mesh", sockets=2), "sockets must be between 1 and 1"),
+        (dict(arch="mesh", seed=-1), "seed must be a non-negative integer, not -1"),
+        (dict(arch="mesh", replicates=0), "replicates must be at least 1, not 0"),
+        (dict(arch="mesh", deadline_s=0.0), "deadline must be positive, not 0.0"),
+    ],
+)
+def test_bad_requests(kw, message):
+    with pytest.raises(CohsimError, match=message):
+        predict(**{**SMALL, **kw})
+
+
+def test_a_negative_seed_is_refused_by_every_entry_point():
+    with pytest.raises(CohsimError, match="seed must be a non-negative integer, not -1"):
+        replay(str(TRACE), instance="c5.metal", seed=-1)
+    with pytest.raises(CohsimError, match="seed must be a non-negative integer, not -1"):
+        burst_workload("per-layer", 2, 2, seed=-1)
+    with pytest.raises(CohsimError, match="seed must be a non-negative integer, not -2"):
+        predict(arch="mesh", options=RunOptions(), seed=-2)
+
+
+def test_burst_of_one_strategy_each():
+    for strategy, per_container in (
+        ("per-layer", 2 * (1 + 50 + 50)),
+        ("common-parent", 2 * 3),
+        ("lowerdir-plus", 2 * (50 + 1)),
+    ):
+        assert burst_workload(strategy, 100, 50).mount_ops == 100 * per_container
+
+
+def test_replay_function_matches_the_lower_level_path(catalog):
+    p = replay(str(TRACE), instance="c5.metal", replicates=1, jobs=1, calibration="none")
+    trace = parse_trace(TRACE)
+    machine, _ = resolve_machine(catalog, arch=None, instance="c5.metal")
+    q = run_workload(machine, trace, kernel=load_kernel(), replicates=1, jobs=1)
+    assert p.per_container_s == q.per_container_s
+    assert p.workload["trace"] == TRACE.name and p.calibration.startswith("none")

@@ -1,0 +1,82 @@
+"""Uncertainty: medians over replicates with their range, widened by a fit's misfit."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from cohsim.kernel.costs import load_kernel
+from cohsim.predict import (
+    MISFIT_LEVEL,
+    burst_workload,
+    predict,
+    resolve_calibration,
+    resolve_machine,
+    run_workload,
+)
+from cohsim.predict.intervals import Interval, summarise, widen
+
+SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
+
+
+def test_summary_is_the_median_with_the_range():
+    per = [np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0]), np.array([3.0, 3.0, 3.0])]
+    values = [{"failures": 0.0}, {"failures": 2.0}, {"failures": 1.0}]
+    launch, extra = summarise(per, values)
+    assert launch["max"] == Interval(3.0, 3.0, 6.0, "s")
+    assert launch["p50"] == Interval(3.0, 2.0, 4.0, "s")
+    assert extra["failures"] == Interval(1.0, 0.0, 2.0, "containers")
+
+
+def test_widening_without_misfit_changes_nothing():
+    m = {"max": Interval(2.0, 1.0, 3.0, "s")}
+    la = {"max": Interval(5.0, 4.0, 6.0, "s")}
+    assert widen(la, m, 0.0) == (la, m)
+    wl, wm = widen(la, m, 0.2)
+    f = math.exp(statistics.NormalDist().inv_cdf(0.5 + MISFIT_LEVEL / 2) * 0.2)
+    assert wm["max"].high == pytest.approx(3.0 * f) and wm["max"].low == pytest.approx(1.0 / f)
+    assert wl["max"].high - 6.0 == pytest.approx(wm["max"].high - 3.0)
+
+
+def test_intervals_carry_the_calibrations_misfit(catalog):
+    """With the committed kernel fit, the mount phase's intervals are the replicates' range
+    widened by the fit's in-sample scatter (a lognormal factor covering 90 % of it), and each
+    launch statistic's by the same absolute amount; without a fit they are the range alone."""
+    from cohsim.calibrate import default_fit
+
+    fit = default_fit("m7a.24xlarge")
+    res = [
+        r["log_residual"]
+        for r in fit.residuals_
+        if r.get("kind") == "kernel" and r["metric"] == "stride_ns"
+    ]
+    sd = math.sqrt(sum(x * x for x in res) / len(res))
+    assert fit.misfit_sd() == pytest.approx(sd) and 0.05 < sd < 0.5
+    bare = predict(arch="chiplet", calibration="none", **SMALL)
+    assert bare.misfit_sd == 0.0 and bare.to_dict()["model_misfit"]["log_sd"] == 0.0
+    fitted = predict(arch="chiplet", **SMALL)
+    assert fitted.misfit_sd == pytest.approx(sd)
+    assert fitted.to_dict()["model_misfit"]["log_sd"] == round(sd, 6)
+    # the same runs without the widening: predict's own path with misfit_sd left at 0
+    machine, _ = resolve_machine(catalog, arch="chiplet", instance=None)
+    machine, kernel, draws, _, misfit = resolve_calibration(None, machine, load_kernel(), 1, 0)
+    assert misfit == fitted.misfit_sd
+    narrow = run_workload(
+        machine,
+        burst_workload("per-layer", 12, 4),
+        kernel=kernel,
+        kernel_samples=draws,
+        replicates=2,
+        jobs=1,
+        layers=4,
+    )
+    f = math.exp(statistics.NormalDist().inv_cdf(0.95) * sd)
+    for k, m in fitted.mount_s.items():
+        m0, l0, l1 = narrow.mount_s[k], narrow.launch_s[k], fitted.launch_s[k]
+        assert m.value == m0.value and l1.value == l0.value
+        assert m.low == pytest.approx(m0.low / f) and m.high == pytest.approx(m0.high * f)
+        assert l1.high - l0.high == pytest.approx(m.high - m0.high)
+        assert l0.low - l1.low == pytest.approx(m0.low - m.low)

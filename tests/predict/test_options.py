@@ -1,0 +1,58 @@
+"""Run options: one object, every default written once, bad values refused when it is made."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+
+from cohsim.errors import CohsimError
+from cohsim.predict import RunOptions, RunOverrides
+from cohsim.predict.options import check_seed, resolve_options
+
+
+def test_defaults():
+    o = RunOptions()
+    assert (o.seed, o.replicates, o.deadline_s, o.handoff_model) == (0, 2, 30.0, "des")
+    assert o.background and not o.record and o.jobs is None
+
+
+def test_the_keywords_are_the_fields():
+    fields = {f.name: f.type for f in dataclasses.fields(RunOptions)}
+    assert set(typing.get_type_hints(RunOverrides)) == set(fields)
+
+
+def test_overrides_replace_fields_and_nothing_else():
+    base = RunOptions(seed=4, jobs=1)
+    assert resolve_options(None, {}) == RunOptions()
+    assert resolve_options(base, {}) is base
+    assert resolve_options(base, {"replicates": 5}) == RunOptions(seed=4, jobs=1, replicates=5)
+    with pytest.raises(TypeError):
+        resolve_options(base, {"sed": 1})  # type: ignore[typeddict-unknown-key]
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(seed=-1), "seed must be a non-negative integer, not -1"),
+        (dict(seed=1.5), "seed must be a non-negative integer, not 1.5"),
+        (dict(seed=True), "seed must be a non-negative integer, not True"),
+        (dict(replicates=0), "replicates must be at least 1, not 0"),
+        (dict(deadline_s=-3.0), "deadline must be positive, not -3.0"),
+    ],
+)
+def test_bad_values_are_refused_when_made(kw, message):
+    with pytest.raises(CohsimError, match=message):
+        RunOptions(**kw)
+
+
+def test_check_seed():
+    assert check_seed(0) == 0 and check_seed(2**40) == 2**40
+    with pytest.raises(CohsimError):
+        check_seed(-5)
+
+
+def test_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RunOptions().seed = 3  # type: ignore[misc]

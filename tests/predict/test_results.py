@@ -1,0 +1,36 @@
+"""What a prediction reports: every contract field in its JSON document."""
+
+from __future__ import annotations
+
+import json
+
+from cohsim.predict import SCHEMA, predict
+
+SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
+
+
+def test_prediction_reports_every_contract_field():
+    p = predict(arch="chiplet", **SMALL)
+    d = p.to_dict()
+    for key in (
+        "containers",
+        "layers",
+        "mount_ops",
+        "syscalls",
+        "launch_s",
+        "failures",
+        "lock_wait_fraction",
+        "machine",
+        "calibration",
+        "level",
+    ):
+        assert key in d
+    assert d["schema"] == SCHEMA == 1
+    assert d["machine"] == "m7a.24xlarge" and "m7a.24xlarge" in d["machine_note"]
+    assert d["mount_ops"] == 12 * 2 * (1 + 4 + 4)
+    for stat in ("p50", "p95", "p99", "max"):
+        v = d["launch_s"][stat]
+        assert v["low"] <= v["value"] <= v["high"] and v["unit"] == "s"
+    assert d["launch_s"]["p50"]["value"] <= d["launch_s"]["max"]["value"]
+    assert any("level 2" in x for x in d["level"]) and any("level 3" in x for x in d["level"])
+    json.dumps(d)
