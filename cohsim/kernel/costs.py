@@ -124,12 +124,15 @@ class KernelParams:
 
     def with_values(self, **values: float) -> KernelParams:
         """A copy with some top-level numbers or `op.field` numbers replaced (for calibration)."""
-        top = {k: v for k, v in values.items() if "." not in k}
+        # field names come from the caller, so the changes are keyword dicts of unknown keys
+        # (dataclasses.replace refuses a name that is not a field)
+        top: dict[str, Any] = {k: v for k, v in values.items() if "." not in k}
         ops = dict(self.ops)
         for key, v in values.items():
             if "." in key:
                 op, f = key.split(".", 1)
-                ops[op] = replace(ops[op], **{f: v})
+                change: dict[str, Any] = {f: v}
+                ops[op] = replace(ops[op], **change)
         return replace(self, ops=ops, **top)
 
     def value(self, key: str) -> float:
@@ -185,7 +188,7 @@ def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
         )
     if not isinstance(doc.get("name"), str):
         raise CohsimError("missing key name", where)
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}  # KernelParams' numeric fields by name (all floats)
     for table, keys in _TABLES.items():
         t = doc.get(table)
         if not isinstance(t, dict):

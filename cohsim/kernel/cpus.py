@@ -58,7 +58,10 @@ class CPUs:
     def busy_ns(self) -> float:
         """CPU time held so far, all CPUs together (ns): a CPU counts from its grant to its
         release, passed from task to task without a gap when someone waits. Derived from the
-        idle time the grants already measure, so the hot path keeps no extra tally."""
+        idle time the grants already measure, so the hot path keeps no extra tally.
+
+        For analysis after (or during) a run, e.g. comparing the simulated CPU use of a
+        workload with a measured one; the simulation itself never reads it."""
         now = self.env.now
         idle_now = sum(now - t for t in self.idle_since)  # the CPUs idle at this moment
         return self.capacity * (now - self._start) - self._idle_ns - idle_now

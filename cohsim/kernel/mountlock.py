@@ -19,6 +19,16 @@ counter locklessly and spin while a writer holds it.
   for the line behind them (level 2's `writer_ns(k)`), which lengthens H: k is the fixed point
   of that loop. Their spinning time is taken from those CPUs' progress (a debt each busy CPU
   repays: `debt_per_cpu`).
+
+The writer's side has the shape of the other simulated resources (cohsim.kernel.cpus,
+cohsim.kernel.rwsem): `acquire` then `release`, with a free lock taken on the spot without any
+simpy event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
+runs (`yield from`), not a call that returns an event to wait on, because a queued writer's
+grant is not complete when the releaser hands it over: the new holder then pays the
+spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
+line behind the walks spinning on it, and `acquire` returns that line cost so the section can
+add it to its hold. Making it return an event would move that work to every caller (`section`
+and `legitimize_walk`) without changing a single event.
 """
 
 from __future__ import annotations

@@ -134,9 +134,11 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
                 )
     try:
         topo = Topology(**tables["topology"])
-        micro = Microarch(
-            **{k: float(v) if k != "uarch" else v for k, v in tables["microarch"].items()}
-        )
+        # numbers as floats, the one string (uarch) as it is; checked against _TABLES above
+        micro_kw: dict[str, Any] = {
+            k: float(v) if k != "uarch" else v for k, v in tables["microarch"].items()
+        }
+        micro = Microarch(**micro_kw)
         coh = Coherence(**{k: float(v) for k, v in tables["coherence"].items()})
         return Machine(
             name=doc["name"],
@@ -174,7 +176,11 @@ def machine_to_toml(m: Machine) -> str:
     lines = [f"schema = {SCHEMA}"]
     for key in ("name", "kind", "vendor", "cpu_model", "family", "description"):
         lines.append(f"{key} = {_toml_value(getattr(m, key))}")
-    parts = {"topology": m.topology, "microarch": m.microarch, "coherence": m.coherence}
+    parts: dict[str, Topology | Microarch | Coherence] = {
+        "topology": m.topology,
+        "microarch": m.microarch,
+        "coherence": m.coherence,
+    }
     for table, obj in parts.items():
         lines += ["", f"[{table}]"]
         defaults = {f.name: f.default for f in fields(obj)}
@@ -249,7 +255,7 @@ class Catalog:
             )
         path = self.root / "archetypes" / f"{kind}.toml"
         doc = read_toml(path)
-        spec = {
+        spec: dict[str, tuple[tuple[type, ...], bool]] = {
             "schema": ((int,), True),
             "archetype": ((str,), True),
             "instance": ((str,), True),

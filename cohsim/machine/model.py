@@ -240,8 +240,8 @@ class Machine:
         """Weight of each edge kind, derived so that graph walks reproduce `coherence`."""
         c, t = self.coherence, self.topology
         smt = c.smt_ns or 0.0
-        several = t.llc_domains_per_socket > 1 and c.cross_llc_ns
-        cross_llc = c.cross_llc_ns if several else c.same_llc_ns
+        several = t.llc_domains_per_socket > 1
+        cross_llc = c.cross_llc_ns if several and c.cross_llc_ns else c.same_llc_ns
         cross_socket = c.cross_socket_ns if c.cross_socket_ns is not None else cross_llc
         return {
             "cpu-core": smt / 4,

@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.predict.core import burst_workload
+from cohsim.predict import burst_workload
 from cohsim.workload.synth import STRATEGIES, synthesize
 
 
@@ -120,6 +121,33 @@ def test_overlay_mount_clones_each_layer_under_namespace_sem(catalog, costs, ker
         acq.append(sim.stats["namespace_sem"].acquisitions)
         overlays = sum(op == "mount_overlay" for _, op, _, _ in calls)
     assert overlays >= 1 and acq[0] - acq[1] == layers * overlays
+
+
+def test_calls_records_every_syscall_from_issue_to_return(catalog, costs, kernel):
+    """`calls=` (calibration's per-call durations): one (tid, op, start, end) per syscall, in
+    issue order per thread, named as classify names them; each spans its call from issue to
+    return with every wait inside it, so per thread the calls and the think time between
+    them fill the mount phase exactly, contended or not."""
+    trace = synthesize("per-layer", 4, 3, seed=0)
+    calls: list[tuple[int, str, int, int]] = []
+    sim, res = run(catalog, costs, kernel, "c6gd.metal", trace, layers=3, calls=calls)
+    assert len(calls) == trace.syscalls
+    assert sum(r.lock_wait_ns for r in res) > 0  # four at once: they did wait
+    for t, r in zip(trace.threads, res, strict=True):
+        mine = [c for c in calls if c[0] == t.tid]
+        state = ThreadState()
+        assert [op for _, op, _, _ in mine] == [classify(e, state) for e in t.events]
+        think = [
+            max(0, e.start_ns - p.end_ns) if p.duration_ns is not None else 0
+            for p, e in zip(t.events, t.events[1:], strict=False)
+        ]
+        assert mine[0][2] == r.start_ns and mine[-1][3] == r.mounts_done_ns
+        for (_, _, _, end), (_, _, start, _), gap in zip(mine[:-1], mine[1:], think, strict=True):
+            assert start == end + gap
+        assert all(start <= end for _, _, start, end in mine)
+    # a list given to several simulations collects all of them
+    run(catalog, costs, kernel, "c6gd.metal", trace, layers=3, calls=calls)
+    assert len(calls) == 2 * trace.syscalls
 
 
 def _devvm_run(workers: int, corun: float) -> float:

@@ -11,7 +11,7 @@ from functools import cache
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog
-from cohsim.predict.core import burst_workload, predict, resolve_calibration, run_workload
+from cohsim.predict import burst_workload, predict, resolve_calibration, run_workload
 
 LAYERS = 20
 

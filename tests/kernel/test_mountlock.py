@@ -8,9 +8,11 @@ import pytest
 import simpy
 
 from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.records import LaunchRecord, LockStats
+from cohsim.workload.synth import synthesize
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +103,38 @@ def test_background_walkers_lengthen_a_hold_and_run_up_a_debt(costs):
     assert busy.stats.hold_ns > quiet.stats.hold_ns
     assert busy.bg_spin_ns > 0 and busy.debt_per_cpu == pytest.approx(busy.bg_spin_ns / 32.0)
     assert quiet.bg_spin_ns == 0 and quiet.debt_per_cpu == 0
+
+
+def _ml_holds(catalog, name):
+    """One container of the common-parent strategy alone on `name`, with no background CPUs
+    and no call-to-call variation: every mount_lock write section's hold (ns)."""
+    m = catalog.get(name)
+    kernel = dataclasses.replace(load_kernel(), daemon_cpus=0.0, call_sigma=0.0)
+    trace = synthesize("common-parent", 1, 2, seed=0)
+    sim = LaunchSim(
+        m, kernel, trace, costs=LineCosts(m, model="markov"), background=False, record=True
+    )
+    sim.run()
+    assert sim.record is not None
+    return sim, [end - start for _, start, end in sim.record.ml_holds]
+
+
+def test_two_sockets_lengthen_the_percpu_sum_inside_mount_lock(catalog):
+    """The per-CPU counter sum (mount_setattr(RDONLY), umount2 without MNT_DETACH) walks
+    every CPU's line while holding mount_lock, priced from the level-1 latency matrix: on
+    two sockets of the same CPU there are twice the lines and half of them are across the
+    socket link, so those sections are much longer than on one socket, by exactly the
+    difference of the sums, while sections without the sum are the same length on both."""
+    one, h1 = _ml_holds(catalog, "xeon-gold-6242-1s")
+    two, h2 = _ml_holds(catalog, "xeon-gold-6242-2s")
+    assert one.m.topology.sockets == 1 and two.m.topology.sockets == 2
+    assert one.m.microarch == two.m.microarch  # the same family: only the sockets differ
+    assert len(h1) == len(h2)
+    plain = min(h1)
+    assert min(h2) == plain  # sections without the sum: the same on both
+    summed = [(a, b) for a, b in zip(h1, h2, strict=True) if b != a]
+    assert summed, "no section sums the per-CPU counter"
+    for a, b in summed:
+        assert b > a + plain  # measurably longer: the extra exceeds a whole plain section
+        extra = two.percpu_sum_ns - one.percpu_sum_ns
+        assert b - a == pytest.approx(extra, abs=2)
