@@ -247,6 +247,18 @@ def _shift(e: SyscallEvent, origin: int) -> SyscallEvent:
                         e.errno, e.flags, e.path, e.fd, e.fd_source, e.mount_op)  # fmt: skip
 
 
+#: which argument is a call's `path` (openat/open, read and close are handled apart)
+_PATH_ARG = {
+    "open_tree": 1,
+    "move_mount": 3,
+    "mount": 1,
+    "umount2": 0,
+    "umount": 0,
+    "fsopen": 0,
+    "fsconfig": 2,
+}
+
+
 def _derive_thread(
     calls: list[RawCall], parsed_args: dict[tuple[str, str], _Args]
 ) -> tuple[list[SyscallEvent], int]:
@@ -295,18 +307,9 @@ def _derive_thread(
                 continue
             src, path = entry
         else:
-            if name == "open_tree":
-                path = a.path(1)
-            elif name == "move_mount":
-                path = a.path(3)
-            elif name == "mount":
-                path = a.path(1)
-            elif name in ("umount2", "umount"):
-                path = a.path(0)
-            elif name == "fsopen":
-                path = a.path(0)
-            elif name == "fsconfig":
-                path = a.path(2)
+            arg = _PATH_ARG.get(name)
+            if arg is not None:
+                path = a.path(arg)
             if name in ("mount_setattr", "move_mount", "fsconfig", "fsmount", "setns"):
                 fd = a.fd(0)
                 if fd is not None and fd in fds:

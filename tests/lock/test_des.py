@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cohsim.errors import CohsimError
 from cohsim.lock.handoff import simulate
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import PairClass
@@ -112,20 +111,6 @@ def test_ping_pong_reproduces_level1_pair_latency(name):
         assert handoff == pytest.approx(lat[a, b], rel=0.10), c.label
         seen.add(c)
     assert PairClass.SAME_LLC in seen
-
-
-def test_bad_input():
-    m = CAT.get("m7i.metal-24xl")
-    with pytest.raises(CohsimError, match="only 96 CPUs"):
-        simulate(m, 97)
-    with pytest.raises(CohsimError, match="unknown lock"):
-        simulate(m, 2, lock="mcs")
-    with pytest.raises(CohsimError, match="unknown placement"):
-        simulate(m, 2, placement="everywhere")
-    with pytest.raises(CohsimError, match="unknown model"):
-        simulate(m, 2, model="guess")
-    with pytest.raises(CohsimError, match="48 cores"):
-        simulate(m, 60, smt=False)
 
 
 # ----- physics directions (not tuned: a failure is a finding about the mechanism) ----------

@@ -1,0 +1,22 @@
+"""The mount table in the launch simulation (cohsim.kernel.mounttable)."""
+
+from __future__ import annotations
+
+import simpy
+
+from cohsim.kernel.mounttable import MountTable
+from cohsim.kernel.records import LaunchRecord
+
+
+def test_changes_count_peak_record_and_wake_systemd():
+    env = simpy.Environment()
+    rec = LaunchRecord()
+    t = MountTable(env, 10, rec)
+    first = t.dirty
+    for delta in (+1, +1, -1):
+        t.change(delta)
+    assert t.mounts == 11 and t.peak == 12 and first.triggered
+    assert [m for _, m in rec.mount_table] == [11, 12, 11]
+    t.dirty = env.event()  # systemd re-read: the next change fires the fresh event
+    t.change(-1)
+    assert t.dirty.triggered and t.mounts == 10 and t.peak == 12
