@@ -147,29 +147,16 @@ class LaunchSim:
             "seqcount_spin": LockStats(),
             "rcu": LockStats(),
         }
+        env, st, rec = self.env, self.stats, self.record
         self.ml = MountLock(
-            self.env,
-            costs,
-            kernel,
-            machine.vcpus,
-            self._smt,
-            self.stats["mount_lock"],
-            self.stats["seqcount_spin"],
-            self.record,
+            env, costs, kernel, machine.vcpus, self._smt, st["mount_lock"], st["seqcount_spin"], rec
         )
-        self.table = MountTable(self.env, node_mounts, self.record)
+        self.table = MountTable(env, node_mounts, rec)
         self.nss = NamespaceSections(
-            self.env,
-            self.ns,
-            self.cpus,
-            kernel,
-            self.table,
-            self.stats["namespace_sem"],
-            self._resume,
-            self.record,
+            env, self.ns, self.cpus, kernel, self.table, st["namespace_sem"], self._resume, rec
         )
         self.readers = BackgroundReaders(
-            self.env, kernel, self.cpus, self.table, self.nss, self.rng, self._smt
+            env, kernel, self.cpus, self.table, self.nss, self.rng, self._smt
         )
         #: the per-CPU counter sum inside a mount_lock section (mount_setattr(RDONLY), umount2
         #: without MNT_DETACH): one walk over every CPU's line, each at the mean level-1
@@ -293,18 +280,11 @@ class LaunchSim:
         yield from self._runtime(tid)
         self.cpus.release()
         self.stats["rcu"].wait_ns += w.rcu
-        self.results.append(
-            ThreadResult(
-                tid,
-                int(start),
-                int(mounts_done),
-                int(env.now),
-                len(events),
-                w.lock,
-                w.rcu,
-                w.runq,
-            )
+        end = int(env.now)
+        result = ThreadResult(
+            tid, int(start), int(mounts_done), end, len(events), w.lock, w.rcu, w.runq
         )
+        self.results.append(result)
         self.remaining -= 1
         if self.remaining == 0:
             self.finished.succeed()

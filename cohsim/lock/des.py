@@ -21,7 +21,7 @@ answer arrives `L(source, requester) - service` after its service starts, where 
 latency matrix (homed on LockParams.home_socket). Why subtract: the core-to-core benchmark that
 L comes from measures a write followed by the other core's read through the same point, so L
 already contains the point's occupancy for the write; a ping-pong of two threads therefore
-hands off in exactly L, as level 1 says (tests/test_lockdes.py checks it per pair class).
+hands off in exactly L, as level 1 says (tests/lock/test_des.py checks it per pair class).
 An L3 hit answers in 2 x (core -> LLC) and an upgrade of a held copy in a round trip to the point.
 
 Spinning is not simulated PAUSE by PAUSE: a spinner with a valid copy waits for a write; a
