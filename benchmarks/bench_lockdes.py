@@ -37,8 +37,10 @@ def main() -> None:
         for _ in range(reps):
             sweep(m, THREADS, lock=lock, model="markov")
         mk_ms = (time.perf_counter() - t1) / reps * 1e3
-        print(f"{m.name} {lock:9s} DES sweep {wall:6.2f} s  {acq / wall:9.0f} acq/s  "
-              f"{req / wall:9.0f} home-agent requests/s  | Markov curve {mk_ms:5.1f} ms")
+        print(
+            f"{m.name} {lock:9s} DES sweep {wall:6.2f} s  {acq / wall:9.0f} acq/s  "
+            f"{req / wall:9.0f} home-agent requests/s  | Markov curve {mk_ms:5.1f} ms"
+        )
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory {peak_mb:.0f} MB")
 

@@ -31,7 +31,7 @@ def run(argv: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB) and status of one `cohsim` run in a fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "cohsim.cli.app", *argv], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "cohsim.cli", *argv], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
     status = "ok" if r.returncode == 0 else f"exit {r.returncode}: {r.stderr.strip()}"

@@ -95,7 +95,5 @@ def test_bad_matrix_file(capsys, tmp_path):
 
 
 def test_console_script_usage_error_exits_2():
-    r = subprocess.run(
-        [sys.executable, "-m", "cohsim.cli.app", "c2c"], capture_output=True, text=True
-    )
+    r = subprocess.run([sys.executable, "-m", "cohsim.cli", "c2c"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
