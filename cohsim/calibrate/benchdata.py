@@ -26,7 +26,7 @@ from cohsim.kernel.waketable import WakeTable
 from cohsim.provenance import file_digest
 
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
-#: mount_bench's per-syscall labels -> the `cohsim.kernel.costs.classify` op they time, per strategy
+#: mount_bench's per-syscall labels -> the op (`cohsim.kernel.classify`) they time, per strategy
 #: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")
 LABEL_OPS: dict[str, dict[str, str]] = {
     "per-layer": {

@@ -404,9 +404,6 @@ class Calibration:
             return dict(self.applies_to_)
         return applies_to_doc(self.kind_, self.instance_, self.kernel_name_)
 
-    #: the name cohsim/predict/target.py calls (`applies_to` is the public one)
-    _applies_to = applies_to
-
     def save(self, path: str | Path) -> None:
         """Write the fit JSON atomically (deterministic bytes)."""
         provenance.write_atomic(path, provenance.dumps(self.to_dict()))

@@ -1,7 +1,7 @@
 """Held-out checks of a kernel calibration: fit on part of the mount_bench runs, predict the
 rest, and say how far off the predictions are and how often their intervals cover the runs.
 
-Used by the slow tests (tests/calibrate/test_heldout.py) and by `benchmarks/held_out.py`,
+Used by the slow tests (tests/calibrate/test_heldout.py) and by `calibration/reports/held_out.py`,
 which prints the figures quoted in calibration/fits/README.md.
 """
 

@@ -35,7 +35,7 @@ _FIXED: dict[str, dict[str, Any]] = {
     "llc_service_ns": {
         "value": "same_llc_ns / 2",
         "why": "derived from same_llc_ns by "
-        "cohsim.lock.handoff.params_from_machine; one LLC and two threads cannot separate them",
+        "cohsim.lock.params.params_from_machine; one LLC and two threads cannot separate them",
     },
     "hub_service_ns": {
         "value": "= llc_service_ns",

@@ -239,7 +239,6 @@ def simulate_run(
     start_spread_ns: float = 20_000.0,
     mountinfo_sample: bool = True,
     calls: list[tuple[int, str, int, int]] | None = None,
-    sims: list[LaunchSim] | None = None,
 ) -> SimRun:
     """Replay mount_bench's run on `machine` with `kernel` (already `bench_kernel`-ed).
 
@@ -247,8 +246,7 @@ def simulate_run(
     (`mount_bench_trace`); without it every run of the same inputs is the same lock-step run.
     `mountinfo_sample`: each sequence reads /proc/self/mountinfo once, as mount_bench does
     unless run with `--mountinfo-every 0`. `calls`, when given, receives every simulated call
-    as (worker's thread id, op, start ns, end ns); `sims`, the simulation once run (its lock
-    statistics and per-thread results).
+    as (worker's thread id, op, start ns, end ns).
     """
     rng = np.random.default_rng(seed) if jitter else None
     trace = mount_bench_trace(
@@ -277,8 +275,6 @@ def simulate_run(
         calls=calls,
     )
     res = sim.run()
-    if sims is not None:
-        sims.append(sim)
     durations: dict[str, list[int]] = {}
     for _tid, op, start, end in calls:
         durations.setdefault(op, []).append(end - start)
