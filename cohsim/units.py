@@ -16,6 +16,8 @@ NS_PER_US = 1_000  #: nanoseconds in a microsecond (an int: integer clocks stay 
 NS_PER_MS = 1_000_000  #: nanoseconds in a millisecond
 NS_PER_S = 1e9  #: nanoseconds in a second (a float: rates and seconds are floats)
 US_PER_S = 1e6  #: microseconds in a second
+NS_PER_S_INT = 1_000_000_000  #: the same, for exact integer clocks (parsed timestamps)
+US_PER_S_INT = 1_000_000  #: the same, for exact integer formatting of microseconds
 
 
 def ns_to_s(ns: float) -> float:

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, NamedTuple
 
 from cohsim.errors import CohsimError
+from cohsim.units import US_PER_S
 
 #: one tracepoint line: comm, pid, CPU, flags, timestamp (s), event, the rest
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+):? ?(.*)$")
@@ -60,7 +61,7 @@ class Event(NamedTuple):
     @property
     def t_us(self) -> float:
         """The timestamp in microseconds."""
-        return self.time_s * 1e6
+        return self.time_s * US_PER_S
 
 
 _new = tuple.__new__  # a NamedTuple without its keyword-argument constructor: reading is hot
@@ -126,7 +127,7 @@ def _with_idle_exits(raw: Iterator[Event]) -> Iterator[Event]:
         if idle.get(e.cpu) and e.pid != 0 and e.name != "stack":
             t_in = min(woken[e.cpu].get(e.pid, t) + IDLE_EXIT_US, t)
             yield Event(
-                "<idle>", 0, e.cpu, e.flags, t_in / 1e6, "sched_switch",
+                "<idle>", 0, e.cpu, e.flags, t_in / US_PER_S, "sched_switch",
                 f"prev_comm=swapper/{e.cpu} prev_pid=0 prev_prio=120 prev_state=R ==> "
                 f"next_comm={e.comm} next_pid={e.pid} next_prio=120 inferred=1", 0,
             )  # fmt: skip

@@ -18,6 +18,7 @@ from cohsim.bench import hostinfo, tracefs
 from cohsim.bench import runner as bench
 from cohsim.errors import CohsimError
 from cohsim.kernel.waketable import WakeTable, table_from_samples
+from cohsim.units import NS_PER_S
 
 _SCHED = ("sched_switch", "sched_waking", "sched_wakeup")
 
@@ -49,7 +50,7 @@ def samples_from_trace(
                     idle_since.pop(cpu, None)
                     w = pending.pop(nxt, None)
                     if w is not None and w[2] == cpu:
-                        out.append((w[1] * 1e9, (t - w[0]) * 1e9))
+                        out.append((w[1] * NS_PER_S, (t - w[0]) * NS_PER_S))
             elif name == "sched_waking":
                 pid, target = int(f["pid"]), int(f["target_cpu"])
                 if target != cpu and target in idle_since:

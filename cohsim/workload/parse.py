@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cohsim.errors import CohsimError
-from cohsim.units import NS_PER_MS
+from cohsim.units import NS_PER_MS, NS_PER_S_INT
 from cohsim.workload.trace import _SPECIAL, _TOKEN, RawCall, Trace, assemble
 
 _PERSONALITY = re.compile(r"\[ Process PID=\d+ runs in .* mode\. \]")
@@ -165,14 +165,14 @@ class _Parser:
             raise _Malformed("timestamp style changes within the trace")
         if clock:
             h, mi, sec = clock.split(":")
-            ns = (int(h) * 3600 + int(mi) * 60) * 10**9 + _decimal_ns(sec, 10**9)
+            ns = (int(h) * 3600 + int(mi) * 60) * NS_PER_S_INT + _decimal_ns(sec, NS_PER_S_INT)
             if ns + self.day < self.now - _DAY_NS // 2:
                 self.day += _DAY_NS  # the trace ran past midnight
             self.now = ns + self.day
         elif self.style == "r":
-            self.now += _decimal_ns(num or "0", 10**9)
+            self.now += _decimal_ns(num or "0", NS_PER_S_INT)
         else:
-            self.now = _decimal_ns(num or "0", 10**9)
+            self.now = _decimal_ns(num or "0", NS_PER_S_INT)
         return self.now
 
     # ---- perf trace
@@ -245,7 +245,7 @@ class _Parser:
         if m is None:
             raise _Malformed("no return value" if "=" not in tail else "bad return value")
         ret = None if m.group("ret") == "?" else int(m.group("ret"), 0)
-        dur = _decimal_ns(m.group("dur"), 10**9) if m.group("dur") else None
+        dur = _decimal_ns(m.group("dur"), NS_PER_S_INT) if m.group("dur") else None
         return ret, m.group("errno"), dur
 
     def _emit(self, tid: int, start: int, name: str, args: str, tail: str, dur: int | None) -> None:

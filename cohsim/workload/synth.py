@@ -43,7 +43,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.units import NS_PER_US, per_s_to_gap_ns
+from cohsim.units import NS_PER_S_INT, NS_PER_US, US_PER_S_INT, per_s_to_gap_ns
 from cohsim.workload.trace import RawCall, SyscallEvent, Trace, assemble
 
 STRATEGIES: tuple[str, ...] = ("per-layer", "common-parent", "lowerdir-plus")
@@ -222,7 +222,9 @@ def write_strace(trace: Trace, style: str = "tt", *, origin_ns: int | None = Non
     if style not in STYLES:
         raise CohsimError(f"unknown strace style {style!r} ({', '.join(STYLES)})", "--style")
     origin = (
-        origin_ns if origin_ns is not None else (1_700_000_000 * 10**9 if style == "ttt" else 0)
+        origin_ns
+        if origin_ns is not None
+        else (1_700_000_000 * NS_PER_S_INT if style == "ttt" else 0)
     )
     order = trace.events
     # next_other[i]: the first later event of another thread (its line would come between)
@@ -254,12 +256,12 @@ def write_strace(trace: Trace, style: str = "tt", *, origin_ns: int | None = Non
 def _stamp(ns: int, style: str, delta_ns: int) -> str:
     if style == "r":
         us = delta_ns // NS_PER_US
-        return f"{us // 10**6:6d}.{us % 10**6:06d}"
+        return f"{us // US_PER_S_INT:6d}.{us % US_PER_S_INT:06d}"
     us = ns // NS_PER_US
     if style == "ttt":
-        return f"{us // 10**6}.{us % 10**6:06d}"
-    sec = (us // 10**6) % 86400
-    return f"{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{us % 10**6:06d}"
+        return f"{us // US_PER_S_INT}.{us % US_PER_S_INT:06d}"
+    sec = (us // US_PER_S_INT) % 86400
+    return f"{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{us % US_PER_S_INT:06d}"
 
 
 def _ret(e: SyscallEvent) -> str:
@@ -269,5 +271,5 @@ def _ret(e: SyscallEvent) -> str:
         text += f" {e.errno} ({os.strerror(code) if isinstance(code, int) else 'Unknown error'})"
     if e.duration_ns is not None:
         us = e.duration_ns // NS_PER_US
-        text += f" <{us // 10**6}.{us % 10**6:06d}>"
+        text += f" <{us // US_PER_S_INT}.{us % US_PER_S_INT:06d}>"
     return text
