@@ -45,10 +45,10 @@ from cohsim.calibrate.fitjson import (
     to_doc,
 )
 from cohsim.calibrate.fitplot import plot_fit
-from cohsim.calibrate.kernelfit import KernelFit, KernelSettings, fit_kernel
-from cohsim.calibrate.lockfit import LockFit, fit_lock
+from cohsim.calibrate.kernelfit import KernelSettings, fit_kernel
+from cohsim.calibrate.lockfit import fit_lock
 from cohsim.calibrate.mountsim import SimRun
-from cohsim.calibrate.params import KERNEL_PARAMS, Param, apply_kernel_params
+from cohsim.calibrate.params import KERNEL_PARAMS, Param, PartFit, apply_kernel_params
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 from cohsim.io import fits_dir
@@ -156,7 +156,7 @@ class Calibration:
         self.wake_table_ = data.wake_idle
         if self.wake_table_ is not None:
             base = replace(base, wake_table=self.wake_table_)
-        parts: list[tuple[str, KernelFit | LockFit]] = []
+        parts: list[tuple[str, PartFit]] = []
         if data.mount:
             parts.append(("kernel", self._fit_kernel(machine, base, data)))
         if data.pause:
@@ -187,7 +187,7 @@ class Calibration:
         self.think_ns_ = {}
         self.op_extra_ns_ = {}
 
-    def _fit_kernel(self, machine: Machine, base: KernelParams, data: BenchData) -> KernelFit:
+    def _fit_kernel(self, machine: Machine, base: KernelParams, data: BenchData) -> PartFit:
         """The bench terms (`think_ns_`, `op_extra_ns_`), then the kernel fit."""
         costs = LineCosts(machine, seed=self.seed)
         self.think_ns_, self.op_extra_ns_ = measure_bench_terms(
@@ -204,7 +204,7 @@ class Calibration:
         )
         return fit_kernel(self._bench(machine, costs), base, data.mount, settings)
 
-    def _learn_part(self, part: str, fit: KernelFit | LockFit) -> None:
+    def _learn_part(self, part: str, fit: PartFit) -> None:
         """Take in what one part of the fit (kernel or lock) learned."""
         self.parameters_.update(fit.parameters)
         self.residuals_ += fit.residuals

@@ -15,8 +15,8 @@ The parameters are `cohsim.calibrate.params`'s; the residuals and their noise
    seed set agrees it is better than where it started;
 4. uncertainty (`_uncertainty`): a quadratic response surface of the cost around the optimum
    and the spread of its minimum over the seed sets (`cohsim.calibrate.surface`);
-5. result (`KernelFit`): values, standard errors, the residual rows, the optimizer's report
-   and what was kept fixed.
+5. result (`cohsim.calibrate.params.PartFit`): values, standard errors, the residual rows,
+   the optimizer's report and what was kept fixed.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from cohsim.calibrate.noise import NoiseGroup, Shape, kernel_pairs, kernel_terms
 from cohsim.calibrate.params import (
     KERNEL_PARAMS,
     Param,
+    PartFit,
     apply_kernel_params,
     kernel_bounds,
     kernel_start,
@@ -60,20 +61,6 @@ class KernelSettings:
     radius: float  #: half-width of the response-surface design in scaled units
     seed: int
     progress: bool
-
-
-@dataclass(frozen=True)
-class KernelFit:
-    """What the kernel fit learned: the fitted parameters, their covariance (`names` x
-    `names`), the residual rows of the fit JSON, the optimizer's report and what was kept
-    fixed (and why)."""
-
-    parameters: dict[str, Param]
-    names: list[str]
-    cov: np.ndarray
-    residuals: list[dict[str, Any]]
-    optimizer: dict[str, Any]
-    fixed: dict[str, dict[str, Any]]
 
 
 def _progress(enabled: bool, desc: str) -> Any:
@@ -312,7 +299,7 @@ def _fixed_notes(base: KernelParams, machine: Machine) -> dict[str, dict[str, An
 
 def fit_kernel(
     bench: BenchSim, base: KernelParams, runs: Sequence[MountRun], settings: KernelSettings
-) -> KernelFit:
+) -> PartFit:
     """Fit the kernel parameters to mount_bench `runs` (simulated as `bench` says)."""
     names = _free_names(settings.free)
     start = kernel_start(base)
@@ -348,7 +335,7 @@ def fit_kernel(
         "containers_per_worker": bench.containers,
         "seeds": bench.seeds,
     }
-    return KernelFit(
+    return PartFit(
         parameters={
             n: Param(n, float(x[i]), float(math.sqrt(max(cov[i, i], 0.0))), *obj.bounds[n])
             for i, n in enumerate(names)

@@ -19,7 +19,7 @@ import numpy as np
 
 from cohsim.calibrate.benchdata import PauseRun
 from cohsim.calibrate.fitjson import round_sig
-from cohsim.calibrate.params import Param
+from cohsim.calibrate.params import Param, PartFit
 from cohsim.calibrate.surface import lsq_cov
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import simulate as handoff_simulate
@@ -50,20 +50,6 @@ _FIXED: dict[str, dict[str, Any]] = {
         "why": "not separable from the transfer at 2 threads",
     },
 }
-
-
-@dataclass(frozen=True)
-class LockFit:
-    """What the lock fit learned: the fitted and measured parameters, the fitted ones'
-    covariance (`names` x `names`), the residual rows of the fit JSON, the optimizer's report
-    and what was kept fixed."""
-
-    parameters: dict[str, Param]
-    names: list[str]
-    cov: np.ndarray
-    residuals: list[dict[str, Any]]
-    optimizer: dict[str, Any]
-    fixed: dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -135,7 +121,7 @@ def _residual_rows(
     return rows
 
 
-def fit_lock(machine: Machine, runs: Sequence[PauseRun], seed: int) -> LockFit:
+def fit_lock(machine: Machine, runs: Sequence[PauseRun], seed: int) -> PartFit:
     """Fit the transfer to pause_bench `runs` measured on `machine` (simulated with `seed`)."""
     pause, pause_se = _measured_pause(runs)
     timer = statistics.median(r.timer_overhead_ns for r in runs)
@@ -166,7 +152,7 @@ def fit_lock(machine: Machine, runs: Sequence[PauseRun], seed: int) -> LockFit:
     llc = lo + float(res.x[0]) * (hi - lo)
     cov = lsq_cov(res.jac, res.fun, np.array([hi - lo]))
     # pause_ns is measured, not fitted: it has a variance of its own, no covariance term
-    return LockFit(
+    return PartFit(
         parameters={
             "same_llc_ns": Param("same_llc_ns", llc, float(math.sqrt(max(cov[0, 0], 0.0))), lo, hi),
             "pause_ns": Param("pause_ns", pause, pause_se),

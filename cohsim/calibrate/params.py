@@ -23,6 +23,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
@@ -81,6 +84,21 @@ class Param:
     def unit(self) -> str:
         """ "ns" for a time, "fraction" for a share of an op's work."""
         return "ns" if self.name.endswith("_ns") else "fraction"
+
+
+@dataclass(frozen=True)
+class PartFit:
+    """What one part of a calibration (the kernel fit, the lock fit) learned: the fitted
+    parameters (and, for the lock, the measured ones), the fitted ones' covariance (`names` x
+    `names`), the residual rows of the fit JSON, the optimizer's report and what was kept
+    fixed (and why)."""
+
+    parameters: dict[str, Param]
+    names: list[str]
+    cov: np.ndarray
+    residuals: list[dict[str, Any]]
+    optimizer: dict[str, Any]
+    fixed: dict[str, dict[str, Any]]
 
 
 def _rcu_ops(kernel: KernelParams) -> list[str]:
