@@ -1,4 +1,4 @@
-"""`cohsim bench pause|mount|wake|wake-idle`: run the real benchmarks on this host (registered
+"""`cohsim bench pause|mount|wake|ns|wake-idle`: run the real benchmarks on this host (registered
 by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
@@ -21,6 +21,7 @@ from cohsim.units import NS_PER_US
 _PLACEMENTS = ("compact", "scatter", "one-socket")
 _LOCKS = ("ttas", "ticket")
 _STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+_NS_VARIANTS = ("newns", "userns")
 
 
 def _choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
@@ -95,7 +96,27 @@ def _wake_args(a: argparse.Namespace) -> list[str]:
     return _flags(a, "--samples", "--repeats", *(["--cpus"] if a.cpus else []))
 
 
-_ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args}
+def _ns_args(a: argparse.Namespace) -> list[str]:
+    return _flags(a, "--mounts", "--variant", "--repeats")
+
+
+_ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args, "ns": _ns_args}
+
+
+def _print_ns(summary: dict[str, Any]) -> None:
+    print(
+        f"{'variant':<8}{'mounts':>7}{'copied':>8}{'unshare_p50_us':>16}{'unshare_min_us':>16}"
+        f"{'detach_p50_us':>15}{'exit_p50_us':>13}"
+    )
+    for c in summary["configs"]:
+        # the teardown of the copied mounts: the scratch subtree (newns) or, where that is
+        # locked (userns), the old root with everything under it
+        detach = c["umount_scratch_p50_ns"] or c["umount_oldroot_p50_ns"]
+        print(
+            f"{c['variant']:<8}{c['mounts']:>7}{c['copied_mounts']:>8}"
+            f"{c['unshare_p50_ns'] / NS_PER_US:>16.1f}{c['unshare_min_ns'] / NS_PER_US:>16.1f}"
+            f"{detach / NS_PER_US:>15.1f}{c['exit_p50_ns'] / NS_PER_US:>13.1f}"
+        )
 
 
 def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
@@ -115,6 +136,8 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
                 f"{r['repeat']:>6}{r['same_p50_ns']:>13.0f}{r['cross_p50_ns']:>14.0f}"
                 f"{r['wake_ns']:>10.0f}"
             )
+    elif kind == "ns":
+        _print_ns(summary)
     elif kind == "pause":
         print(f"PAUSE latency: {summary['pause_ns']:.1f} ns")
         print(f"{'lock':<8}{'threads':>8}{'p50_ns':>10}{'p99_ns':>10}{'acq/s':>14}  placement")
@@ -321,6 +344,32 @@ def _add_wake(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return pw
 
 
+def _add_ns(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`bench ns`: ns_bench's flags."""
+    pn = kinds.add_parser(
+        "ns",
+        help="a container's mount-namespace copy and teardown vs the mount-table size (root)",
+        description="ns_bench: with N extra bind mounts, a child unshares a mount namespace"
+        " (copy of the whole table), detaches the copied mounts and exits (needs root).",
+    )
+    _list_arg(
+        pn,
+        "--mounts",
+        "0,1000,5000",
+        "extra mounts N, comma-separated (default 0,1000,5000)",
+        low=0,
+    )
+    _list_arg(
+        pn,
+        "--variant",
+        ",".join(_NS_VARIANTS),
+        "CLONE_NEWNS alone (newns) and with CLONE_NEWUSER (userns); default both",
+        choices=_NS_VARIANTS,
+    )
+    pn.add_argument("--repeats", type=positive_int, default=5, help="children per (variant, N)")
+    return pn
+
+
 def _add_wake_idle(
     kinds: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
 ) -> argparse.ArgumentParser:
@@ -346,16 +395,16 @@ def register(
     """Add this group's subcommands to the cohsim parser."""
     p = sub.add_parser(
         "bench",
-        help="run the real benchmarks (pause_bench, mount_bench, wake_bench) on this host",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench)",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )
     kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
 
-    pp, pm, pw = _add_pause(kinds), _add_mount(kinds), _add_wake(kinds)
+    pp, pm, pw, pn = _add_pause(kinds), _add_mount(kinds), _add_wake(kinds), _add_ns(kinds)
     _add_wake_idle(kinds, add_json)
 
-    for q in (pp, pm, pw):
+    for q in (pp, pm, pw, pn):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
         q.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         add_json(q)

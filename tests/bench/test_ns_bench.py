@@ -1,0 +1,156 @@
+"""ns_bench: it builds, refuses bad input in one line, and (as root) measures the namespace
+copy against N mounts and leaves the mount table as it found it, interrupted or not."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cohsim.bench import runner as bench
+from cohsim.bench.nsbench import summarize_ns
+from cohsim.cli.app import main
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="ns_bench needs root (mount namespaces, bind mounts)"
+)
+
+
+@pytest.fixture(scope="module")
+def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.fixture(scope="module")
+def exe(cache_env: dict[str, str]) -> Path:
+    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    return bench.build("ns", env=cache_env)
+
+
+def run(argv: list[str | os.PathLike[str]]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60)
+
+
+def mountinfo_lines() -> int:
+    return len(Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
+    assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
+    assert bench.build("ns", env=cache_env) == exe  # cached
+    assert run([exe, "--version"]).stdout.strip() == "ns_bench 1"
+    assert "usage: ns_bench" in run([exe, "--help"]).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--mounts", "x"],
+        ["--mounts", "-1"],
+        ["--mounts", "95000"],
+        ["--variant", "sideways"],
+        ["--repeats", "0"],
+        ["--bogus"],
+        ["extra"],
+    ],
+)
+def test_bad_arguments_one_line_exit_1(exe: Path, args: list[str]) -> None:
+    res = run([exe, *args])
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("ns_bench: error: ")
+
+
+def test_refuses_non_root(exe: Path) -> None:
+    cmd: list[str | os.PathLike[str]] = [exe, "--mounts", "0"]
+    if IS_ROOT:
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            pytest.skip("running as root and no setpriv to drop privileges")
+        cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
+    res = run(cmd)
+    assert res.returncode == 1 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("ns_bench: error: must run as root")
+
+
+@needs_root
+def test_copies_n_mounts_and_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    res = run([exe, "--mounts", "0,200", "--repeats", "1", "--tmpdir", tmp_path])
+    assert res.returncode == 0, res.stderr
+    assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
+    rows = bench._parse_csv(res.stdout, "ns", "stdout")
+    got = {(r["variant"], r["mounts"], r["op"], r["metric"], r["repeat"]): r["value"] for r in rows}
+    for v in ("newns", "userns"):
+        base = int(got[(v, "0", "mount_table", "after_unshare", "0")])
+        # the child's copy holds the whole table: base + scratch + N
+        assert int(got[(v, "200", "mount_table", "after_unshare", "0")]) == base + 200
+        assert int(got[(v, "200", "mount_table", "parent", "all")]) == base + 200
+        assert float(got[(v, "200", "unshare", "p50_ns", "all")]) > 0
+    # the scratch is locked in a copy made with a new user namespace; not otherwise
+    assert got[("newns", "200", "umount_scratch", "failed", "0")] == "0"
+    assert got[("userns", "200", "umount_scratch", "failed", "0")] == "1"
+    assert "Invalid argument" in res.stderr
+    [cfg] = [
+        c for c in summarize_ns(rows)["configs"] if (c["variant"], c["mounts"]) == ("newns", 200)
+    ]
+    assert cfg["umount_scratch_p50_ns"] > 0 and cfg["exit_p50_ns"] > 0
+
+
+@needs_root
+def test_sigterm_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    proc = subprocess.Popen(
+        [str(exe), "--mounts", "200", "--repeats", "100000", "--tmpdir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 10
+    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted; all mounts undone" in err
+    assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
+
+
+@needs_root
+def test_cli_ns_json_and_files(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exe: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    out_dir = tmp_path / "out"
+    argv = ["bench", "ns", "--mounts", "0,100", "--variant", "newns", "--repeats", "1"]
+    rc = main([*argv, "--out", str(out_dir), "--no-progress", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [(c["variant"], c["mounts"]) for c in doc["summary"]["configs"]] == [
+        ("newns", 0),
+        ("newns", 100),
+    ]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["ns_bench.csv", "ns_bench.json"]
+    side = json.loads((out_dir / "ns_bench.json").read_text())
+    assert side["bench"] == "ns" and side["csv"]["columns"] == list(bench.NS_COLUMNS)
+    assert side["host"]["kernel_release"]
+
+
+def test_cli_ns_usage_errors_exit_2(tmp_path: Path) -> None:
+    for args in (["--mounts", "a"], ["--variant", "both"], ["--repeats", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", "ns", *args, "--out", str(tmp_path)])
+        assert exc.value.code == 2
