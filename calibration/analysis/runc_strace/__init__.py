@@ -1,0 +1,1 @@
+"""The mount-table work of one real `runc run`, from strace logs (summary)."""
