@@ -62,6 +62,20 @@ _RET = re.compile(
     r"(?:\s+<(?P<dur>\d+\.\d+)>)?\s*$"
 )
 _UNFINISHED = "<unfinished ...>"
+
+
+def _int_ret(text: str) -> int:
+    """A return value as strace prints it: decimal, hex (`0x...`), or octal with a leading 0
+    (umask's old mask, `= 022`)."""
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text)
+    try:
+        if digits.startswith("0x"):
+            return sign * int(digits, 16)
+        return sign * int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)
+    except ValueError:
+        raise _Malformed(f"bad return value {text!r}") from None
+
+
 _DAY_NS = 86_400_000_000_000
 
 
@@ -244,7 +258,7 @@ class _Parser:
         m = _RET.match(tail)
         if m is None:
             raise _Malformed("no return value" if "=" not in tail else "bad return value")
-        ret = None if m.group("ret") == "?" else int(m.group("ret"), 0)
+        ret = None if m.group("ret") == "?" else _int_ret(m.group("ret"))
         dur = _decimal_ns(m.group("dur"), NS_PER_S_INT) if m.group("dur") else None
         return ret, m.group("errno"), dur
 

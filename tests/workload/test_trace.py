@@ -288,3 +288,20 @@ def test_midnight_wrap_keeps_time_increasing() -> None:
         '1 00:00:00.000010 umount2("/b", 0) = 0 <0.000005>\n'
     )
     assert [e.start_ns for e in parse_text(text).events] == [0, 20_000]
+
+
+def test_return_values_in_octal_and_hex() -> None:
+    """strace prints umask's old mask in octal (`= 022`) and pointers in hex; a real runc trace
+    has both. A leading zero means octal; a digit octal lacks is a malformed line."""
+    text = (
+        "100 12:00:00.000001 umask(022) = 022 <0.000010>\n"
+        "100 12:00:00.000002 brk(NULL) = 0x55d0c0de0000 <0.000010>\n"
+        '100 12:00:00.000003 umount2("/a", MNT_DETACH) = 0 <0.000010>\n'
+    )
+    trace = parse_text(text, source="t")
+    assert trace.malformed_skipped == 0 and [e.name for e in trace.events] == ["umount2"]
+    bad = text.replace("= 022", "= 09")
+    with pytest.raises(CohsimError, match="bad return value '09'") as exc:
+        parse_text(bad, source="t")
+    assert exc.value.where == "t:1" and "\n" not in str(exc.value)
+    assert parse_text(bad, source="t", lenient=True).malformed_skipped == 1
