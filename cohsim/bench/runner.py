@@ -1,17 +1,19 @@
-"""The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` / `ns_bench` from C.
+"""The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` / `ns_bench` /
+`prop_bench` from C.
 
 `pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
 `mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
 level 3 is calibrated on); `wake_bench` measures how long a task that slept in the kernel takes
 to run again on an idle CPU (the wake-up latency after every sleep of level 3); `ns_bench`
 times a container's mount-namespace copy and teardown against the mount table's size
-(`cohsim.bench.nsbench`). All are C
+(`cohsim.bench.nsbench`); `prop_bench` times mount propagation into live slave namespaces and
+mountinfo reads (`cohsim.bench.propbench`). All are C
 programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
 installed); this module compiles them with the system C compiler into a cache keyed by a
 digest of source, compiler and flags, runs them, and writes under an output directory:
 
 - ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
-  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS`, every metric documented in
+  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS`, every metric documented in
   calibration/bench/README.md);
 - ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
   lines, wall time, the CSV's digest and cohsim provenance;
@@ -42,12 +44,18 @@ from typing import Any
 from cohsim import provenance
 from cohsim.bench import hostinfo
 from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS, summarize_ns
+from cohsim.bench.propbench import (
+    PROP_COLUMNS,
+    PROP_DONE_METRIC,
+    prop_expected_runs,
+    summarize_prop,
+)
 from cohsim.errors import CohsimError
 from cohsim.io import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
-BENCHES = ("pause", "mount", "wake", "ns")
+BENCHES = ("pause", "mount", "wake", "ns", "prop")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
     "bench",
@@ -63,7 +71,13 @@ MOUNT_COLUMNS = (
 #: wake_bench writes pause_bench's columns (bench "wake", lock "futex", threads 2).
 WAKE_COLUMNS = PAUSE_COLUMNS
 CFLAGS = ("-O2", "-pthread")
-_COLUMNS = {"pause": PAUSE_COLUMNS, "mount": MOUNT_COLUMNS, "wake": WAKE_COLUMNS, "ns": NS_COLUMNS}
+_COLUMNS = {
+    "pause": PAUSE_COLUMNS,
+    "mount": MOUNT_COLUMNS,
+    "wake": WAKE_COLUMNS,
+    "ns": NS_COLUMNS,
+    "prop": PROP_COLUMNS,
+}
 #: A row whose metric is this marks one finished (lock, threads, repeat),
 #: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
 _DONE_METRIC = {
@@ -71,9 +85,10 @@ _DONE_METRIC = {
     "mount": "final",
     "wake": "wake_ns",
     "ns": NS_DONE_METRIC,
+    "prop": PROP_DONE_METRIC,
 }
 #: `--repeats` when the command line gives none (the C programs' own defaults).
-_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5", "ns": "5"}
+_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5", "ns": "5", "prop": "5"}
 _INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
     "Alpine: apk add build-base) or point $CC at one"
@@ -136,7 +151,7 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
 
 
 def source_path(bench: str) -> Path:
-    """The C source of `bench` ("pause", "mount", "wake" or "ns")."""
+    """The C source of `bench` ("pause", "mount", "wake", "ns" or "prop")."""
     if bench not in BENCHES:
         raise CohsimError(f"unknown benchmark {bench!r} (expected one of {', '.join(BENCHES)})")
     path = bench_source_dir() / f"{bench}_bench.c"
@@ -232,6 +247,8 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
         keys = ()
     elif bench == "ns":
         keys = NS_RUN_KEYS
+    elif bench == "prop":
+        return prop_expected_runs(args, count)
     else:
         keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
     for flag, default in keys:
@@ -390,6 +407,8 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         return _summarize_wake(rows)
     if bench == "ns":
         return summarize_ns(rows)
+    if bench == "prop":
+        return summarize_prop(rows)
     groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if bench == "pause":
         for r in rows:

@@ -1,5 +1,5 @@
-"""`cohsim bench pause|mount|wake|ns|wake-idle`: run the real benchmarks on this host (registered
-by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
+"""`cohsim bench pause|mount|wake|ns|prop|wake-idle`: run the real benchmarks on this host
+(registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); this module only checks
 them, hands them to `cohsim.bench.runner.run_bench` and prints a summary.
@@ -100,7 +100,17 @@ def _ns_args(a: argparse.Namespace) -> list[str]:
     return _flags(a, "--mounts", "--variant", "--repeats")
 
 
-_ARGS = {"pause": _pause_args, "mount": _mount_args, "wake": _wake_args, "ns": _ns_args}
+def _prop_args(a: argparse.Namespace) -> list[str]:
+    return _flags(a, "--slaves", "--mounts", "--peers", "--repeats")
+
+
+_ARGS = {
+    "pause": _pause_args,
+    "mount": _mount_args,
+    "wake": _wake_args,
+    "ns": _ns_args,
+    "prop": _prop_args,
+}
 
 
 def _print_ns(summary: dict[str, Any]) -> None:
@@ -116,6 +126,21 @@ def _print_ns(summary: dict[str, Any]) -> None:
             f"{c['variant']:<8}{c['mounts']:>7}{c['copied_mounts']:>8}"
             f"{c['unshare_p50_ns'] / NS_PER_US:>16.1f}{c['unshare_min_ns'] / NS_PER_US:>16.1f}"
             f"{detach / NS_PER_US:>15.1f}{c['exit_p50_ns'] / NS_PER_US:>13.1f}"
+        )
+
+
+def _print_prop(summary: dict[str, Any]) -> None:
+    print(f"{'slaves':>6}{'seen':>6}{'mount_p50_us':>14}{'mount_min_us':>14}{'umount_p50_us':>15}")
+    for c in summary["slaves"]:
+        print(
+            f"{c['slaves']:>6}{c['seen_in_slave']:>6}{c['bind_mount_p50_ns'] / NS_PER_US:>14.1f}"
+            f"{c['bind_mount_min_ns'] / NS_PER_US:>14.1f}{c['umount_p50_ns'] / NS_PER_US:>15.1f}"
+        )
+    print(f"{'mounts':>7}{'peers':>6}{'ns':>7}{'lines':>7}{'reads':>7}{'read_p50_us':>13}")
+    for c in summary["reads"]:
+        print(
+            f"{c['mounts']:>7}{c['peers']:>6}{c['ns']:>7}{c['lines']:>7}{c['reads']:>7}"
+            f"{c['read_p50_ns'] / NS_PER_US:>13.1f}"
         )
 
 
@@ -138,6 +163,8 @@ def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> Non
             )
     elif kind == "ns":
         _print_ns(summary)
+    elif kind == "prop":
+        _print_prop(summary)
     elif kind == "pause":
         print(f"PAUSE latency: {summary['pause_ns']:.1f} ns")
         print(f"{'lock':<8}{'threads':>8}{'p50_ns':>10}{'p99_ns':>10}{'acq/s':>14}  placement")
@@ -370,6 +397,36 @@ def _add_ns(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return pn
 
 
+def _add_prop(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`bench prop`: prop_bench's flags."""
+    pq = kinds.add_parser(
+        "prop",
+        help="a host mount propagated into K slave namespaces; mountinfo reads vs N (root)",
+        description="prop_bench: a bind mount + umount under a shared tmpfs with K live slave"
+        " namespaces, and one full read of /proc/self/mountinfo at N mounts of one peer group,"
+        " in its own namespace and in a slave one (needs root).",
+    )
+    _list_arg(
+        pq,
+        "--slaves",
+        "0,10,50,100,200",
+        "live slave namespaces K, comma-separated (default 0,10,50,100,200)",
+        low=0,
+    )
+    _list_arg(
+        pq,
+        "--mounts",
+        "0,1000,5000",
+        "extra mounts N for the reads, comma-separated (default 0,1000,5000)",
+        low=0,
+    )
+    pq.add_argument(
+        "--peers", type=nonneg_int, default=0, help="peer namespaces alive during the reads"
+    )
+    pq.add_argument("--repeats", type=positive_int, default=5, help="timed calls per K and per N")
+    return pq
+
+
 def _add_wake_idle(
     kinds: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
 ) -> argparse.ArgumentParser:
@@ -395,16 +452,17 @@ def register(
     """Add this group's subcommands to the cohsim parser."""
     p = sub.add_parser(
         "bench",
-        help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench)",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench, prop_bench)",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )
     kinds = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
 
     pp, pm, pw, pn = _add_pause(kinds), _add_mount(kinds), _add_wake(kinds), _add_ns(kinds)
+    pq = _add_prop(kinds)
     _add_wake_idle(kinds, add_json)
 
-    for q in (pp, pm, pw, pn):
+    for q in (pp, pm, pw, pn, pq):
         q.add_argument("--out", required=True, metavar="DIR", help="directory for CSV and sidecar")
         q.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         add_json(q)

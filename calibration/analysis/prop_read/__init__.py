@@ -1,0 +1,1 @@
+"""prop_bench: mount propagation into live slave namespaces and full mountinfo reads."""

@@ -1,0 +1,566 @@
+/*
+ * prop_bench -- two costs that grow with the number of live container mount namespaces and
+ * with the mount table: mount propagation into K slave namespaces, and one full read of
+ * /proc/self/mountinfo, on the real kernel, timed.
+ *
+ * Must run as root.  Like ns_bench it enters its own private mount namespace (nothing it
+ * mounts is visible to the host; the kernel drops every mount if it dies), mounts a tmpfs on a
+ * fresh mkdtemp() directory (the scratch) and makes that tmpfs MS_SHARED.  Two phases:
+ *
+ *   propagation  per K in --slaves: K holder children each unshare(CLONE_NEWNS) and make their
+ *                copy of the scratch MS_REC|MS_SLAVE (as runc's rslave makes a container's copy
+ *                of a host mount), then block on a pipe.  The parent times a bind mount of
+ *                scratch/src onto scratch/p/t (propagate_mnt(): one copy per slave namespace)
+ *                and its umount2(target, 0) (umount propagation into every slave).  On the
+ *                first repeat it checks the propagated mount in the first holder's
+ *                /proc/<pid>/mountinfo, after the mount and after the umount.
+ *   read         per N in --mounts: N bind mounts of scratch/src onto scratch/d/0..N-1.  The
+ *                scratch is shared, so every bind joins the scratch's peer group: one group of
+ *                N + 1 mounts (times P + 1 with --peers P holder namespaces that keep their
+ *                copies as peers, times P + 2 once the reader's copy exists).  Timed: one full
+ *                read of /proc/self/mountinfo (open, read() of 4096 bytes until EOF, close) in
+ *                the parent (ns "host": its lines are shared:X) and in a child that made its
+ *                copy of the scratch rslave (ns "slave": its N + 1 lines are master:X, and for
+ *                each the kernel's show_mountinfo() calls get_dominating_id(), which walks the
+ *                master's peer ring looking for a peer in the reader's namespace: none is).
+ *
+ * Output (stdout): tidy CSV, header
+ *     bench,op,ns,slaves,peers,mounts,metric,value,unit,repeat
+ * documented in README.md.  Errors: one line on stderr, exit 1.  Interrupted (SIGINT/SIGTERM/
+ * SIGHUP): children are killed and reaped, the scratch is detached and removed, exit 130.
+ *
+ * Build: cc -O2 -pthread -o prop_bench prop_bench.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BENCH_NAME "prop_bench"
+#include "bench_util.h"
+
+#define PROP_BENCH_VERSION "1"
+#define MAX_LIST 64
+#define MAX_SLAVES 1000
+#define MAX_PEERS 64
+#define MAX_MOUNTS 90000
+#define CHUNK 4096
+
+static volatile sig_atomic_t g_signalled;
+static pid_t g_parent_pid;
+static char g_scratch[PATH_MAX];
+static char g_src[PATH_MAX + 16], g_target[PATH_MAX + 16];
+static int g_scratch_mounted, g_scratch_made;
+static int g_have;                     /* bind mounts now under scratch/d */
+static pid_t g_kids[MAX_SLAVES + MAX_PEERS];
+static int g_nkids;
+static int g_hold[2] = {-1, -1};       /* holders block reading [0]; EOF when [1] closes */
+
+static void reap_kids(int keep)
+{
+	for (; g_nkids > keep; g_nkids--) {
+		pid_t pid = g_kids[g_nkids - 1];
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
+static void teardown(void)
+{
+	if (getpid() != g_parent_pid)
+		return;
+	reap_kids(0);
+	if (g_scratch_mounted) {
+		/* Lazy detach takes every bind mount below the scratch tmpfs with it. */
+		if (umount2(g_scratch, MNT_DETACH) != 0)
+			fprintf(stderr, "prop_bench: warning: umount2(%s): %s\n", g_scratch, strerror(errno));
+		g_scratch_mounted = 0;
+		g_have = 0;
+	}
+	if (g_scratch_made) {
+		if (rmdir(g_scratch) != 0)
+			fprintf(stderr, "prop_bench: warning: rmdir(%s): %s\n", g_scratch, strerror(errno));
+		g_scratch_made = 0;
+	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_signalled = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* A whole mountinfo file: its lines, those with " master:" / " shared:", and whether a line
+ * has `point` as its mount point (field 5). */
+struct scan {
+	int lines, master, shared, found;
+};
+
+static struct scan scan_mountinfo(const char *path, const char *point)
+{
+	struct scan s = {-1, 0, 0, 0};
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return s;
+	char *line = NULL;
+	size_t cap = 0;
+	s.lines = 0;
+	while (getline(&line, &cap, f) > 0) {
+		s.lines++;
+		s.master += strstr(line, " master:") != NULL;
+		s.shared += strstr(line, " shared:") != NULL;
+		if (point) {
+			char mp[PATH_MAX + 64];
+			if (sscanf(line, "%*s %*s %*s %*s %4159s", mp) == 1 && strcmp(mp, point) == 0)
+				s.found = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return s;
+}
+
+/* One timed full read of /proc/self/mountinfo in CHUNK-byte read() calls. */
+struct read_result {
+	uint64_t ns;
+	int reads; /* read() calls, the last one returning 0 included */
+	int lines;
+	long bytes;
+};
+
+static struct read_result timed_read(void)
+{
+	static char buf[CHUNK];
+	struct read_result r = {0, 0, 0, 0};
+	uint64_t t0 = mono_ns();
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r.reads = -errno;
+		return r;
+	}
+	ssize_t n;
+	do {
+		n = read(fd, buf, CHUNK);
+		r.reads++;
+		if (n > 0) {
+			r.bytes += n;
+			for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++)
+				r.lines++;
+		}
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	close(fd);
+	r.ns = mono_ns() - t0;
+	return r;
+}
+
+/* Unshare the mount namespace; `slave`: make the scratch subtree rslave. 0 or an errno. */
+static int enter_child_ns(int slave)
+{
+	if (unshare(CLONE_NEWNS) != 0)
+		return errno;
+	if (slave && mount(NULL, g_scratch, NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return errno;
+	return 0;
+}
+
+/* A holder: its own namespace (slave or peer copy of the scratch), alive until the parent
+ * closes the hold pipe or dies. */
+static void spawn_holder(int slave)
+{
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != g_parent_pid)
+			_exit(1);
+		close(ready[0]);
+		close(g_hold[1]);
+		int err = enter_child_ns(slave);
+		if (write(ready[1], &err, sizeof err) != (ssize_t)sizeof err || err)
+			_exit(1);
+		close(ready[1]);
+		char c;
+		while (read(g_hold[0], &c, 1) != 0 && (errno == EINTR || errno == 0))
+			;
+		_exit(0);
+	}
+	g_kids[g_nkids++] = pid;
+	close(ready[1]);
+	int err = -1;
+	ssize_t got;
+	while ((got = read(ready[0], &err, sizeof err)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (got != (ssize_t)sizeof err)
+		die("a holder child died before it was ready");
+	if (err)
+		die("holder child: unshare/make-%s: %s", slave ? "rslave" : "peer", strerror(err));
+}
+
+/* Grow or shrink the bind mounts under scratch/d to exactly n. */
+static void set_mounts(int n)
+{
+	char dst[PATH_MAX + 32];
+	for (; g_have < n && !g_signalled; g_have++) {
+		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have);
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			die("mkdir(%s): %s", dst, strerror(errno));
+		if (mount(g_src, dst, NULL, MS_BIND, NULL) != 0)
+			die("bind mount %d onto %s: %s", g_have + 1, dst, strerror(errno));
+	}
+	for (; g_have > n; g_have--) {
+		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have - 1);
+		if (umount2(dst, MNT_DETACH) != 0)
+			die("umount2(%s): %s", dst, strerror(errno));
+	}
+}
+
+static void row(const char *op, const char *ns, int k, int p, int n, const char *metric, double value,
+		const char *unit, int rep)
+{
+	printf("prop,%s,%s,%d,%d,%d,%s,%.0f,%s,", op, ns, k, p, n, metric, value, unit);
+	if (rep < 0)
+		printf("all\n");
+	else
+		printf("%d\n", rep);
+}
+
+static void dist_rows(const char *op, const char *ns, int k, int p, int n, uint64_t *v, int cnt)
+{
+	if (cnt < 1)
+		return;
+	struct dist d = dist_of(v, (size_t)cnt);
+	row(op, ns, k, p, n, "p50_ns", d.p50, "ns", -1);
+	row(op, ns, k, p, n, "mean_ns", d.mean, "ns", -1);
+	row(op, ns, k, p, n, "min_ns", d.min, "ns", -1);
+	row(op, ns, k, p, n, "max_ns", d.max, "ns", -1);
+}
+
+/* Propagation at K live slave holders: a warm-up cycle, then `repeats` timed ones. */
+static int run_prop(int k, int repeats)
+{
+	while (g_nkids < k && !g_signalled)
+		spawn_holder(1);
+	reap_kids(k);
+	if (g_signalled)
+		return 0;
+	char info[64];
+	if (k)
+		snprintf(info, sizeof info, "/proc/%d/mountinfo", (int)g_kids[0]);
+	uint64_t *tm = calloc((size_t)repeats, sizeof *tm), *tu = calloc((size_t)repeats, sizeof *tu);
+	if (!tm || !tu)
+		die("out of memory");
+	int done = 0;
+	for (int rep = -1; rep < repeats && !g_signalled; rep++) {
+		struct scan before = {0, 0, 0, 0}, mid = before, after = before;
+		if (k && rep == 0)
+			before = scan_mountinfo(info, NULL);
+		uint64_t t0 = mono_ns();
+		if (mount(g_src, g_target, NULL, MS_BIND, NULL) != 0)
+			die("bind mount onto %s: %s", g_target, strerror(errno));
+		uint64_t t1 = mono_ns();
+		if (k && rep == 0)
+			mid = scan_mountinfo(info, g_target);
+		uint64_t t2 = mono_ns();
+		if (umount2(g_target, 0) != 0)
+			die("umount2(%s): %s", g_target, strerror(errno));
+		uint64_t t3 = mono_ns();
+		if (rep < 0)
+			continue; /* warm-up */
+		if (k && rep == 0) {
+			after = scan_mountinfo(info, g_target);
+			if (!mid.found || mid.lines != before.lines + 1 || after.found)
+				die("K=%d: the bind mount did not propagate into the slave namespace as expected"
+				    " (%d lines before, %d with it, found %d, still there after umount %d)",
+				    k, before.lines, mid.lines, mid.found, after.found);
+			row("propagation", "slave", k, 0, 0, "mounts_before", before.lines, "mounts", -1);
+			row("propagation", "slave", k, 0, 0, "mounts_with_bind", mid.lines, "mounts", -1);
+			row("propagation", "slave", k, 0, 0, "mounts_after_umount", after.lines, "mounts", -1);
+			row("propagation", "slave", k, 0, 0, "seen", mid.found, "count", -1);
+		}
+		tm[rep] = t1 - t0;
+		tu[rep] = t3 - t2;
+		row("bind_mount", "host", k, 0, 0, "ns", (double)tm[rep], "ns", rep);
+		row("umount", "host", k, 0, 0, "ns", (double)tu[rep], "ns", rep);
+		done++;
+	}
+	dist_rows("bind_mount", "host", k, 0, 0, tm, done);
+	dist_rows("umount", "host", k, 0, 0, tu, done);
+	free(tm);
+	free(tu);
+	fflush(stdout);
+	return done == repeats;
+}
+
+static void read_rows(const char *ns, int p, int n, const struct read_result *r, int rep)
+{
+	row("read_mountinfo", ns, 0, p, n, "reads", r->reads, "count", rep);
+	row("read_mountinfo", ns, 0, p, n, "bytes", (double)r->bytes, "bytes", rep);
+	row("read_mountinfo", ns, 0, p, n, "lines", r->lines, "lines", rep);
+	row("read_mountinfo", ns, 0, p, n, "ns", (double)r->ns, "ns", rep);
+}
+
+/* The slave reader: header (errno, scan), then one read_result per repeat, on fd `out`. */
+static void reader_body(int repeats, int out)
+{
+	int err = enter_child_ns(1);
+	struct scan s = {0, 0, 0, 0};
+	if (!err)
+		s = scan_mountinfo("/proc/self/mountinfo", NULL);
+	if (write(out, &err, sizeof err) != (ssize_t)sizeof err || write(out, &s, sizeof s) != (ssize_t)sizeof s || err)
+		_exit(1);
+	(void)timed_read(); /* warm-up */
+	for (int rep = 0; rep < repeats; rep++) {
+		struct read_result r = timed_read();
+		if (write(out, &r, sizeof r) != (ssize_t)sizeof r)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static int read_full(int fd, void *p, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)p + got, len - got);
+		if (n < 0 && errno == EINTR && !g_signalled)
+			continue;
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+/* Reads at N mounts: `repeats` in the parent, then `repeats` in a slave reader child. */
+static int run_read(int n, int peers, int repeats, int base)
+{
+	uint64_t *t = calloc((size_t)repeats, sizeof *t);
+	if (!t)
+		die("out of memory");
+	struct scan hs = scan_mountinfo("/proc/self/mountinfo", NULL);
+	if (hs.lines != base + 1 + n)
+		die("mount table holds %d mounts, expected %d", hs.lines, base + 1 + n);
+	row("mount_table", "host", 0, peers, n, "mounts", hs.lines, "mounts", -1);
+	row("mount_table", "host", 0, peers, n, "shared_lines", hs.shared, "lines", -1);
+	(void)timed_read();
+	int done = 0;
+	for (int rep = 0; rep < repeats && !g_signalled; rep++) {
+		struct read_result r = timed_read();
+		read_rows("host", peers, n, &r, rep);
+		t[done++] = r.ns;
+	}
+	dist_rows("read_mountinfo", "host", 0, peers, n, t, done);
+	if (done < repeats) {
+		free(t);
+		return 0;
+	}
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		reader_body(repeats, fds[1]);
+	}
+	close(fds[1]);
+	int err = 0;
+	struct scan cs;
+	done = 0;
+	if (read_full(fds[0], &err, sizeof err) && !err && read_full(fds[0], &cs, sizeof cs)) {
+		row("mount_table", "slave", 0, peers, n, "mounts", cs.lines, "mounts", -1);
+		row("mount_table", "slave", 0, peers, n, "master_lines", cs.master, "lines", -1);
+		struct read_result r;
+		while (done < repeats && read_full(fds[0], &r, sizeof r)) {
+			read_rows("slave", peers, n, &r, done);
+			t[done++] = r.ns;
+		}
+	}
+	close(fds[0]);
+	if (g_signalled)
+		kill(pid, SIGKILL);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	if (err)
+		die("reader child: unshare/make-rslave: %s", strerror(err));
+	if (!g_signalled && (done < repeats || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		die("the reader child died (status %d)", status);
+	dist_rows("read_mountinfo", "slave", 0, peers, n, t, done);
+	free(t);
+	fflush(stdout);
+	return done == repeats && !g_signalled;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prop_bench [--slaves 0,10,50,100,200] [--mounts 0,1000,5000] [--peers P]\n"
+		"                  [--repeats N] [--tmpdir DIR] [--version]\n"
+		"Time a bind mount + umount under a shared tmpfs propagated into K live slave mount\n"
+		"namespaces, and one full read of /proc/self/mountinfo at N mounts in this namespace\n"
+		"and in a slave one, as root in a private mount namespace; print tidy CSV on stdout.\n");
+}
+
+static void make_dir(const char *fmt, const char *base)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, fmt, base);
+	if (mkdir(path, 0755) != 0)
+		die("mkdir(%s): %s", path, strerror(errno));
+}
+
+static void setup_scratch(const char *tmp)
+{
+	snprintf(g_scratch, sizeof g_scratch, "%s/prop_bench.XXXXXX", tmp);
+	if (!mkdtemp(g_scratch))
+		die("mkdtemp(%s): %s", g_scratch, strerror(errno));
+	g_scratch_made = 1;
+	if (mount("tmpfs", g_scratch, "tmpfs", 0, "mode=0755") != 0)
+		die("mount tmpfs on %s: %s", g_scratch, strerror(errno));
+	g_scratch_mounted = 1;
+	if (mount(NULL, g_scratch, NULL, MS_SHARED, NULL) != 0)
+		die("making %s shared: %s", g_scratch, strerror(errno));
+	make_dir("%s/src", g_scratch);
+	make_dir("%s/d", g_scratch);
+	make_dir("%s/p", g_scratch);
+	make_dir("%s/p/t", g_scratch);
+	snprintf(g_src, sizeof g_src, "%s/src", g_scratch);
+	snprintf(g_target, sizeof g_target, "%s/p/t", g_scratch);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"slaves", required_argument, NULL, 'k'},
+		{"mounts", required_argument, NULL, 'n'},
+		{"peers", required_argument, NULL, 'p'},
+		{"repeats", required_argument, NULL, 'r'},
+		{"tmpdir", required_argument, NULL, 'T'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	int slaves[MAX_LIST] = {0, 10, 50, 100, 200}, nslaves = 5;
+	int mounts[MAX_LIST] = {0, 1000, 5000}, nmounts = 3;
+	int peers = 0, repeats = 5;
+	const char *tmp_parent = NULL;
+	g_parent_pid = getpid();
+	die_cleanup = teardown;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k': nslaves = parse_int_list(optarg, slaves, MAX_LIST, "slaves", 0, MAX_SLAVES); break;
+		case 'n': nmounts = parse_int_list(optarg, mounts, MAX_LIST, "mounts", 0, MAX_MOUNTS); break;
+		case 'p': parse_int_list(optarg, &peers, 1, "peers", 0, MAX_PEERS); break;
+		case 'r': parse_int_list(optarg, &repeats, 1, "repeats", 1, 100000); break;
+		case 'T': tmp_parent = optarg; break;
+		case 'V': printf("prop_bench %s\n", PROP_BENCH_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: die_bad_option(argv);
+		}
+	}
+	die_if_operands(argc, argv);
+
+	if (geteuid() != 0)
+		die("must run as root (it creates mount namespaces and mounts)");
+	const char *tmp = tmp_parent ? tmp_parent : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	int max_n = 0;
+	for (int i = 0; i < nmounts; i++)
+		max_n = mounts[i] > max_n ? mounts[i] : max_n;
+	FILE *mm = fopen("/proc/sys/fs/mount-max", "r");
+	long mount_max = 100000;
+	if (mm) {
+		if (fscanf(mm, "%ld", &mount_max) != 1)
+			mount_max = 100000;
+		fclose(mm);
+	}
+	install_signals();
+	signal(SIGPIPE, SIG_IGN);
+
+	if (unshare(CLONE_NEWNS) != 0)
+		die("unshare(CLONE_NEWNS): %s", strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		die("making / private in the new mount namespace: %s", strerror(errno));
+	int base = scan_mountinfo("/proc/self/mountinfo", NULL).lines;
+	if (base < 1)
+		die("cannot read /proc/self/mountinfo");
+	if (base + 2 + max_n > mount_max)
+		die("--mounts: %d + %d existing mounts exceed fs.mount-max (%ld)", max_n, base + 2, mount_max);
+	if (pipe2(g_hold, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+	setup_scratch(tmp);
+
+	struct utsname u;
+	uname(&u);
+	fprintf(stderr, "prop_bench: info: version %s kernel %s base mounts %d scratch %s repeats %d peers %d\n",
+		PROP_BENCH_VERSION, u.release, base, g_scratch, repeats, peers);
+	printf("bench,op,ns,slaves,peers,mounts,metric,value,unit,repeat\n");
+	int interrupted = 0;
+	for (int i = 0; i < nslaves && !interrupted; i++) {
+		uint64_t t0 = mono_ns();
+		interrupted = !run_prop(slaves[i], repeats);
+		fprintf(stderr, "prop_bench: info: K=%d slave namespaces: %.3f s\n", slaves[i],
+			(double)(mono_ns() - t0) / 1e9);
+	}
+	reap_kids(0);
+	for (int i = 0; i < peers && !interrupted && !g_signalled; i++)
+		spawn_holder(0);
+	for (int i = 0; i < nmounts && !interrupted; i++) {
+		uint64_t t0 = mono_ns();
+		set_mounts(mounts[i]);
+		if (g_signalled) {
+			interrupted = 1;
+			break;
+		}
+		fprintf(stderr, "prop_bench: info: N=%d bind mounts (one peer group) set up in %.3f s\n",
+			mounts[i], (double)(mono_ns() - t0) / 1e9);
+		interrupted = !run_read(mounts[i], peers, repeats, base);
+	}
+	fflush(stdout);
+	teardown();
+	int final = scan_mountinfo("/proc/self/mountinfo", NULL).lines;
+	if (interrupted || g_signalled) {
+		fprintf(stderr, "prop_bench: interrupted; children reaped, all mounts undone and scratch removed\n");
+		return 130;
+	}
+	if (final != base)
+		die("mount table holds %d mounts after cleanup, expected %d", final, base);
+	return 0;
+}

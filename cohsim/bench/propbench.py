@@ -1,0 +1,87 @@
+"""`prop_bench`: what every live container mount namespace adds to a host mount, and what a
+full read of the mount table costs in the host and in a container's (slave) namespace.
+
+A container's copy of a host mount is a slave of it (runc makes the container's mounts
+rslave), so every mount and unmount under a shared host mount is propagated into every live
+container namespace (``propagate_mnt()`` and umount propagation, under ``namespace_sem`` and
+``mount_lock``). And every reader of ``/proc/self/mountinfo`` in a slave namespace makes the
+kernel's ``show_mountinfo()`` call ``get_dominating_id()`` for each slave line, which walks the
+master's peer ring: a cost that grows with lines x peer-group size. prop_bench
+(calibration/bench/prop_bench.c, its CSV documented in calibration/bench/README.md) times both;
+this module names its columns and summarises its rows (the p50/mean/min the program itself
+reports, rows with repeat ``all``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+PROP_COLUMNS = (
+    "bench",
+    "op",
+    "ns",
+    "slaves",
+    "peers",
+    "mounts",
+    "metric",
+    "value",
+    "unit",
+    "repeat",
+)
+#: Every timed call ends with a row of this metric (two per propagation repeat: the bind
+#: mount and its umount; two per read repeat: the host read and the slave read).
+PROP_DONE_METRIC = "ns"
+#: The program's defaults for the flags that multiply the number of runs.
+PROP_RUN_KEYS = (("--slaves", "0,10,50,100,200"), ("--mounts", "0,1000,5000"))
+PROP_STATS = ("p50_ns", "mean_ns", "min_ns")
+
+
+def prop_expected_runs(args: Sequence[str], repeats: int) -> int:
+    """Timed calls (rows of `PROP_DONE_METRIC`): 2 per repeat per K and per N."""
+
+    def value(flag: str, default: str) -> str:
+        return args[args.index(flag) + 1] if flag in args else default
+
+    lists = [len(value(flag, default).split(",")) for flag, default in PROP_RUN_KEYS]
+    return 2 * repeats * sum(lists)
+
+
+def summarize_prop(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """Per K: bind mount and umount p50/mean/min and the propagation check; per (N, ns): the
+    read's p50/mean/min, read() calls, bytes and the mount lines (slave: master lines)."""
+    prop: dict[int, dict[str, float]] = defaultdict(dict)
+    read: dict[tuple[int, int, str], dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        if r["op"] in ("bind_mount", "umount", "propagation"):
+            if r["repeat"] == "all":
+                prop[int(r["slaves"])][f"{r['op']}_{r['metric']}"] = float(r["value"])
+            continue
+        key = (int(r["mounts"]), int(r["peers"]), r["ns"])
+        if r["repeat"] == "all":
+            read[key][f"{r['op']}.{r['metric']}"] = float(r["value"])
+        elif r["repeat"] == "0" and r["metric"] in ("reads", "bytes", "lines"):
+            read[key][r["metric"]] = float(r["value"])
+    slaves = []
+    for k, g in sorted(prop.items()):
+        cfg: dict[str, Any] = {"slaves": k, "seen_in_slave": int(g.get("propagation_seen", 0))}
+        for op in ("bind_mount", "umount"):
+            for stat in PROP_STATS:
+                cfg[f"{op}_{stat}"] = g.get(f"{op}_{stat}")
+        slaves.append(cfg)
+    reads = []
+    for (n, peers, ns), g in sorted(read.items(), key=lambda kv: (kv[0][0], kv[0][2])):
+        cfg = {
+            "mounts": n,
+            "peers": peers,
+            "ns": ns,
+            "lines": int(g.get("lines", 0)),
+            "reads": int(g.get("reads", 0)),
+            "bytes": int(g.get("bytes", 0)),
+            "master_lines": int(g.get("mount_table.master_lines", 0)),
+        }
+        for stat in PROP_STATS:
+            cfg[f"read_{stat}"] = g.get(f"read_mountinfo.{stat}")
+        reads.append(cfg)
+    return {"slaves": slaves, "reads": reads}

@@ -1,0 +1,191 @@
+"""prop_bench: it builds, refuses bad input in one line, and (as root) times a bind mount
+propagated into K slave namespaces and mountinfo reads at N mounts, and leaves the mount table
+and the process table as it found them, interrupted or not."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cohsim.bench import runner as bench
+from cohsim.bench.propbench import prop_expected_runs, summarize_prop
+from cohsim.cli.app import main
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="prop_bench needs root (mount namespaces, bind mounts)"
+)
+
+
+@pytest.fixture(scope="module")
+def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.fixture(scope="module")
+def exe(cache_env: dict[str, str]) -> Path:
+    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    return bench.build("prop", env=cache_env)
+
+
+def run(argv: list[str | os.PathLike[str]]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60)
+
+
+def mountinfo_lines() -> int:
+    return len(Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+def children_of(pid: int) -> list[int]:
+    """Live processes whose parent is `pid` (zombies included: they were not reaped)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
+    assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
+    assert bench.build("prop", env=cache_env) == exe  # cached
+    assert run([exe, "--version"]).stdout.strip() == "prop_bench 1"
+    assert "usage: prop_bench" in run([exe, "--help"]).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--slaves", "x"],
+        ["--slaves", "-1"],
+        ["--slaves", "5000"],
+        ["--mounts", "95000"],
+        ["--mounts", "1,,2"],
+        ["--peers", "65"],
+        ["--repeats", "0"],
+        ["--bogus"],
+        ["extra"],
+    ],
+)
+def test_bad_arguments_one_line_exit_1(exe: Path, args: list[str]) -> None:
+    res = run([exe, *args])
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("prop_bench: error: ")
+
+
+def test_refuses_non_root(exe: Path) -> None:
+    cmd: list[str | os.PathLike[str]] = [exe, "--slaves", "0", "--mounts", "0"]
+    if IS_ROOT:
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            pytest.skip("running as root and no setpriv to drop privileges")
+        cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
+    res = run(cmd)
+    assert res.returncode == 1 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("prop_bench: error: must run as root")
+
+
+def test_expected_runs_counts_every_timed_call() -> None:
+    assert prop_expected_runs([], 5) == 2 * 5 * (5 + 3)
+    assert prop_expected_runs(["--slaves", "0,3", "--mounts", "7"], 2) == 2 * 2 * 3
+
+
+@needs_root
+def test_propagates_into_slaves_reads_and_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    args = ["--slaves", "0,5", "--mounts", "0,300", "--peers", "1", "--repeats", "2"]
+    res = run([exe, *args, "--tmpdir", tmp_path])
+    assert res.returncode == 0, res.stderr
+    assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
+    assert children_of(os.getpid()) == []
+    rows = bench._parse_csv(res.stdout, "prop", "stdout")
+    got = {
+        (r["op"], r["ns"], r["slaves"], r["mounts"], r["metric"], r["repeat"]): r["value"]
+        for r in rows
+    }
+    # the bind mount showed up in a slave namespace, and went again with its umount
+    assert got[("propagation", "slave", "5", "0", "seen", "all")] == "1"
+    with_bind = int(got[("propagation", "slave", "5", "0", "mounts_with_bind", "all")])
+    assert with_bind == int(got[("propagation", "slave", "5", "0", "mounts_before", "all")]) + 1
+    assert (
+        with_bind == int(got[("propagation", "slave", "5", "0", "mounts_after_umount", "all")]) + 1
+    )
+    # the reader's copy of the scratch and its 300 binds are slaves; the host's are shared
+    assert got[("mount_table", "slave", "0", "300", "master_lines", "all")] == "301"
+    assert got[("mount_table", "host", "0", "300", "shared_lines", "all")] == "301"
+    summary = summarize_prop(rows)
+    assert [c["slaves"] for c in summary["slaves"]] == [0, 5]
+    assert (
+        summary["slaves"][1]["seen_in_slave"] == 1 and summary["slaves"][1]["bind_mount_p50_ns"] > 0
+    )
+    [host, slave] = [c for c in summary["reads"] if c["mounts"] == 300]
+    assert (host["ns"], slave["ns"], host["peers"]) == ("host", "slave", 1)
+    base = int(got[("mount_table", "host", "0", "0", "mounts", "all")])
+    assert host["lines"] == slave["lines"] == base + 300
+    assert host["reads"] >= 1 + host["bytes"] // 4096 and slave["read_p50_ns"] > 0
+
+
+@needs_root
+def test_sigterm_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    proc = subprocess.Popen(
+        [str(exe), "--slaves", "20", "--repeats", "100000", "--tmpdir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 10
+    while len(children_of(proc.pid)) < 20 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(children_of(proc.pid)) == 20
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted; children reaped, all mounts undone" in err
+    assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
+    assert children_of(proc.pid) == []
+
+
+@needs_root
+def test_cli_prop_json_and_files(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    exe: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    out_dir = tmp_path / "out"
+    argv = ["bench", "prop", "--slaves", "0,3", "--mounts", "50", "--repeats", "1"]
+    rc = main([*argv, "--out", str(out_dir), "--no-progress", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [c["slaves"] for c in doc["summary"]["slaves"]] == [0, 3]
+    assert [(c["mounts"], c["ns"]) for c in doc["summary"]["reads"]] == [
+        (50, "host"),
+        (50, "slave"),
+    ]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["prop_bench.csv", "prop_bench.json"]
+    side = json.loads((out_dir / "prop_bench.json").read_text())
+    assert side["bench"] == "prop" and side["csv"]["columns"] == list(bench.PROP_COLUMNS)
+    assert side["host"]["kernel_release"]
+
+
+def test_cli_prop_usage_errors_exit_2(tmp_path: Path) -> None:
+    for args in (["--slaves", "a"], ["--mounts", "-3"], ["--peers", "-1"], ["--repeats", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", "prop", *args, "--out", str(tmp_path)])
+        assert exc.value.code == 2
