@@ -48,6 +48,7 @@
 
 #define BENCH_NAME "ns_bench"
 #include "bench_util.h"
+#include "scratch.h"
 
 #define NS_BENCH_VERSION "1"
 #define MAX_N 64
@@ -71,45 +72,11 @@ struct child_result {
 	uint64_t t_before_exit;
 };
 
-static volatile sig_atomic_t g_signalled;
-static pid_t g_parent_pid;
-static char g_scratch[PATH_MAX];
-static int g_scratch_mounted, g_scratch_made;
-static int g_have; /* bind mounts now under the scratch */
 
 static void teardown(void)
 {
-	if (getpid() != g_parent_pid)
-		return;
-	if (g_scratch_mounted) {
-		/* Lazy detach takes every bind mount below the scratch tmpfs with it. */
-		if (umount2(g_scratch, MNT_DETACH) != 0)
-			fprintf(stderr, "ns_bench: warning: umount2(%s): %s\n", g_scratch, strerror(errno));
-		g_scratch_mounted = 0;
-		g_have = 0;
-	}
-	if (g_scratch_made) {
-		if (rmdir(g_scratch) != 0)
-			fprintf(stderr, "ns_bench: warning: rmdir(%s): %s\n", g_scratch, strerror(errno));
-		g_scratch_made = 0;
-	}
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_signalled = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (getpid() == g_parent_pid)
+		scratch_release();
 }
 
 /* Lines in /proc/self/mountinfo = mounts in this namespace. */
@@ -126,25 +93,6 @@ static int count_mounts(void)
 			lines += buf[i] == '\n';
 	close(fd);
 	return lines;
-}
-
-/* Grow or shrink the bind mounts under the scratch to exactly n. */
-static void set_mounts(int n)
-{
-	char src[PATH_MAX + 16], dst[PATH_MAX + 32];
-	snprintf(src, sizeof src, "%s/src", g_scratch);
-	for (; g_have < n && !g_signalled; g_have++) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have);
-		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
-			die("mkdir(%s): %s", dst, strerror(errno));
-		if (mount(src, dst, NULL, MS_BIND, NULL) != 0)
-			die("bind mount %d onto %s: %s", g_have + 1, dst, strerror(errno));
-	}
-	for (; g_have > n; g_have--) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have - 1);
-		if (umount2(dst, MNT_DETACH) != 0)
-			die("umount2(%s): %s", dst, strerror(errno));
-	}
 }
 
 /* The child: runc's namespace steps, each timed; the result goes to fd `out`. */
@@ -358,45 +306,12 @@ int main(int argc, char **argv)
 	}
 	die_if_operands(argc, argv);
 
-	if (geteuid() != 0)
-		die("must run as root (it creates mount namespaces and mounts)");
-	const char *tmp = tmp_parent ? tmp_parent : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	int max_n = 0;
-	for (int i = 0; i < nmounts; i++)
-		max_n = mounts[i] > max_n ? mounts[i] : max_n;
-	FILE *mm = fopen("/proc/sys/fs/mount-max", "r");
-	long mount_max = 100000;
-	if (mm) {
-		if (fscanf(mm, "%ld", &mount_max) != 1)
-			mount_max = 100000;
-		fclose(mm);
-	}
-	install_signals();
-
-	if (unshare(CLONE_NEWNS) != 0)
-		die("unshare(CLONE_NEWNS): %s", strerror(errno));
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		die("making / private in the new mount namespace: %s", strerror(errno));
+	scratch_enter_private_ns();
 	int base = count_mounts();
 	if (base < 1)
 		die("cannot read /proc/self/mountinfo");
-	/* Each child's copy counts against fs.mount-max too (per namespace). */
-	if (base + 2 + max_n > mount_max)
-		die("--mounts: %d + %d existing mounts exceed fs.mount-max (%ld)", max_n, base + 2, mount_max);
-	snprintf(g_scratch, sizeof g_scratch, "%s/ns_bench.XXXXXX", tmp);
-	if (!mkdtemp(g_scratch))
-		die("mkdtemp(%s): %s", g_scratch, strerror(errno));
-	g_scratch_made = 1;
-	if (mount("tmpfs", g_scratch, "tmpfs", 0, "mode=0755") != 0)
-		die("mount tmpfs on %s: %s", g_scratch, strerror(errno));
-	g_scratch_mounted = 1;
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/src", g_scratch);
-	if (mkdir(path, 0755) != 0)
-		die("mkdir(%s): %s", path, strerror(errno));
-	snprintf(path, sizeof path, "%s/d", g_scratch);
-	if (mkdir(path, 0755) != 0)
-		die("mkdir(%s): %s", path, strerror(errno));
+	scratch_check_room(mounts, nmounts, base);
+	scratch_create(tmp_parent);
 
 	struct utsname u;
 	uname(&u);

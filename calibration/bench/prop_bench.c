@@ -51,6 +51,7 @@
 
 #define BENCH_NAME "prop_bench"
 #include "bench_util.h"
+#include "scratch.h"
 
 #define PROP_BENCH_VERSION "1"
 #define MAX_LIST 64
@@ -59,12 +60,7 @@
 #define MAX_MOUNTS 90000
 #define CHUNK 4096
 
-static volatile sig_atomic_t g_signalled;
-static pid_t g_parent_pid;
-static char g_scratch[PATH_MAX];
 static char g_src[PATH_MAX + 16], g_target[PATH_MAX + 16];
-static int g_scratch_mounted, g_scratch_made;
-static int g_have;                     /* bind mounts now under scratch/d */
 static pid_t g_kids[MAX_SLAVES + MAX_PEERS];
 static int g_nkids;
 static int g_hold[2] = {-1, -1};       /* holders block reading [0]; EOF when [1] closes */
@@ -84,35 +80,7 @@ static void teardown(void)
 	if (getpid() != g_parent_pid)
 		return;
 	reap_kids(0);
-	if (g_scratch_mounted) {
-		/* Lazy detach takes every bind mount below the scratch tmpfs with it. */
-		if (umount2(g_scratch, MNT_DETACH) != 0)
-			fprintf(stderr, "prop_bench: warning: umount2(%s): %s\n", g_scratch, strerror(errno));
-		g_scratch_mounted = 0;
-		g_have = 0;
-	}
-	if (g_scratch_made) {
-		if (rmdir(g_scratch) != 0)
-			fprintf(stderr, "prop_bench: warning: rmdir(%s): %s\n", g_scratch, strerror(errno));
-		g_scratch_made = 0;
-	}
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_signalled = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	scratch_release();
 }
 
 /* A whole mountinfo file: its lines, those with " master:" / " shared:", and whether a line
@@ -225,24 +193,6 @@ static void spawn_holder(int slave)
 		die("a holder child died before it was ready");
 	if (err)
 		die("holder child: unshare/make-%s: %s", slave ? "rslave" : "peer", strerror(err));
-}
-
-/* Grow or shrink the bind mounts under scratch/d to exactly n. */
-static void set_mounts(int n)
-{
-	char dst[PATH_MAX + 32];
-	for (; g_have < n && !g_signalled; g_have++) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have);
-		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
-			die("mkdir(%s): %s", dst, strerror(errno));
-		if (mount(g_src, dst, NULL, MS_BIND, NULL) != 0)
-			die("bind mount %d onto %s: %s", g_have + 1, dst, strerror(errno));
-	}
-	for (; g_have > n; g_have--) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_scratch, g_have - 1);
-		if (umount2(dst, MNT_DETACH) != 0)
-			die("umount2(%s): %s", dst, strerror(errno));
-	}
 }
 
 static void row(const char *op, const char *ns, int k, int p, int n, const char *metric, double value,
@@ -445,19 +395,13 @@ static void make_dir(const char *fmt, const char *base)
 		die("mkdir(%s): %s", path, strerror(errno));
 }
 
-static void setup_scratch(const char *tmp)
+/* The shared scratch: the common one (scratch.h), made shared so that mounts under it
+ * propagate, with the propagation target `p/t`. */
+static void setup_scratch(const char *tmp_parent)
 {
-	snprintf(g_scratch, sizeof g_scratch, "%s/prop_bench.XXXXXX", tmp);
-	if (!mkdtemp(g_scratch))
-		die("mkdtemp(%s): %s", g_scratch, strerror(errno));
-	g_scratch_made = 1;
-	if (mount("tmpfs", g_scratch, "tmpfs", 0, "mode=0755") != 0)
-		die("mount tmpfs on %s: %s", g_scratch, strerror(errno));
-	g_scratch_mounted = 1;
+	scratch_create(tmp_parent);
 	if (mount(NULL, g_scratch, NULL, MS_SHARED, NULL) != 0)
 		die("making %s shared: %s", g_scratch, strerror(errno));
-	make_dir("%s/src", g_scratch);
-	make_dir("%s/d", g_scratch);
 	make_dir("%s/p", g_scratch);
 	make_dir("%s/p/t", g_scratch);
 	snprintf(g_src, sizeof g_src, "%s/src", g_scratch);
@@ -498,34 +442,15 @@ int main(int argc, char **argv)
 	}
 	die_if_operands(argc, argv);
 
-	if (geteuid() != 0)
-		die("must run as root (it creates mount namespaces and mounts)");
-	const char *tmp = tmp_parent ? tmp_parent : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	int max_n = 0;
-	for (int i = 0; i < nmounts; i++)
-		max_n = mounts[i] > max_n ? mounts[i] : max_n;
-	FILE *mm = fopen("/proc/sys/fs/mount-max", "r");
-	long mount_max = 100000;
-	if (mm) {
-		if (fscanf(mm, "%ld", &mount_max) != 1)
-			mount_max = 100000;
-		fclose(mm);
-	}
-	install_signals();
+	scratch_enter_private_ns();
 	signal(SIGPIPE, SIG_IGN);
-
-	if (unshare(CLONE_NEWNS) != 0)
-		die("unshare(CLONE_NEWNS): %s", strerror(errno));
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		die("making / private in the new mount namespace: %s", strerror(errno));
 	int base = scan_mountinfo("/proc/self/mountinfo", NULL).lines;
 	if (base < 1)
 		die("cannot read /proc/self/mountinfo");
-	if (base + 2 + max_n > mount_max)
-		die("--mounts: %d + %d existing mounts exceed fs.mount-max (%ld)", max_n, base + 2, mount_max);
+	scratch_check_room(mounts, nmounts, base);
 	if (pipe2(g_hold, O_CLOEXEC) != 0)
 		die("pipe: %s", strerror(errno));
-	setup_scratch(tmp);
+	setup_scratch(tmp_parent);
 
 	struct utsname u;
 	uname(&u);
