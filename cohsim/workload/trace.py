@@ -30,6 +30,7 @@ MOUNT_SYSCALLS: frozenset[str] = frozenset(
     {
         "open_tree", "mount_setattr", "move_mount", "mount", "umount2", "umount",
         "fsopen", "fsconfig", "fsmount", "close", "openat", "open", "read", "unshare", "setns",
+        "pivot_root",
     }
 )  # fmt: skip
 
@@ -256,6 +257,7 @@ _PATH_ARG = {
     "umount": 0,
     "fsopen": 0,
     "fsconfig": 2,
+    "pivot_root": 0,
 }
 
 
@@ -265,7 +267,8 @@ def _derive_thread(
     """Keep one thread's mount-relevant calls and derive flags, path, fd and mount_op.
 
     ``path`` is: open_tree's source, move_mount's target, mount's target, umount's target,
-    openat/open's file, fsopen's filesystem type, fsconfig's key, read/close's fd path.
+    openat/open's file, fsopen's filesystem type, fsconfig's key, read/close's fd path,
+    pivot_root's new root.
     """
     fds: dict[int, tuple[str, str | None]] = {}  # fd -> (what opened it, path)
     pending: dict[int, int] = {}  # open_tree clone fd -> index in out, until moved

@@ -9,6 +9,7 @@ import re
 import pytest
 from analysis_runner import REPO, run
 
+from cohsim.kernel.classify import ThreadState, classify
 from cohsim.workload.parse import parse_trace
 
 DATA = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/runc-strace"
@@ -44,18 +45,25 @@ def test_summary_is_committed_and_matches_the_readme() -> None:
 
 
 def test_cohsim_parses_the_plain_runc_trace() -> None:
-    """The whole log parses, strictly: umask's octal results (`= 022`) included."""
+    """The whole log parses, strictly (umask's octal results, `= 022`, included), and keeps
+    runc's namespace steps: the unshare that copies the mount table and the pivot_root."""
     trace = parse_trace(DATA / "plain.strace")
-    names = {e.name for t in trace.threads for e in t.events}
-    assert {"unshare", "umount2", "mount"} <= names and trace.malformed_skipped == 0
+    events = [e for t in trace.threads for e in t.events]
+    assert trace.malformed_skipped == 0
+    assert {"unshare", "pivot_root", "umount2", "mount"} <= {e.name for e in events}
+    (unshare,) = [e for e in events if e.name == "unshare"]
+    (pivot,) = [e for e in events if e.name == "pivot_root"]
+    assert "CLONE_NEWNS" in unshare.flags and pivot.path == "."
+    assert unshare.start_ns < pivot.start_ns
 
 
 @pytest.mark.xfail(
     raises=AssertionError,
     strict=True,
-    reason="issue 19 item 1: the parser does not keep pivot_root (nor clone/clone3), so runc's "
-    "old-root detach is not replayed; remove this marker when it does",
+    reason="issue 19 item 1: the kernel model has no op for copy_mnt_ns (nor the old-root "
+    "detach), so runc's unshare is priced as 'other'; remove this marker when it is priced",
 )
-def test_cohsim_keeps_runcs_pivot_root() -> None:
+def test_the_namespace_copy_is_priced() -> None:
     trace = parse_trace(DATA / "plain.strace")
-    assert "pivot_root" in {e.name for t in trace.threads for e in t.events}
+    (unshare,) = [e for t in trace.threads for e in t.events if e.name == "unshare"]
+    assert classify(unshare, ThreadState()) != "other"

@@ -305,3 +305,16 @@ def test_return_values_in_octal_and_hex() -> None:
         parse_text(bad, source="t")
     assert exc.value.where == "t:1" and "\n" not in str(exc.value)
     assert parse_text(bad, source="t", lenient=True).malformed_skipped == 1
+
+
+def test_runtime_namespace_steps_are_kept() -> None:
+    """A container runtime's own steps on the mount table: the unshare that copies it, and
+    pivot_root (its new root as the path); an unrelated syscall is still skipped."""
+    text = (
+        "7 12:00:00.000001 unshare(CLONE_NEWNS|CLONE_NEWUTS) = 0 <0.000600>\n"
+        '7 12:00:00.000700 pivot_root(".", ".") = 0 <0.000050>\n'
+        "7 12:00:00.000800 getpid() = 7 <0.000001>\n"
+    )
+    trace = parse_text(text, source="t")
+    assert [(e.name, e.path) for e in trace.events] == [("unshare", None), ("pivot_root", ".")]
+    assert "CLONE_NEWNS" in trace.events[0].flags and trace.unknown_skipped == 1
