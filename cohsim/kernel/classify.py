@@ -73,6 +73,8 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
         return "fsconfig_create" if "FSCONFIG_CMD_CREATE" in e.flags else "fsconfig"
     if name == "fsmount":
         return "fsmount"
+    if name == "unshare" and "CLONE_NEWNS" in e.flags:
+        return "ns_copy"  # a container runtime's own mount namespace: a copy of the table
     return "other"
 
 

@@ -45,6 +45,7 @@ class OpCost:
     cpu_ns: float = 0.0  #: work outside the mount locks
     per_layer_cpu_ns: float = 0.0  #: extra work outside the locks per layer
     ns_write_ns: float = 0.0  #: namespace_sem held for writing (not counting mount_lock inside)
+    per_mount_write_ns: float = 0.0  #: ... and per mount in the table (a namespace's copy)
     ns_read_ns: float = 0.0  #: namespace_sem held for reading, fixed part
     per_mount_read_ns: float = 0.0  #: ... and per mount in the table (mountinfo)
     mount_lock_ns: float = 0.0  #: mount_lock write section (inside namespace_sem if any)
@@ -60,6 +61,7 @@ class OpCost:
             + self.cpu_ns
             + self.per_layer_cpu_ns * layers
             + self.ns_write_ns
+            + self.per_mount_write_ns * mounts
             + self.ns_read_ns
             + self.per_mount_read_ns * mounts
             + self.layer_reads * layers * self.layer_read_ns
@@ -85,6 +87,7 @@ OPS = (
     "fsconfig",
     "fsconfig_create",
     "fsmount",
+    "ns_copy",
     "other",
 )
 

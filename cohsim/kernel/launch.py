@@ -301,10 +301,11 @@ class LaunchSim:
             yield from self._walk_and_work(tid, walk_ns * f, cpu * f, w)
         for _ in range(reads):  # overlayfs's private clone of each layer
             w.lock += yield from self.nss.read(op.layer_read_ns * f)
-        if op.ns_write_ns:
+        if op.ns_write_ns or op.per_mount_write_ns:
             w.lock += yield from self.nss.write_lock()
             t1 = env.now
-            yield self._cpu(op.ns_write_ns * f, tid)
+            hold = op.ns_write_ns + op.per_mount_write_ns * self.table.mounts
+            yield self._cpu(hold * f, tid)
             if ml_work:
                 yield from self._ml_section(tid, op, ml_work, w)
             if delta:

@@ -11,6 +11,7 @@ from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.predict import burst_workload
+from cohsim.workload.parse import parse_text
 from cohsim.workload.synth import STRATEGIES, synthesize
 
 
@@ -237,3 +238,23 @@ def test_call_sigma_is_the_committed_measurement(kernel):
     assert len(per) == 78
     sigma = statistics.median(statistics.median(v) for v in per.values())
     assert kernel.call_sigma == pytest.approx(sigma, abs=0.001)
+
+
+def test_a_namespace_copy_holds_namespace_sem_per_mount_in_the_table(catalog, costs, kernel):
+    """A runtime's unshare(CLONE_NEWNS) copies the whole mount table under namespace_sem
+    (write): the hold grows by the kernel file's per-mount cost with every mount already
+    there, and no other op has that cost."""
+    per_mount = kernel.op("ns_copy").per_mount_write_ns
+    assert per_mount > 0
+    assert all(op.per_mount_write_ns == 0 for n, op in kernel.ops.items() if n != "ns_copy")
+    trace = parse_text("1 12:00:00.000001 unshare(CLONE_NEWNS|CLONE_NEWUTS) = 0 <0.001000>\n")
+    assert classify(trace.events[0], ThreadState()) == "ns_copy"
+    steady = kernel.with_values(call_sigma=0.0)
+    holds = []
+    for mounts in (1_000, 5_000):
+        sim, _ = run(catalog, costs, steady, "c6gd.metal", trace, background=False,
+                     node_mounts=mounts)  # fmt: skip
+        st = sim.stats["namespace_sem"]
+        assert st.acquisitions == 1
+        holds.append(st.hold_ns)
+    assert holds[1] - holds[0] == pytest.approx(per_mount * 4_000, rel=1e-6)
