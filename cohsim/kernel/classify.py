@@ -16,12 +16,13 @@ from cohsim.workload.trace import SyscallEvent
 class ThreadState:
     """What `classify` must remember about one traced thread: its fds and mounts."""
 
-    __slots__ = ("attached_fds", "overlay_targets", "layers_pending")
+    __slots__ = ("attached_fds", "overlay_targets", "layers_pending", "pivoted")
 
     def __init__(self) -> None:
         self.attached_fds: set[int] = set()  # open_tree fds that move_mount attached
         self.overlay_targets: set[str] = set()  # where this thread mounted overlays
         self.layers_pending = 0  # binds / lowerdir fds prepared since the last overlay
+        self.pivoted = False  # pivot_root done, the old root not yet detached
 
 
 def classify(e: SyscallEvent, st: ThreadState) -> str:
@@ -62,6 +63,9 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
         if e.path in st.overlay_targets:
             st.overlay_targets.discard(e.path)
             return "umount_overlay"
+        if st.pivoted and "MNT_DETACH" in e.flags:  # a runtime detaching the old root
+            st.pivoted = False
+            return "umount_oldroot"
         return "umount_detach" if "MNT_DETACH" in e.flags else "umount"
     if name == "read" and e.fd_source == "mountinfo":
         return "mountinfo_read"
@@ -73,6 +77,9 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
         return "fsconfig_create" if "FSCONFIG_CMD_CREATE" in e.flags else "fsconfig"
     if name == "fsmount":
         return "fsmount"
+    if name == "pivot_root":
+        st.pivoted = e.ok
+        return "other"
     if name == "unshare" and "CLONE_NEWNS" in e.flags:
         return "ns_copy"  # a container runtime's own mount namespace: a copy of the table
     return "other"

@@ -45,7 +45,8 @@ class OpCost:
     cpu_ns: float = 0.0  #: work outside the mount locks
     per_layer_cpu_ns: float = 0.0  #: extra work outside the locks per layer
     ns_write_ns: float = 0.0  #: namespace_sem held for writing (not counting mount_lock inside)
-    per_mount_write_ns: float = 0.0  #: ... and per mount in the table (a namespace's copy)
+    per_mount_write_ns: float = 0.0  #: ... and per mount in the table (a namespace's copy,
+    #: or its old root's detach)
     ns_read_ns: float = 0.0  #: namespace_sem held for reading, fixed part
     per_mount_read_ns: float = 0.0  #: ... and per mount in the table (mountinfo)
     mount_lock_ns: float = 0.0  #: mount_lock write section (inside namespace_sem if any)
@@ -81,6 +82,7 @@ OPS = (
     "umount",
     "umount_overlay",
     "umount_einval",
+    "umount_oldroot",
     "mountinfo_read",
     "mountinfo_open",
     "fsopen",

@@ -240,21 +240,36 @@ def test_call_sigma_is_the_committed_measurement(kernel):
     assert kernel.call_sigma == pytest.approx(sigma, abs=0.001)
 
 
-def test_a_namespace_copy_holds_namespace_sem_per_mount_in_the_table(catalog, costs, kernel):
-    """A runtime's unshare(CLONE_NEWNS) copies the whole mount table under namespace_sem
-    (write): the hold grows by the kernel file's per-mount cost with every mount already
-    there, and no other op has that cost."""
-    per_mount = kernel.op("ns_copy").per_mount_write_ns
-    assert per_mount > 0
-    assert all(op.per_mount_write_ns == 0 for n, op in kernel.ops.items() if n != "ns_copy")
-    trace = parse_text("1 12:00:00.000001 unshare(CLONE_NEWNS|CLONE_NEWUTS) = 0 <0.001000>\n")
-    assert classify(trace.events[0], ThreadState()) == "ns_copy"
+RUNTIME = (
+    "1 12:00:00.000001 unshare(CLONE_NEWNS|CLONE_NEWUTS) = 0 <0.001000>\n"
+    '1 12:00:00.002000 pivot_root(".", ".") = 0 <0.000050>\n'
+    '1 12:00:00.002100 umount2(".", MNT_DETACH) = 0 <0.000060>\n'
+    '1 12:00:00.002200 umount2("/x", MNT_DETACH) = 0 <0.000010>\n'
+)
+
+
+def test_a_runtimes_namespace_steps_are_their_own_ops():
+    """unshare(CLONE_NEWNS) copies the table; the first detach after pivot_root is the old
+    root's (every mount of the copy), a later one an ordinary detach."""
+    st = ThreadState()
+    ops = [classify(e, st) for e in parse_text(RUNTIME).events]
+    assert ops == ["ns_copy", "other", "umount_oldroot", "umount_detach"]
+
+
+def test_namespace_steps_hold_namespace_sem_per_mount_in_the_table(catalog, costs, kernel):
+    """A runtime's copy of the mount table, and its detach of the old root, hold namespace_sem
+    (write) for the kernel file's per-mount cost times the mounts already there; no other op
+    has that cost."""
+    with_it = {"ns_copy", "umount_oldroot"}
+    assert all(kernel.op(o).per_mount_write_ns > 0 for o in with_it)
+    assert all(c.per_mount_write_ns == 0 for n, c in kernel.ops.items() if n not in with_it)
     steady = kernel.with_values(call_sigma=0.0)
     holds = []
     for mounts in (1_000, 5_000):
-        sim, _ = run(catalog, costs, steady, "c6gd.metal", trace, background=False,
-                     node_mounts=mounts)  # fmt: skip
-        st = sim.stats["namespace_sem"]
-        assert st.acquisitions == 1
-        holds.append(st.hold_ns)
-    assert holds[1] - holds[0] == pytest.approx(per_mount * 4_000, rel=1e-6)
+        calls: list[tuple[int, str, int, int]] = []
+        sim, _ = run(catalog, costs, steady, "c6gd.metal", parse_text(RUNTIME),
+                     background=False, node_mounts=mounts, calls=calls)  # fmt: skip
+        assert [c[1] for c in calls] == ["ns_copy", "other", "umount_oldroot", "umount_detach"]
+        holds.append(sim.stats["namespace_sem"].hold_ns)
+    both = sum(kernel.op(o).per_mount_write_ns for o in with_it)
+    assert holds[1] - holds[0] == pytest.approx(both * 4_000, rel=1e-6)
