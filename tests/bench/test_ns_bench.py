@@ -4,43 +4,19 @@ copy against N mounts and leaves the mount table as it found it, interrupted or 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
 from cohsim.bench import runner as bench
 from cohsim.bench.nsbench import summarize_ns
 from cohsim.cli.app import main
 
-IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(
-    not IS_ROOT, reason="ns_bench needs root (mount namespaces, bind mounts)"
-)
-
 
 @pytest.fixture(scope="module")
-def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
-
-
-@pytest.fixture(scope="module")
-def exe(cache_env: dict[str, str]) -> Path:
-    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
-        pytest.skip("no C compiler")
-    return bench.build("ns", env=cache_env)
-
-
-def run(argv: list[str | os.PathLike[str]]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60)
-
-
-def mountinfo_lines() -> int:
-    return len(Path("/proc/self/mountinfo").read_text().splitlines())
+def exe(exes: dict[str, Path]) -> Path:
+    return exes["ns"]
 
 
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
@@ -69,13 +45,7 @@ def test_bad_arguments_one_line_exit_1(exe: Path, args: list[str]) -> None:
 
 
 def test_refuses_non_root(exe: Path) -> None:
-    cmd: list[str | os.PathLike[str]] = [exe, "--mounts", "0"]
-    if IS_ROOT:
-        setpriv = shutil.which("setpriv")
-        if not setpriv:
-            pytest.skip("running as root and no setpriv to drop privileges")
-        cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
-    res = run(cmd)
+    res = run(as_nobody([exe, "--mounts", "0"]))
     assert res.returncode == 1 and res.stderr.count("\n") == 1
     assert res.stderr.startswith("ns_bench: error: must run as root")
 
@@ -107,19 +77,9 @@ def test_copies_n_mounts_and_cleans_up(exe: Path, tmp_path: Path) -> None:
 @needs_root
 def test_sigterm_cleans_up(exe: Path, tmp_path: Path) -> None:
     before = mountinfo_lines()
-    proc = subprocess.Popen(
-        [str(exe), "--mounts", "200", "--repeats", "100000", "--tmpdir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 10
-    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    argv = [exe, "--mounts", "200", "--repeats", "100000", "--tmpdir", tmp_path]
+    _, rc, err = interrupt(argv, lambda _: any(tmp_path.iterdir()), 0.3)
+    assert rc == 130, err
     assert "interrupted; all mounts undone" in err
     assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
@@ -29,28 +27,12 @@ from cohsim.workload.parse import parse_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = ROOT / "calibration" / "data" / "devvm-2cpu-intel-xeon-f6m167"
-IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(
-    not IS_ROOT, reason="mount_bench needs root (mount namespace, idmapped mounts)"
-)
 needs_cc = pytest.mark.skipif(
     shutil.which(os.environ.get("CC", "cc").split()[0]) is None, reason="no C compiler"
 )
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 FAST_PAUSE = ["--duration-ms", "20", "--warmup-ms", "5", "--repeats", "1", "--pause-samples", "200"]
 Cli = Callable[..., tuple[int, str, str]]  #: the `cli` fixture: (exit code, stdout, stderr)
-
-
-@pytest.fixture(scope="session")
-def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
-
-
-@pytest.fixture(scope="session")
-def exes(cache_env: dict[str, str]) -> dict[str, Path]:
-    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
-        pytest.skip("no C compiler")
-    return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
 
 
 @pytest.fixture
@@ -70,10 +52,6 @@ def cli(
         return rc, out, err
 
     return call
-
-
-def run(argv: list[str | os.PathLike[str]], **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60, **kw)  # type: ignore[call-overload]
 
 
 def rows_by(rows: list[dict[str, str]], *keys: str) -> dict[tuple[str, ...], list[float]]:
@@ -373,20 +351,10 @@ def test_mount_bench_bad_arguments(exes: dict[str, Path]) -> None:
 
 
 def test_mount_bench_refuses_non_root(exes: dict[str, Path]) -> None:
-    cmd: list[str | os.PathLike[str]] = [exes["mount"], "--layers", "1"]
-    if IS_ROOT:
-        setpriv = shutil.which("setpriv")
-        if not setpriv:
-            pytest.skip("running as root and no setpriv to drop privileges")
-        cmd = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
-    res = run(cmd)
+    res = run(as_nobody([exes["mount"], "--layers", "1"]))
     assert res.returncode == 1
     assert res.stderr.strip().startswith("mount_bench: error: must run as root")
     assert res.stderr.count("\n") == 1
-
-
-def mountinfo_lines() -> int:
-    return len(Path("/proc/self/mountinfo").read_text().splitlines())
 
 
 @needs_root
@@ -437,19 +405,9 @@ def test_mount_bench_runs_and_cleans_up(
 @needs_root
 def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) -> None:
     flags = "--workers 2 --layers 10 --containers 1000000".split()
-    proc = subprocess.Popen(
-        [str(exes["mount"]), *flags, "--tmpdir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 10
-    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    argv = [exes["mount"], *flags, "--tmpdir", tmp_path]
+    _, rc, err = interrupt(argv, lambda _: any(tmp_path.iterdir()), 0.2)
+    assert rc == 130, err
     assert "interrupted; all mounts undone" in err
     assert list(tmp_path.iterdir()) == []
 
