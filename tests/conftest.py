@@ -7,12 +7,15 @@ installed copy and see old behaviour pass.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 import cohsim
+from cohsim.bench import runner as bench
 from cohsim.machine.catalog import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,3 +73,17 @@ settings.load_profile("cohsim")
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return Catalog()
+
+
+@pytest.fixture(scope="session")
+def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment with a build cache of the session's own (the benchmark tests)."""
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.fixture(scope="session")
+def exes(cache_env: dict[str, str]) -> dict[str, Path]:
+    """Every benchmark built once in that cache."""
+    if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
