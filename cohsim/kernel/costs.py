@@ -18,7 +18,16 @@ Facts modelled (fs/namespace.c, fs/namei.c):
 syscall to one of its ops. The contention itself — waiting, spinning, line transfers, grace
 periods — is the simulator's business (cohsim.kernel.launch).
 
-Format history: schema 1 — path, rcu, percpu, background, launch, ops.*, sources.
+Priors: what no measurement identifies on a large machine (the per-CPU cost of a grace period,
+the SMT slowdown, the wake-up latency, the node's mount table, its readers and daemons, the
+runtime's CPU work) has a `[priors]` entry: a range [low, high] the number may take, its shape
+(uniform, or log-uniform where the range spans orders of magnitude), the measurement that would
+pin it, and a `[sources]` line `priors.<key>` saying why the range is what it is. The nominal
+value in its own table lies inside the range. A prediction draws every prior in its replicates
+after the first (cohsim.predict), so its interval says what is unknown.
+
+Format history: schema 1 — path, rcu, percpu, background, launch, ops.*, sources; priors
+(optional, added without a schema change: a file without it has no priors).
 """
 
 from __future__ import annotations
@@ -94,6 +103,28 @@ OPS = (
 )
 
 
+PRIOR_SHAPES = ("uniform", "log-uniform")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The range a number no measurement identifies may take (`[priors]` in the kernel file)."""
+
+    key: str  #: the number's key in the file, e.g. "cpu.smt_slowdown"
+    attr: str  #: its KernelParams field, e.g. "smt_slowdown"
+    low: float
+    high: float
+    shape: str  #: "uniform" or "log-uniform" (uniform in the logarithm)
+    measure: str  #: the measurement that would pin it
+    why: str  #: its source line: the physics or public data behind the range
+
+    def at(self, u: float) -> float:
+        """The value at quantile `u` in [0, 1] of the prior (0: low, 1: high)."""
+        if self.shape == "log-uniform":
+            return math.exp(math.log(self.low) + u * math.log(self.high / self.low))
+        return self.low + u * (self.high - self.low)
+
+
 @dataclass(frozen=True)
 class KernelParams:
     """Everything the level-3 kernel model needs that is not the machine."""
@@ -123,6 +154,8 @@ class KernelParams:
     #: a host's measured wake-up latency by idle duration (cohsim.kernel.waketable); replaces
     #: `wake_ns` where set (a calibration fit carries it for its own host only)
     wake_table: WakeTable | None = field(default=None, compare=False, hash=False)
+    #: the ranges of the numbers no measurement identifies on a large machine (`[priors]`)
+    priors: tuple[Prior, ...] = field(default=(), compare=False, hash=False)
 
     def op(self, name: str) -> OpCost:
         return self.ops.get(name, self.ops["other"])
@@ -168,6 +201,15 @@ _TABLES = {
     "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns", "call_sigma": "call_sigma"},
 }
 _OP_FIELDS = {f.name: f.type for f in fields(OpCost)}
+#: KernelParams' field of each top-level number, by its key in the file ("cpu.wake_ns")
+_ATTR = {f"{table}.{key}": attr for table, keys in _TABLES.items() for key, attr in keys.items()}
+#: numbers with a minimum above 0 (a factor, a count that divides)
+_MINIMUMS = {
+    "percpu.mlp": 1.0,
+    "cpu.smt_slowdown": 1.0,
+    "background.mountinfo_lines_per_read": 1.0,
+    "launch.walk_interval_ns": 1.0,
+}
 
 
 def _number(where: str, key: str, value: Any, *, integer: bool = False) -> float:
@@ -183,7 +225,7 @@ def _number(where: str, key: str, value: Any, *, integer: bool = False) -> float
 
 def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
     """Validate a parsed kernel document; errors name `where` and the key."""
-    allowed = {"schema", "name", "ops", "sources", *_TABLES}
+    allowed = {"schema", "name", "ops", "sources", "priors", *_TABLES}
     for key in doc:
         if key not in allowed:
             raise CohsimError(f"unknown key {key}", where)
@@ -240,15 +282,68 @@ def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
     for table in [*_TABLES, "ops"]:
         if not any(k == table or k.startswith(table + ".") for k in sources):
             raise CohsimError(f"[{table}] has no entry in [sources]", where)
-    for key, attr, low in (
-        ("percpu.mlp", "percpu_mlp", 1.0),
-        ("cpu.smt_slowdown", "smt_slowdown", 1.0),
-        ("background.mountinfo_lines_per_read", "mountinfo_lines_per_read", 1.0),
-        ("launch.walk_interval_ns", "walk_interval_ns", 1.0),
-    ):
-        if values[attr] < low:
+    for key, low in _MINIMUMS.items():
+        if values[_ATTR[key]] < low:
             raise CohsimError(f"{key} must be at least {low:g}", where)
-    return KernelParams(name=doc["name"], ops=ops, sources=dict(sources), **values)
+    priors = priors_from_dict(doc.get("priors", {}), values, sources, where)
+    return KernelParams(name=doc["name"], ops=ops, sources=dict(sources), priors=priors, **values)
+
+
+def priors_from_dict(
+    table: Any, values: dict[str, float], sources: dict[str, Any], where: str
+) -> tuple[Prior, ...]:
+    """The `[priors]` table: `"table.key" = {low, high, shape, measure}` per number, each with
+    a `priors.<key>` line in `[sources]`, its nominal value (`values`, by field) inside the
+    range. Errors name `where` and the key. In the file's order."""
+    if not isinstance(table, dict):
+        raise CohsimError("[priors] must be a table", where)
+    out = []
+    for key, spec in table.items():
+        if key not in _ATTR:
+            raise CohsimError(
+                f"unknown key priors.{key} (a prior ranges a number of {', '.join(_TABLES)}, "
+                "e.g. cpu.smt_slowdown)",
+                where,
+            )
+        if not isinstance(spec, dict):
+            raise CohsimError(f"priors.{key} must be a table {{low, high, shape, measure}}", where)
+        for k in spec:
+            if k not in ("low", "high", "shape", "measure"):
+                raise CohsimError(f"unknown key priors.{key}.{k}", where)
+        for k in ("low", "high", "shape", "measure"):
+            if k not in spec:
+                raise CohsimError(f"missing key priors.{key}.{k}", where)
+        low = float(_number(where, f"priors.{key}.low", spec["low"]))
+        high = float(_number(where, f"priors.{key}.high", spec["high"]))
+        shape, measure = spec["shape"], spec["measure"]
+        if shape not in PRIOR_SHAPES:
+            raise CohsimError(
+                f"priors.{key}.shape must be one of {', '.join(PRIOR_SHAPES)}, not {shape!r}",
+                where,
+            )
+        if not isinstance(measure, str) or not measure:
+            raise CohsimError(f"priors.{key}.measure must say which measurement pins it", where)
+        _check_range(key, low, high, shape, values[_ATTR[key]], where)
+        why = sources.get(f"priors.{key}")
+        if not isinstance(why, str):
+            raise CohsimError(f"priors.{key} has no entry in [sources]", where)
+        out.append(Prior(key, _ATTR[key], low, high, shape, measure, why))
+    return tuple(out)
+
+
+def _check_range(key: str, low: float, high: float, shape: str, nominal: float, where: str) -> None:
+    """A prior's range: low < high, above the number's own minimum, positive if log-uniform,
+    the nominal value inside."""
+    if not low < high:
+        raise CohsimError(f"priors.{key}: low {low:g} must be below high {high:g}", where)
+    if low < _MINIMUMS.get(key, 0.0):
+        raise CohsimError(f"priors.{key}.low must be at least {_MINIMUMS[key]:g}", where)
+    if shape == "log-uniform" and low <= 0:
+        raise CohsimError(f"priors.{key}.low must be positive for a log-uniform prior", where)
+    if not low <= nominal <= high:
+        raise CohsimError(
+            f"priors.{key}: the nominal value {nominal:g} is outside [{low:g}, {high:g}]", where
+        )
 
 
 def load_kernel(name_or_path: str | Path | None = None) -> KernelParams:

@@ -49,3 +49,65 @@ def test_missing_and_invalid_files(tmp_path):
     bad.write_text("schema = \n")
     with pytest.raises(CohsimError, match="invalid TOML"):
         load_kernel(bad)
+
+
+def test_priors_range_the_unmeasured_numbers():
+    """Each prior names a number of the file, has a reason in [sources] and a measurement that
+    would pin it, and holds the file's own (nominal) value."""
+    k = load_kernel()
+    assert len(k.priors) >= 8
+    keys = [p.key for p in k.priors]
+    assert len(set(keys)) == len(keys)
+    assert {"background.node_mounts", "rcu.exp_per_cpu_ns", "cpu.smt_slowdown"} <= set(keys)
+    for p in k.priors:
+        assert p.low <= k.value(p.attr) <= p.high
+        assert p.why == k.sources[f"priors.{p.key}"] and p.measure
+        assert p.at(0.0) == pytest.approx(p.low) and p.at(1.0) == pytest.approx(p.high)
+    mounts = next(p for p in k.priors if p.key == "background.node_mounts")
+    assert mounts.shape == "log-uniform" and mounts.high >= 2204  # containerd #12139's node
+    assert mounts.at(0.5) == pytest.approx((mounts.low * mounts.high) ** 0.5)
+
+
+def _prior(doc, key, **spec):
+    doc.setdefault("priors", {})[key] = {
+        "low": 1.0,
+        "high": 4.0,
+        "shape": "uniform",
+        "measure": "m",
+        **spec,
+    }
+    doc["sources"][f"priors.{key}"] = "why"
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: _prior(d, "cpu.speed"), "unknown key priors.cpu.speed"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", low=2.0, high=1.5), "low 2 must be below high"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", high=1.2), r"nominal value 1.6 is outside"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", low=0.5), "smt_slowdown.low must be at least 1"),
+        (lambda d: _prior(d, "cpu.wake_ns", low=0.0, high=1e4, shape="log-uniform"), "positive"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", shape="normal"), "shape must be one of"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", low="1"), "low must be a number"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", extra=1), "unknown key priors.cpu.smt_slowdown"),
+        (lambda d: _prior(d, "cpu.smt_slowdown", measure=""), "must say which measurement"),
+        (
+            lambda d: (_prior(d, "cpu.smt_slowdown"), d["sources"].pop("priors.cpu.smt_slowdown")),
+            r"priors.cpu.smt_slowdown has no entry in \[sources\]",
+        ),
+        (lambda d: d.update(priors=3), r"\[priors\] must be a table"),
+    ],
+)
+def test_bad_priors(edit, message):
+    doc = tomllib.loads(KFILE.read_text())
+    doc.pop("priors", None)
+    edit(doc)
+    with pytest.raises(CohsimError, match=message) as e:
+        kernel_from_dict(doc, "k.toml")
+    assert str(e.value).startswith("k.toml")
+
+
+def test_a_file_without_priors_has_none():
+    doc = tomllib.loads(KFILE.read_text())
+    doc.pop("priors")
+    assert kernel_from_dict(doc, "k.toml").priors == ()
