@@ -8,10 +8,17 @@
  * holds base + 1 + N mounts.  Then, per (variant, N, repeat), a forked child does what runc's
  * container process does:
  *
- *   unshare     newns: unshare(CLONE_NEWNS); userns: unshare(CLONE_NEWUSER|CLONE_NEWNS) (no uid
- *               map is needed for the copy).  copy_mnt_ns() copies the WHOLE table under
+ *   unshare     newns and shared: unshare(CLONE_NEWNS); userns: unshare(CLONE_NEWUSER|CLONE_NEWNS)
+ *               (no uid map is needed for the copy).  copy_mnt_ns() copies the WHOLE table under
  *               namespace_sem; with a new user namespace every copied mount but the root is
  *               locked (MNT_LOCKED).
+ *   rslave      runc's next step: mount("", "/", NULL, MS_REC|MS_SLAVE, NULL), do_change_type():
+ *               namespace_sem (write) and one mount_lock write hold across the walk of every
+ *               copied mount (change_mnt_propagation() each).  newns/userns: the copies are
+ *               private (the benchmark made / rprivate), the cheap path.  shared: the parent
+ *               made its scratch subtree rshared before the child's unshare (undone after), so
+ *               the N + 1 copied scratch mounts are peers of the parent's and the rslave takes
+ *               each out of its peer group and hangs it on the parent's mount as a slave.
  *   umount_scratch  umount2(scratch, MNT_DETACH): the copied subtree of N + 1 mounts.  In the
  *               userns variant the scratch is locked and this fails with EINVAL (counted in
  *               `failed`), as it would for an unprivileged container.
@@ -50,16 +57,18 @@
 #include "bench_util.h"
 #include "scratch.h"
 
-#define NS_BENCH_VERSION "1"
+#define NS_BENCH_VERSION "2"
 #define MAX_N 64
 #define MAX_MOUNTS 90000
 
-enum { V_NEWNS, V_USERNS, V_COUNT };
-static const char *const variant_name[V_COUNT] = {"newns", "userns"};
-static const int variant_flags[V_COUNT] = {CLONE_NEWNS, CLONE_NEWUSER | CLONE_NEWNS};
+/* shared: newns with the parent's scratch subtree rshared while its children run */
+enum { V_NEWNS, V_USERNS, V_SHARED, V_COUNT };
+static const char *const variant_name[V_COUNT] = {"newns", "userns", "shared"};
+static const int variant_flags[V_COUNT] = {CLONE_NEWNS, CLONE_NEWUSER | CLONE_NEWNS, CLONE_NEWNS};
 
-enum { OP_UNSHARE, OP_UMOUNT_SCRATCH, OP_UMOUNT_OLDROOT, OP_EXIT, OP_COUNT };
-static const char *const op_name[OP_COUNT] = {"unshare", "umount_scratch", "umount_oldroot", "exit"};
+enum { OP_UNSHARE, OP_RSLAVE, OP_UMOUNT_SCRATCH, OP_UMOUNT_OLDROOT, OP_EXIT, OP_COUNT };
+static const char *const op_name[OP_COUNT] = {"unshare", "rslave", "umount_scratch", "umount_oldroot",
+					      "exit"};
 
 /* What a child reports through its pipe. */
 struct child_result {
@@ -69,6 +78,7 @@ struct child_result {
 	int failed[OP_COUNT];      /* the call returned an error (umount_scratch under userns) */
 	int scratch_errno;
 	int mounts_after_unshare, mounts_after_umount_scratch;
+	int master_after_rslave;   /* mountinfo lines with a master:X tag after the rslave */
 	uint64_t t_before_exit;
 };
 
@@ -79,20 +89,42 @@ static void teardown(void)
 		scratch_release();
 }
 
-/* Lines in /proc/self/mountinfo = mounts in this namespace. */
+/* Lines in /proc/self/mountinfo = mounts in this namespace; `tag` (if not NULL): how many of
+ * them carry the optional field `tag` (" shared:" or " master:"), before the " - " separator. */
+static int count_tagged(const char *tag, int *tagged)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	int lines = 0, n_tag = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lines++;
+		if (tag) {
+			char *sep = strstr(line, " - ");
+			char *hit = strstr(line, tag);
+			n_tag += hit && (!sep || hit < sep);
+		}
+	}
+	free(line);
+	fclose(f);
+	if (tagged)
+		*tagged = n_tag;
+	return lines;
+}
+
 static int count_mounts(void)
 {
-	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	static char buf[65536];
-	int lines = 0;
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof buf)) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			lines += buf[i] == '\n';
-	close(fd);
-	return lines;
+	return count_tagged(NULL, NULL);
+}
+
+/* The parent's scratch subtree made rshared (each of its N + 1 mounts its own peer group, as
+ * `mount --make-rshared` makes them) or rprivate again. */
+static void scratch_propagation(int type)
+{
+	if (mount(NULL, g_scratch, NULL, MS_REC | type, NULL) != 0)
+		die("making %s %s: %s", g_scratch, type == MS_SHARED ? "rshared" : "rprivate", strerror(errno));
 }
 
 /* The child: runc's namespace steps, each timed; the result goes to fd `out`. */
@@ -109,7 +141,16 @@ static void child_body(int variant, int out)
 		r.err_no = errno;
 		goto done;
 	}
-	r.mounts_after_unshare = count_mounts();
+	/* runc's rslave of the whole copy, right after the unshare */
+	t0 = mono_ns();
+	rc = mount("", "/", NULL, MS_REC | MS_SLAVE, NULL);
+	r.ns[OP_RSLAVE] = mono_ns() - t0;
+	if (rc != 0) {
+		r.err_op = OP_RSLAVE;
+		r.err_no = errno;
+		goto done;
+	}
+	r.mounts_after_unshare = count_tagged(" master:", &r.master_after_rslave);
 
 	t0 = mono_ns();
 	rc = umount2(g_scratch, MNT_DETACH);
@@ -201,13 +242,19 @@ static int run_config(int v, int n, int repeats, int base)
 	for (int op = 0; op < OP_COUNT; op++)
 		if (!(samples[op] = calloc((size_t)repeats, sizeof(uint64_t))))
 			die("out of memory");
+	if (v == V_SHARED)
+		scratch_propagation(MS_SHARED);
 	(void)run_child(v); /* warm-up, not recorded */
-	int parent = count_mounts();
+	int parent_shared = 0;
+	int parent = count_tagged(" shared:", &parent_shared);
 	if (parent != base + 1 + n)
 		die("mount table holds %d mounts, expected %d", parent, base + 1 + n);
+	int completed = 1;
 	for (int rep = 0; rep < repeats; rep++) {
-		if (g_signalled)
-			return 0;
+		if (g_signalled) {
+			completed = 0;
+			break;
+		}
 		uint64_t t0 = mono_ns();
 		struct child_result r = run_child(v);
 		uint64_t wall = mono_ns() - t0;
@@ -222,10 +269,19 @@ static int run_config(int v, int n, int repeats, int base)
 			fprintf(stderr, "ns_bench: info: %s N=%d: umount2(scratch, MNT_DETACH) in the child: %s\n",
 				variant_name[v], n, strerror(r.scratch_errno));
 		row(v, n, "mount_table", "after_unshare", r.mounts_after_unshare, "mounts", rep);
+		row(v, n, "mount_table", "master_after_rslave", r.master_after_rslave, "mounts", rep);
 		row(v, n, "mount_table", "after_umount_scratch", r.mounts_after_umount_scratch, "mounts", rep);
 		row(v, n, "child", "wall_ns", (double)wall, "ns", rep);
 	}
+	if (v == V_SHARED)
+		scratch_propagation(MS_PRIVATE);
+	if (!completed) {
+		for (int op = 0; op < OP_COUNT; op++)
+			free(samples[op]);
+		return 0;
+	}
 	row(v, n, "mount_table", "parent", parent, "mounts", -1);
+	row(v, n, "mount_table", "parent_shared", parent_shared, "mounts", -1);
 	for (int op = 0; op < OP_COUNT; op++) {
 		if (!ok[op])
 			continue;
@@ -244,11 +300,11 @@ static int run_config(int v, int n, int repeats, int base)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ns_bench [--mounts 0,1000,5000] [--variant newns,userns] [--repeats N]\n"
+		"usage: ns_bench [--mounts 0,1000,5000] [--variant newns,userns,shared] [--repeats N]\n"
 		"                [--tmpdir DIR] [--version]\n"
-		"Time a container's mount-namespace copy (unshare), the detach of the copied mounts and\n"
-		"the namespace's exit against N extra mounts, as root in a private mount namespace;\n"
-		"print tidy CSV on stdout.\n");
+		"Time a container's mount-namespace copy (unshare), runc's rslave of the copy, the detach\n"
+		"of the copied mounts and the namespace's exit against N extra mounts, as root in a\n"
+		"private mount namespace; print tidy CSV on stdout.\n");
 }
 
 int main(int argc, char **argv)
@@ -263,7 +319,7 @@ int main(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	int mounts[MAX_N] = {0, 1000, 5000}, nmounts = 3;
-	int variants[V_COUNT] = {V_NEWNS, V_USERNS}, nvariants = 2;
+	int variants[V_COUNT] = {V_NEWNS, V_USERNS, V_SHARED}, nvariants = 3;
 	int repeats = 5;
 	const char *tmp_parent = NULL;
 	g_parent_pid = getpid();
@@ -282,7 +338,7 @@ int main(int argc, char **argv)
 					if (strcmp(t, variant_name[k]) == 0)
 						break;
 				if (k == V_COUNT)
-					die("--variant: unknown variant '%s' (expected newns or userns)", t);
+					die("--variant: unknown variant '%s' (expected newns, userns or shared)", t);
 				if (nvariants >= V_COUNT)
 					die("--variant: at most %d values", V_COUNT);
 				variants[nvariants++] = k;

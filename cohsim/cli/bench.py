@@ -21,7 +21,7 @@ from cohsim.units import NS_PER_US
 _PLACEMENTS = ("compact", "scatter", "one-socket")
 _LOCKS = ("ttas", "ticket")
 _STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
-_NS_VARIANTS = ("newns", "userns")
+_NS_VARIANTS = ("newns", "userns", "shared")
 
 
 def _choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
@@ -116,7 +116,7 @@ _ARGS = {
 def _print_ns(summary: dict[str, Any]) -> None:
     print(
         f"{'variant':<8}{'mounts':>7}{'copied':>8}{'unshare_p50_us':>16}{'unshare_min_us':>16}"
-        f"{'detach_p50_us':>15}{'exit_p50_us':>13}"
+        f"{'rslave_p50_us':>15}{'detach_p50_us':>15}{'exit_p50_us':>13}"
     )
     for c in summary["configs"]:
         # the teardown of the copied mounts: the scratch subtree (newns) or, where that is
@@ -125,6 +125,7 @@ def _print_ns(summary: dict[str, Any]) -> None:
         print(
             f"{c['variant']:<8}{c['mounts']:>7}{c['copied_mounts']:>8}"
             f"{c['unshare_p50_ns'] / NS_PER_US:>16.1f}{c['unshare_min_ns'] / NS_PER_US:>16.1f}"
+            f"{(c['rslave_p50_ns'] or 0) / NS_PER_US:>15.1f}"
             f"{detach / NS_PER_US:>15.1f}{c['exit_p50_ns'] / NS_PER_US:>13.1f}"
         )
 
@@ -377,7 +378,8 @@ def _add_ns(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "ns",
         help="a container's mount-namespace copy and teardown vs the mount-table size (root)",
         description="ns_bench: with N extra bind mounts, a child unshares a mount namespace"
-        " (copy of the whole table), detaches the copied mounts and exits (needs root).",
+        " (copy of the whole table), makes it rslave as runc does, detaches the copied mounts"
+        " and exits (needs root).",
     )
     _list_arg(
         pn,
@@ -390,7 +392,8 @@ def _add_ns(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         pn,
         "--variant",
         ",".join(_NS_VARIANTS),
-        "CLONE_NEWNS alone (newns) and with CLONE_NEWUSER (userns); default both",
+        "CLONE_NEWNS alone (newns), with CLONE_NEWUSER (userns), and CLONE_NEWNS with the"
+        " scratch mounts rshared so the copies are peers of the host's (shared); default all",
         choices=_NS_VARIANTS,
     )
     pn.add_argument("--repeats", type=positive_int, default=5, help="children per (variant, N)")

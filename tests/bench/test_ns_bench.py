@@ -1,5 +1,6 @@
 """ns_bench: it builds, refuses bad input in one line, and (as root) measures the namespace
-copy against N mounts and leaves the mount table as it found it, interrupted or not."""
+copy and runc's rslave of it against N mounts, with private copies and with copies that are
+peers of the parent's, and leaves the mount table as it found it, interrupted or not."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def exe(exes: dict[str, Path]) -> Path:
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
     assert bench.build("ns", env=cache_env) == exe  # cached
-    assert run([exe, "--version"]).stdout.strip() == "ns_bench 1"
+    assert run([exe, "--version"]).stdout.strip() == "ns_bench 2"
     assert "usage: ns_bench" in run([exe, "--help"]).stdout
 
 
@@ -58,12 +59,22 @@ def test_copies_n_mounts_and_cleans_up(exe: Path, tmp_path: Path) -> None:
     assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
     rows = bench._parse_csv(res.stdout, "ns", "stdout")
     got = {(r["variant"], r["mounts"], r["op"], r["metric"], r["repeat"]): r["value"] for r in rows}
-    for v in ("newns", "userns"):
+    for v in ("newns", "userns", "shared"):
         base = int(got[(v, "0", "mount_table", "after_unshare", "0")])
         # the child's copy holds the whole table: base + scratch + N
         assert int(got[(v, "200", "mount_table", "after_unshare", "0")]) == base + 200
         assert int(got[(v, "200", "mount_table", "parent", "all")]) == base + 200
         assert float(got[(v, "200", "unshare", "p50_ns", "all")]) > 0
+        # runc's rslave of the copy, timed in every variant
+        assert got[(v, "200", "rslave", "failed", "0")] == "0"
+        assert float(got[(v, "200", "rslave", "p50_ns", "all")]) > 0
+        # only the shared variant's copies are peers of the parent's mounts, so only they
+        # come out of the rslave with a master: the scratch and its 200 binds
+        slaves = 201 if v == "shared" else 0
+        assert int(got[(v, "200", "mount_table", "master_after_rslave", "0")]) == slaves
+        assert int(got[(v, "200", "mount_table", "parent_shared", "all")]) == slaves
+    # the shared variant at N = 0 ran before newns at 200: the parent's scratch is private again
+    assert int(got[("shared", "0", "mount_table", "parent_shared", "all")]) == 1
     # the scratch is locked in a copy made with a new user namespace; not otherwise
     assert got[("newns", "200", "umount_scratch", "failed", "0")] == "0"
     assert got[("userns", "200", "umount_scratch", "failed", "0")] == "1"
@@ -72,12 +83,20 @@ def test_copies_n_mounts_and_cleans_up(exe: Path, tmp_path: Path) -> None:
         c for c in summarize_ns(rows)["configs"] if (c["variant"], c["mounts"]) == ("newns", 200)
     ]
     assert cfg["umount_scratch_p50_ns"] > 0 and cfg["exit_p50_ns"] > 0
+    assert cfg["rslave_p50_ns"] > 0 and cfg["slave_mounts"] == 0
+    [shared] = [
+        c for c in summarize_ns(rows)["configs"] if (c["variant"], c["mounts"]) == ("shared", 200)
+    ]
+    assert shared["slave_mounts"] == 201 and shared["umount_scratch_failed"] == 0
 
 
 @needs_root
-def test_sigterm_cleans_up(exe: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("variant", ["newns,userns", "shared"])
+def test_sigterm_cleans_up(exe: Path, tmp_path: Path, variant: str) -> None:
+    # shared: interrupted while the parent's scratch is rshared
     before = mountinfo_lines()
-    argv = [exe, "--mounts", "200", "--repeats", "100000", "--tmpdir", tmp_path]
+    argv: list[str | Path] = [exe, "--mounts", "200", "--variant", variant]
+    argv += ["--repeats", "100000", "--tmpdir", tmp_path]
     _, rc, err = interrupt(argv, lambda _: any(tmp_path.iterdir()), 0.3)
     assert rc == 130, err
     assert "interrupted; all mounts undone" in err
@@ -110,7 +129,8 @@ def test_cli_ns_json_and_files(
 
 
 def test_cli_ns_usage_errors_exit_2(tmp_path: Path) -> None:
-    for args in (["--mounts", "a"], ["--variant", "both"], ["--repeats", "0"]):
+    bad = (["--mounts", "a"], ["--variant", "both"], ["--variant", "slave"], ["--repeats", "0"])
+    for args in bad:
         with pytest.raises(SystemExit) as exc:
             main(["bench", "ns", *args, "--out", str(tmp_path)])
         assert exc.value.code == 2
