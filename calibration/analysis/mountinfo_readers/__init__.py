@@ -1,0 +1,1 @@
+"""Real readers of /proc/self/mountinfo: the read() chunks they ask for and get."""
