@@ -6,6 +6,23 @@ socket home agent) serves one request for the lock line at a time, FIFO behind i
 keeps that queue and integrates its occupancy over time for the result's queue statistics. A
 `Req` is one thread's read or ownership request (RFO), carrying the atomic operation applied
 when the point orders it. Times are integer picoseconds.
+
+Which points *merge* requests (answer a second reader of their domain from the copy the first
+one fetched, so one request per domain reaches the home) follows the interconnect, and only
+where a mechanism does it:
+
+- chiplet (AMD CCX/CCD): merges. The CCX's L3 keeps shadow tags of its cores' L2s and answers
+  a read from a copy inside the complex (the same-LLC class latency, ~25 ns, against ~100 ns
+  through the IO die); a second miss of the complex waits behind the first one's fill and then
+  hits there. About one request per complex reaches the IO die.
+- mesh (Intel CHA + TOR) and cmn (Arm home node): a socket's LLC point *is* the line's home
+  (address-hashed CHA / HN), so on the home socket every spinner's request queues there. A
+  point of another socket does not merge: the state of a line homed elsewhere (its sharers) is
+  kept by the home's snoop filter and directory, so a read of a shared copy and any write go
+  over the socket link to the home, each one. The remote point answers by itself only what the
+  home has delegated to its socket: a line that no other socket holds (Exclusive or Modified
+  there, the core-to-core benchmark's ping-pong between two remote cores, which level 1 prices
+  at the local class latency).
 """
 
 from __future__ import annotations
@@ -26,6 +43,7 @@ class Agent:
         "name",
         "is_hub",
         "domain",
+        "merges",
         "queue",
         "busy",
         "inserted",
@@ -36,8 +54,13 @@ class Agent:
         "trace",
     )
 
-    def __init__(self, name: str, is_hub: bool, domain: int, trace: bool) -> None:
+    def __init__(
+        self, name: str, is_hub: bool, domain: int, trace: bool, merges: bool = True
+    ) -> None:
         self.name, self.is_hub, self.domain = name, is_hub, domain
+        #: answers reads from its domain's copies and holds a forwarded request until its answer
+        #: (one request per domain to the home); False: passes every miss on at once
+        self.merges = merges
         self.queue: deque[Req] = deque()
         self.busy = False
         self.inserted = self.served = self.area = self.last_t = self.max_n = 0
@@ -72,15 +95,19 @@ def coherence_points(
     domains: list[int], home: int, one_llc_per_socket: bool, record: bool
 ) -> tuple[dict[int, Agent], Agent]:
     """The points a run needs: one per LLC domain in `domains` (the threads' domains), and the
-    home agent of socket `home`. Where a socket has one LLC, the home socket's CHA / HN is its
-    LLC's point, so the hub is that domain's agent. `record`: the hub keeps its queue's trace."""
-    agents: dict[int, Agent] = {d: Agent(f"llc{d}", False, d, False) for d in sorted(set(domains))}
+    home agent of socket `home`. Where a socket has one LLC (mesh, cmn), the home socket's CHA /
+    HN is its LLC's point, so the hub is that domain's agent, and the other sockets' points do
+    not merge (see the module docstring). `record`: the hub keeps its queue's trace."""
+    merges = not one_llc_per_socket
+    agents: dict[int, Agent] = {
+        d: Agent(f"llc{d}", False, d, False, merges) for d in sorted(set(domains))
+    }
     if one_llc_per_socket:  # the home socket's CHA / HN is its LLC's point
         home_dom = home
         if home_dom not in agents:
             agents[home_dom] = Agent(f"llc{home_dom}", False, home_dom, False)
         hub = agents[home_dom]
-        hub.is_hub = True
+        hub.is_hub = hub.merges = True
         hub.name = f"home{home}"
     else:
         hub = Agent(f"home{home}", True, -1, False)

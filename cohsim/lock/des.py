@@ -10,9 +10,12 @@ order, which simpy keeps deterministic):
   L3 on a chiplet, the CMN home node) serves what its domain can answer: a read when the domain
   holds the line, an ownership request (RFO) when no copy exists outside the domain;
 - anything else is forwarded to the socket home agent of the line (the IO die on a chiplet; on
-  a one-LLC-per-socket mesh the home socket's CHA is both), and the domain's point stays busy
-  until the answer returns — so a second reader of the same complex waits for the first fill
-  and then hits in its L3: one request per complex, not per core, crosses to the home.
+  a one-LLC-per-socket mesh the home socket's CHA is both). Where the domain's point merges (a
+  CCX's L3) it stays busy until the answer returns — so a second reader of the same complex
+  waits for the first fill and then hits in its L3: one request per complex, not per core,
+  crosses to the home. A mesh or CMN socket that is not the line's home does not merge: it
+  passes every read of a shared line and every write to the home over the socket link
+  (cohsim.lock.coherence says which mechanism merges where).
 
 SMT siblings share the core's L1: a line valid in a core serves both threads without traffic.
 
@@ -231,13 +234,19 @@ class LockDES:
         agent.account(self._now(), before)
         i = req.th
         d = self.dom[i]
-        if req.kind == READ:
-            local = self.dom_valid[d] or self.core_valid[self.core[i]]
-        else:
-            local = self.n_dom_valid - self.dom_valid[d] == 0
+        alone = self.n_dom_valid - self.dom_valid[d] == 0  # no copy outside the domain
+        if req.kind == READ and self.core_valid[self.core[i]]:
+            local = True
+        elif req.kind == READ and self.agents[d].merges:
+            local = self.dom_valid[d]
+        else:  # an RFO, or a read where the point answers only lines delegated to its socket
+            local = alone and (req.kind != READ or self.dom_valid[d])
         if not agent.is_hub and not local:
-            req.via = agent  # forward; this point stays busy until the answer is back
+            if agent.merges:
+                req.via = agent  # this point stays busy until the answer is back
             self._submit(self.hub, req)
+            if not agent.merges:  # passed on at once: the domain's next request goes home too
+                self._free(agent)
             return
         at_hub = not (local and d == agent.domain)
         busy = self.hub_ps if at_hub else self.llc_ps
@@ -267,7 +276,7 @@ class LockDES:
             resp = 0
         elif self.owner_core >= 0:
             resp = max(0, self.lat[self.owner_t][i] - busy)
-        elif self.dom_valid[d]:
+        elif self.dom_valid[d] and not at_hub:  # an L3 hit at the domain's point
             resp = 2 * self.up_llc[i]
         else:
             resp = max(0, self.lat[self.last_writer][i] - busy)

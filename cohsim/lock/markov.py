@@ -9,10 +9,10 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
 - a = the mean one-way transfer latency L over the placement's CPU pairs (level 1's latency
   matrix, line homed on LockParams.home_socket) plus half a PAUSE (a waiter notices a release at
   its next PAUSE boundary) plus the spin loop;
-- work(m) = how long the busiest coherence point is occupied by m requests for the line: m times
-  the LLC point's service time when the placement uses one LLC domain; over D domains, the home
-  sees one request per other domain and each domain's point a D-th of them (the DES's miss
-  merging), whichever is longer;
+- work(m) = how long the busiest coherence point is occupied by the requests of m waiters
+  (`PointLoad`): on a mesh or CMN every one of them at the home socket's point, a remote
+  socket's at the cross-socket cost (nothing merges there); on a chiplet one per other complex
+  at the IO die and the rest inside each complex (the CCX L3 merges), whichever is longer;
 - ticket: every waiter re-reads after each release; the next ticket's read lands at a uniform
   position among them, and the next release queues behind all of them:
   S(k) = max(a + work(k-1)/2 + cs, work(k+1)) (the release and the releaser's next
@@ -31,13 +31,15 @@ latency distribution assumes FIFO hand-off: an arrival that finds k threads wait
 (arrival theorem for a finite source), which gives p50 and p99. Where the DES and the chain
 differ on real topologies: the chain averages L over all pairs while the DES hands off along the
 actual pairs (compact placements favour near neighbours); it ignores ttas unfairness (the
-releaser re-taking the lock it still holds in its cache) and the SMT slowdown; multi-domain work
-is an evenly spread approximation.
+releaser re-taking the lock it still holds in its cache); it applies the SMT slowdown to the
+critical section of every holder with a placed sibling, as if the sibling always spun;
+multi-domain work spreads the waiters as the placement's cores are spread.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,13 +49,57 @@ from cohsim.machine.model import Machine
 from cohsim.units import NS_PER_S
 
 
-def _work(m: int, llc_s: float, hub_s: float, domains: int) -> float:
-    """Occupancy of the busiest coherence point for m requests spread over `domains` domains."""
-    if m <= 0:
-        return 0.0
-    if domains <= 1:
-        return m * llc_s
-    return max(hub_s * min(domains - 1, m), llc_s * math.ceil(m / domains))
+@dataclass(frozen=True)
+class PointLoad:
+    """How the requests of one round (the waiters' re-reads, their atomics) load the busiest
+    coherence point, for one placement: the DES's merging rules (cohsim.lock.coherence) in
+    closed form, with the waiters spread over the placement as its CPUs are.
+
+    - One request per waiting thread: SMT siblings that re-read after the same invalidation
+      miss together and each sends its own (the DES does not merge them in the L1 either).
+    - mesh / cmn: the home socket's point (its CHA's TOR, the CMN HN) serves every request: a
+      home-socket request for `llc_s`, a request from another socket (nothing merges there) for
+      `hub_s`, the home's occupancy for a cross-socket transfer.
+    - chiplet: each CCX's L3 serves its own waiters (`llc_s` each, the busiest complex has the
+      largest share of the cores) and sends one request to the IO die (`hub_s`), so the home
+      sees one request per other complex in use.
+    """
+
+    llc_s: float  #: a domain point's occupancy per request, ns
+    hub_s: float  #: the home's occupancy per request that crosses to it, ns
+    merges: bool  #: the LLC domains merge (chiplet) or not (mesh, cmn)
+    remote: float  #: share of the placement's cores not on the home socket (mesh, cmn)
+    domains: int  #: LLC domains the placement uses
+    top_share: float  #: the largest share of the placement's cores in one domain
+
+    def work(self, m: float) -> float:
+        """Occupancy of the busiest point (ns) for the requests of m waiting threads."""
+        if m <= 0:
+            return 0.0
+        r = m
+        if not self.merges or self.domains <= 1:
+            return r * ((1 - self.remote) * self.llc_s + self.remote * self.hub_s)
+        others = min(self.domains - 1, r)
+        return max(self.hub_s * others, self.llc_s * math.ceil(r * self.top_share))
+
+
+def point_load(machine: Machine, cpus: tuple[int, ...], params: LockParams) -> PointLoad:
+    """The placement's `PointLoad` (see there)."""
+    arr = machine.cpu_arrays
+    cpu = np.asarray(cpus)
+    cores = np.unique(arr["core"][cpu])
+    per_core_dom = machine.cpu_arrays["llc"][cores]  # core k's CPU k has the core's domain
+    doms, counts = np.unique(per_core_dom, return_counts=True)
+    merges = machine.topology.llc_domains_per_socket > 1
+    remote = float((arr["socket"][cores] != params.home_socket).mean())
+    return PointLoad(
+        llc_s=params.llc_service_ns,
+        hub_s=params.hub_service_ns,
+        merges=merges,
+        remote=0.0 if merges else remote,
+        domains=len(doms),
+        top_share=float(counts.max() / len(cores)),
+    )
 
 
 def service_times(
@@ -71,8 +117,15 @@ def service_times(
     mean_l = float(lat[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
     pause = machine.microarch.pause_ns
     loop = params.spin_loop_ns
-    s, hub_s = params.llc_service_ns, params.hub_service_ns
-    domains = len(set(machine.cpu_arrays["llc"][cpu].tolist()))
+    s = params.llc_service_ns
+    work = point_load(machine, cpus, params).work
+    # a holder whose SMT sibling spins runs its critical section smt_slowdown times slower
+    # (the DES's rule); with no think time every placed sibling is spinning
+    _, inv, cnt = np.unique(
+        machine.cpu_arrays["core"][cpu], return_inverse=True, return_counts=True
+    )
+    shared = float((cnt[inv] > 1).mean())
+    cs_ns = cs_ns * (1 + (params.smt_slowdown - 1) * shared)
     w = machine.edge_weights_ns
     u = w["cpu-core"] + w["core-llc"]  # a core's trip to its LLC's coherence point
     a = mean_l + pause / 2 + loop
@@ -86,13 +139,11 @@ def service_times(
                 h += s + (mean_l - s - 2 * u)  # the head's read and take, and steals its copy
             out[k] = max(cs_ns + h, 3 * mean_l + pause / 2 + loop + 2 * u)
         elif lock == "ttas":
-            out[k] = max(a + cs_ns, _work(2 * (k - 1), s, hub_s, domains) + s)
+            out[k] = max(a + cs_ns, work(2 * (k - 1)) + s)
         else:  # ticket, seqcount, and the k = 1 state of every lock
             # saturated, the point serves per hand-off the k-1 re-reads, the release and the
             # releaser's next fetch-and-add (whose re-reads are those of the next release)
-            out[k] = max(
-                a + _work(k - 1, s, hub_s, domains) / 2 + cs_ns, _work(k + 1, s, hub_s, domains)
-            )
+            out[k] = max(a + work(k - 1) / 2 + cs_ns, work(k + 1))
     return out
 
 
