@@ -23,6 +23,18 @@
  *                copy of the scratch rslave (ns "slave": its N + 1 lines are master:X, and for
  *                each the kernel's show_mountinfo() calls get_dominating_id(), which walks the
  *                master's peer ring looking for a peer in the reader's namespace: none is).
+ *   ring         per R in --ring (none by default; after the propagation phase, before the
+ *                reads, with no holder alive): R bind mounts of scratch/src onto
+ *                scratch/d/0..R-1, so the scratch's peer group is a ring of R + 1 mounts
+ *                (checked in /proc/self/mountinfo: R + 1 lines with the scratch's shared:X).
+ *                Timed, after one warm-up cycle, per repeat: mount(scratch/src2, scratch/p/t,
+ *                MS_BIND) and umount2(scratch/p/t, 0); the same bind and umount2(MNT_DETACH);
+ *                open_tree(scratch/src2, OPEN_TREE_CLONE) + move_mount() onto scratch/p/t +
+ *                close() and umount2(MNT_DETACH), as containerd attaches a layer.  The
+ *                destination mount is the scratch, so each attach runs propagate_mnt() over
+ *                its R + 1 peers (need_secondary()'s is_subdir() for each: scratch/p/t is not
+ *                under any bind's root, so no copy is made) and each unmount walks the
+ *                parent's peers (propagate_mount_busy() for flag 0, propagate_umount()).
  *
  * Output (stdout): tidy CSV, header
  *     bench,op,ns,slaves,peers,mounts,metric,value,unit,repeat
@@ -44,6 +56,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -60,7 +73,18 @@
 #define MAX_MOUNTS 90000
 #define CHUNK 4096
 
-static char g_src[PATH_MAX + 16], g_target[PATH_MAX + 16];
+/* The new mount API (ring phase), under our own names so that this file builds with any libc
+ * whether or not its <sys/mount.h> declares them (numbers: the unified syscall table). */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#define PB_OPEN_TREE_CLONE 1u
+#define PB_MOVE_MOUNT_F_EMPTY_PATH 0x4u
+
+static char g_src[PATH_MAX + 16], g_src2[PATH_MAX + 16], g_target[PATH_MAX + 16];
 static pid_t g_kids[MAX_SLAVES + MAX_PEERS];
 static int g_nkids;
 static int g_hold[2] = {-1, -1};       /* holders block reading [0]; EOF when [1] closes */
@@ -377,14 +401,223 @@ static int run_read(int n, int peers, int repeats, int base)
 	return done == repeats && !g_signalled;
 }
 
+/* The peer group of the mount at `point` in /proc/self/mountinfo: its shared:X (0 if it has
+ * none or is not there), how many lines carry that shared:X, how many mounts have it as their
+ * parent, and all lines. */
+struct group_scan {
+	int lines, group, members, children;
+};
+
+static int shared_id(const char *line)
+{
+	const char *p = strstr(line, " shared:");
+	return p ? atoi(p + 8) : 0;
+}
+
+static struct group_scan scan_group(const char *point)
+{
+	struct group_scan g = {-1, 0, 0, 0};
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return g;
+	int *ids = NULL, *parents = NULL, self = -1;
+	size_t cap_ids = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	g.lines = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if ((size_t)g.lines == cap_ids) {
+			cap_ids = cap_ids ? 2 * cap_ids : 1024;
+			ids = realloc(ids, cap_ids * sizeof *ids);
+			parents = realloc(parents, cap_ids * sizeof *parents);
+			if (!ids || !parents)
+				die("out of memory");
+		}
+		int id = -1, parent = -1;
+		ids[g.lines] = shared_id(line);
+		char mp[PATH_MAX + 64];
+		if (sscanf(line, "%d %d %*s %*s %4159s", &id, &parent, mp) == 3 && strcmp(mp, point) == 0) {
+			g.group = ids[g.lines]; /* the last (top) mount at `point` */
+			self = id;
+		}
+		parents[g.lines++] = parent;
+	}
+	for (int i = 0; i < g.lines; i++) {
+		g.members += g.group && ids[i] == g.group;
+		g.children += self >= 0 && parents[i] == self;
+	}
+	free(ids);
+	free(parents);
+	free(line);
+	fclose(f);
+	return g;
+}
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int fdf, const char *pf, int fdt, const char *pt, unsigned flags)
+{
+	return (int)syscall(SYS_move_mount, fdf, pf, fdt, pt, flags);
+}
+
+/* The timed calls of the ring phase, in the order of a repeat. */
+enum { RB, RU, RB2, RD, ROT, RMM, RCL, RD2, RING_OPS };
+static const char *const ring_op[RING_OPS] = {
+	"ring_bind", "ring_umount", "ring_bind2", "ring_detach",
+	"ring_open_tree", "ring_move_mount", "ring_close", "ring_detach2",
+};
+
+/* Die unless scratch/p/t is (want_group != 0: the top mount there, in the scratch's group
+ * of `members` mounts) or is not (0) a mount point. */
+static void check_target(int r, const char *what, int want_group, int members)
+{
+	struct group_scan g = scan_group(g_target);
+	if (want_group ? (g.group != want_group || g.members != members) : g.group != 0)
+		die("R=%d: after %s, %s has shared:%d in a group of %d mounts; expected shared:%d, %d",
+		    r, what, g_target, g.group, g.members, want_group, members);
+}
+
+/* --ring-apart: the ring's binds live under a private tmpfs at scratch/h, so that they are
+ * peers of the scratch but not its children. */
+static char g_apart[PATH_MAX + 16];
+static int g_apart_have; /* bind mounts now under scratch/h/d; -1: no tmpfs at scratch/h */
+
+static void set_ring_apart(int n)
+{
+	char dst[PATH_MAX + 48];
+	if (g_apart_have < 0) {
+		snprintf(g_apart, sizeof g_apart, "%s/h", g_scratch);
+		if (mkdir(g_apart, 0755) != 0)
+			die("mkdir(%s): %s", g_apart, strerror(errno));
+		if (mount("tmpfs", g_apart, "tmpfs", 0, "mode=0755") != 0 ||
+		    mount(NULL, g_apart, NULL, MS_PRIVATE, NULL) != 0)
+			die("a private tmpfs on %s: %s", g_apart, strerror(errno));
+		snprintf(dst, sizeof dst, "%s/d", g_apart);
+		if (mkdir(dst, 0755) != 0)
+			die("mkdir(%s): %s", dst, strerror(errno));
+		g_apart_have = 0;
+	}
+	for (; g_apart_have < n && !g_signalled; g_apart_have++) {
+		snprintf(dst, sizeof dst, "%s/d/%d", g_apart, g_apart_have);
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			die("mkdir(%s): %s", dst, strerror(errno));
+		if (mount(g_src, dst, NULL, MS_BIND, NULL) != 0)
+			die("bind mount %d onto %s: %s", g_apart_have + 1, dst, strerror(errno));
+	}
+	for (; g_apart_have > n; g_apart_have--) {
+		snprintf(dst, sizeof dst, "%s/d/%d", g_apart, g_apart_have - 1);
+		if (umount2(dst, MNT_DETACH) != 0)
+			die("umount2(%s): %s", dst, strerror(errno));
+	}
+}
+
+/* The ring phase at R extra peers of the scratch (no holders alive): children of the scratch
+ * (scratch/d) or, `apart`, of the private tmpfs at scratch/h. Returns 1 when every repeat was
+ * timed. */
+static int run_ring(int r, int repeats, int base, int new_api, int apart)
+{
+	if (apart)
+		set_ring_apart(r);
+	else
+		set_mounts(r);
+	if (g_signalled)
+		return 0;
+	struct group_scan g = scan_group(g_scratch);
+	int lines = base + 1 + apart + r, children = apart ? 1 : r;
+	if (g.lines != lines || !g.group || g.members != r + 1 || g.children != children)
+		die("R=%d: the mount table holds %d mounts, expected %d; the scratch's peer group"
+		    " (shared:%d) %d, expected %d; its children %d, expected %d", r, g.lines, lines,
+		    g.group, g.members, r + 1, g.children, children);
+	row("ring", "host", 0, 0, r, "mounts", g.lines, "mounts", -1);
+	row("ring", "host", 0, 0, r, "group_mounts", g.members, "mounts", -1);
+	row("ring", "host", 0, 0, r, "children", g.children, "mounts", -1);
+	uint64_t *t[RING_OPS];
+	for (int i = 0; i < RING_OPS; i++)
+		if (!(t[i] = calloc((size_t)repeats, sizeof *t[i])))
+			die("out of memory");
+	int done = 0;
+	for (int rep = -1; rep < repeats && !g_signalled; rep++) {
+		int check = rep == 0;
+		/* (a) bind + umount2(0) */
+		uint64_t ta0 = mono_ns();
+		if (mount(g_src2, g_target, NULL, MS_BIND, NULL) != 0)
+			die("bind mount onto %s: %s", g_target, strerror(errno));
+		uint64_t ta1 = mono_ns();
+		if (check) /* the bind is a clone of the scratch (shared): it joins the ring too */
+			check_target(r, "the bind mount", g.group, r + 2);
+		uint64_t ta2 = mono_ns();
+		if (umount2(g_target, 0) != 0)
+			die("umount2(%s): %s", g_target, strerror(errno));
+		uint64_t ta3 = mono_ns();
+		/* (b) bind + umount2(MNT_DETACH) */
+		uint64_t tb0 = mono_ns();
+		if (mount(g_src2, g_target, NULL, MS_BIND, NULL) != 0)
+			die("bind mount onto %s: %s", g_target, strerror(errno));
+		uint64_t tb1 = mono_ns();
+		if (umount2(g_target, MNT_DETACH) != 0)
+			die("umount2(%s, MNT_DETACH): %s", g_target, strerror(errno));
+		uint64_t tb2 = mono_ns();
+		if (check)
+			check_target(r, "umount2(MNT_DETACH)", 0, 0);
+		/* (c) open_tree(CLONE) + move_mount + close, umount2(MNT_DETACH) */
+		uint64_t tc[5] = {0, 0, 0, 0, 0};
+		if (new_api) {
+			tc[0] = mono_ns();
+			int fd = sys_open_tree(AT_FDCWD, g_src2, PB_OPEN_TREE_CLONE | O_CLOEXEC);
+			if (fd < 0)
+				die("open_tree(%s, OPEN_TREE_CLONE): %s", g_src2, strerror(errno));
+			tc[1] = mono_ns();
+			if (sys_move_mount(fd, "", AT_FDCWD, g_target, PB_MOVE_MOUNT_F_EMPTY_PATH) != 0)
+				die("move_mount onto %s: %s", g_target, strerror(errno));
+			tc[2] = mono_ns();
+			close(fd);
+			tc[3] = mono_ns();
+			if (check)
+				check_target(r, "open_tree + move_mount", g.group, r + 2);
+			uint64_t td = mono_ns();
+			if (umount2(g_target, MNT_DETACH) != 0)
+				die("umount2(%s, MNT_DETACH): %s", g_target, strerror(errno));
+			tc[4] = mono_ns() - td;
+		}
+		if (rep < 0)
+			continue; /* warm-up */
+		uint64_t v[RING_OPS] = {
+			ta1 - ta0, ta3 - ta2, tb1 - tb0, tb2 - tb1,
+			tc[1] - tc[0], tc[2] - tc[1], tc[3] - tc[2], tc[4],
+		};
+		for (int i = 0; i < (new_api ? RING_OPS : ROT); i++) {
+			t[i][rep] = v[i];
+			row(ring_op[i], "host", 0, 0, r, "ns", (double)v[i], "ns", rep);
+		}
+		done++;
+	}
+	for (int i = 0; i < RING_OPS; i++) {
+		if (i < ROT || new_api)
+			dist_rows(ring_op[i], "host", 0, 0, r, t[i], done);
+		free(t[i]);
+	}
+	g = scan_group(g_scratch);
+	if (!g_signalled && (g.lines != lines || g.members != r + 1))
+		die("R=%d: %d mounts after the timed calls, expected %d (group %d, expected %d)", r,
+		    g.lines, lines, g.members, r + 1);
+	fflush(stdout);
+	return done == repeats;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: prop_bench [--slaves 0,10,50,100,200] [--mounts 0,1000,5000] [--peers P]\n"
-		"                  [--repeats N] [--tmpdir DIR] [--version]\n"
+		"                  [--ring R1,R2,... [--ring-apart]] [--repeats N] [--tmpdir DIR]\n"
+		"                  [--version]\n"
 		"Time a bind mount + umount under a shared tmpfs propagated into K live slave mount\n"
-		"namespaces, and one full read of /proc/self/mountinfo at N mounts in this namespace\n"
-		"and in a slave one, as root in a private mount namespace; print tidy CSV on stdout.\n");
+		"namespaces, mounts and unmounts under a shared tmpfs whose peer group holds R + 1\n"
+		"mounts (--ring), and one full read of /proc/self/mountinfo at N mounts in this\n"
+		"namespace and in a slave one, as root in a private mount namespace; print tidy CSV\n"
+		"on stdout.\n");
 }
 
 static void make_dir(const char *fmt, const char *base)
@@ -404,7 +637,9 @@ static void setup_scratch(const char *tmp_parent)
 		die("making %s shared: %s", g_scratch, strerror(errno));
 	make_dir("%s/p", g_scratch);
 	make_dir("%s/p/t", g_scratch);
+	make_dir("%s/src2", g_scratch);
 	snprintf(g_src, sizeof g_src, "%s/src", g_scratch);
+	snprintf(g_src2, sizeof g_src2, "%s/src2", g_scratch);
 	snprintf(g_target, sizeof g_target, "%s/p/t", g_scratch);
 }
 
@@ -414,6 +649,8 @@ int main(int argc, char **argv)
 		{"slaves", required_argument, NULL, 'k'},
 		{"mounts", required_argument, NULL, 'n'},
 		{"peers", required_argument, NULL, 'p'},
+		{"ring", required_argument, NULL, 'R'},
+		{"ring-apart", no_argument, NULL, 'A'},
 		{"repeats", required_argument, NULL, 'r'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"version", no_argument, NULL, 'V'},
@@ -422,8 +659,10 @@ int main(int argc, char **argv)
 	};
 	int slaves[MAX_LIST] = {0, 10, 50, 100, 200}, nslaves = 5;
 	int mounts[MAX_LIST] = {0, 1000, 5000}, nmounts = 3;
+	int ring[MAX_LIST], nring = 0, apart = 0;
 	int peers = 0, repeats = 5;
 	const char *tmp_parent = NULL;
+	g_apart_have = -1;
 	g_parent_pid = getpid();
 	die_cleanup = teardown;
 	opterr = 0;
@@ -433,6 +672,8 @@ int main(int argc, char **argv)
 		case 'k': nslaves = parse_int_list(optarg, slaves, MAX_LIST, "slaves", 0, MAX_SLAVES); break;
 		case 'n': nmounts = parse_int_list(optarg, mounts, MAX_LIST, "mounts", 0, MAX_MOUNTS); break;
 		case 'p': parse_int_list(optarg, &peers, 1, "peers", 0, MAX_PEERS); break;
+		case 'R': nring = parse_int_list(optarg, ring, MAX_LIST, "ring", 0, MAX_MOUNTS); break;
+		case 'A': apart = 1; break;
 		case 'r': parse_int_list(optarg, &repeats, 1, "repeats", 1, 100000); break;
 		case 'T': tmp_parent = optarg; break;
 		case 'V': printf("prop_bench %s\n", PROP_BENCH_VERSION); return 0;
@@ -448,6 +689,9 @@ int main(int argc, char **argv)
 	if (base < 1)
 		die("cannot read /proc/self/mountinfo");
 	scratch_check_room(mounts, nmounts, base);
+	if (apart && !nring)
+		die("--ring-apart needs --ring");
+	scratch_check_room(ring, nring, base + 2); /* + scratch/p/t and scratch/h */
 	if (pipe2(g_hold, O_CLOEXEC) != 0)
 		die("pipe: %s", strerror(errno));
 	setup_scratch(tmp_parent);
@@ -465,6 +709,31 @@ int main(int argc, char **argv)
 			(double)(mono_ns() - t0) / 1e9);
 	}
 	reap_kids(0);
+	int new_api = 1;
+	if (nring && !interrupted) {
+		/* Probe the new mount API once (ENOSYS before Linux 5.2): without it, the ring
+		 * phase times the mount(2) forms only. */
+		int fd = sys_open_tree(AT_FDCWD, g_src2, PB_OPEN_TREE_CLONE | O_CLOEXEC);
+		if (fd < 0 && errno != ENOSYS)
+			die("open_tree(%s, OPEN_TREE_CLONE): %s", g_src2, strerror(errno));
+		new_api = fd >= 0;
+		if (fd >= 0)
+			close(fd); /* a detached clone: closing its last fd dissolves it */
+		else
+			fprintf(stderr, "prop_bench: info: no open_tree (ENOSYS): the ring phase times"
+					" mount(2) and umount2(2) only\n");
+	}
+	for (int i = 0; i < nring && !interrupted; i++) {
+		uint64_t t0 = mono_ns();
+		interrupted = !run_ring(ring[i], repeats, base, new_api, apart);
+		fprintf(stderr, "prop_bench: info: R=%d peers of the scratch%s: %.3f s\n", ring[i],
+			apart ? " (under scratch/h)" : "", (double)(mono_ns() - t0) / 1e9);
+	}
+	if (g_apart_have >= 0 && !interrupted) { /* the reads count on the scratch/d pool alone */
+		if (umount2(g_apart, MNT_DETACH) != 0)
+			die("umount2(%s, MNT_DETACH): %s", g_apart, strerror(errno));
+		g_apart_have = -1;
+	}
 	for (int i = 0; i < peers && !interrupted && !g_signalled; i++)
 		spawn_holder(0);
 	for (int i = 0; i < nmounts && !interrupted; i++) {

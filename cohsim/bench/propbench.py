@@ -6,10 +6,12 @@ rslave), so every mount and unmount under a shared host mount is propagated into
 container namespace (``propagate_mnt()`` and umount propagation, under ``namespace_sem`` and
 ``mount_lock``). And every reader of ``/proc/self/mountinfo`` in a slave namespace makes the
 kernel's ``show_mountinfo()`` call ``get_dominating_id()`` for each slave line, which walks the
-master's peer ring: a cost that grows with lines x peer-group size. prop_bench
-(calibration/bench/prop_bench.c, its CSV documented in calibration/bench/README.md) times both;
-this module names its columns and summarises its rows (the p50/mean/min the program itself
-reports, rows with repeat ``all``).
+master's peer ring: a cost that grows with lines x peer-group size. And (``--ring``) a mount
+or unmount under a shared mount whose peer group holds R + 1 mounts walks all R + 1 peers
+(``propagate_mnt()``, umount propagation) even with no slave namespace alive. prop_bench
+(calibration/bench/prop_bench.c, its CSV documented in calibration/bench/README.md) times all
+three; this module names its columns and summarises its rows (the p50/mean/min the program
+itself reports, rows with repeat ``all``).
 """
 
 from __future__ import annotations
@@ -36,24 +38,46 @@ PROP_DONE_METRIC = "ns"
 #: The program's defaults for the flags that multiply the number of runs.
 PROP_RUN_KEYS = (("--slaves", "0,10,50,100,200"), ("--mounts", "0,1000,5000"))
 PROP_STATS = ("p50_ns", "mean_ns", "min_ns")
+#: The ring phase's timed calls, in the order of one repeat (``--ring``): mount(MS_BIND) and
+#: umount2(0); mount(MS_BIND) and umount2(MNT_DETACH); open_tree(OPEN_TREE_CLONE),
+#: move_mount(), close() and umount2(MNT_DETACH).
+PROP_RING_OPS = (
+    "ring_bind",
+    "ring_umount",
+    "ring_bind2",
+    "ring_detach",
+    "ring_open_tree",
+    "ring_move_mount",
+    "ring_close",
+    "ring_detach2",
+)
 
 
 def prop_expected_runs(args: Sequence[str], repeats: int) -> int:
-    """Timed calls (rows of `PROP_DONE_METRIC`): 2 per repeat per K and per N."""
+    """Timed calls (rows of `PROP_DONE_METRIC`): 2 per repeat per K and per N, and one per
+    ring op per repeat per R (``--ring``; on a kernel without open_tree there are fewer)."""
 
     def value(flag: str, default: str) -> str:
         return args[args.index(flag) + 1] if flag in args else default
 
     lists = [len(value(flag, default).split(",")) for flag, default in PROP_RUN_KEYS]
-    return 2 * repeats * sum(lists)
+    rings = len(value("--ring", "").split(",")) if "--ring" in args else 0
+    return 2 * repeats * sum(lists) + len(PROP_RING_OPS) * repeats * rings
 
 
 def summarize_prop(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """Per K: bind mount and umount p50/mean/min and the propagation check; per (N, ns): the
-    read's p50/mean/min, read() calls, bytes and the mount lines (slave: master lines)."""
+    read's p50/mean/min, read() calls, bytes and the mount lines (slave: master lines); per R
+    (``ring``): the peer group's size, the scratch's children and each ring op's
+    p50/mean/min."""
     prop: dict[int, dict[str, float]] = defaultdict(dict)
     read: dict[tuple[int, int, str], dict[str, float]] = defaultdict(dict)
+    ring: dict[int, dict[str, float]] = defaultdict(dict)
     for r in rows:
+        if r["op"] == "ring" or r["op"] in PROP_RING_OPS:
+            if r["repeat"] == "all":
+                ring[int(r["mounts"])][f"{r['op']}_{r['metric']}"] = float(r["value"])
+            continue
         if r["op"] in ("bind_mount", "umount", "propagation"):
             if r["repeat"] == "all":
                 prop[int(r["slaves"])][f"{r['op']}_{r['metric']}"] = float(r["value"])
@@ -84,4 +108,15 @@ def summarize_prop(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         for stat in PROP_STATS:
             cfg[f"read_{stat}"] = g.get(f"read_mountinfo.{stat}")
         reads.append(cfg)
-    return {"slaves": slaves, "reads": reads}
+    rings = []
+    for n, g in sorted(ring.items()):
+        cfg = {
+            "ring": n,
+            "group_mounts": int(g.get("ring_group_mounts", 0)),
+            "children": int(g.get("ring_children", 0)),
+        }
+        for op in PROP_RING_OPS:
+            for stat in PROP_STATS:
+                cfg[f"{op}_{stat}"] = g.get(f"{op}_{stat}")
+        rings.append(cfg)
+    return {"slaves": slaves, "reads": reads, "ring": rings}

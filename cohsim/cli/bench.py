@@ -101,7 +101,9 @@ def _ns_args(a: argparse.Namespace) -> list[str]:
 
 
 def _prop_args(a: argparse.Namespace) -> list[str]:
-    return _flags(a, "--slaves", "--mounts", "--peers", "--repeats")
+    out = _flags(a, "--slaves", "--mounts", "--peers", "--repeats")
+    out += _flags(a, "--ring") if a.ring is not None else []
+    return out + (["--ring-apart"] if a.ring_apart else [])
 
 
 _ARGS = {
@@ -142,6 +144,21 @@ def _print_prop(summary: dict[str, Any]) -> None:
         print(
             f"{c['mounts']:>7}{c['peers']:>6}{c['ns']:>7}{c['lines']:>7}{c['reads']:>7}"
             f"{c['read_p50_ns'] / NS_PER_US:>13.1f}"
+        )
+    if summary["ring"]:
+        print(
+            f"{'ring':>6}{'group':>7}{'children':>9}{'bind_p50_us':>13}{'umount_p50_us':>15}"
+            f"{'detach_p50_us':>15}{'move_mount_p50_us':>19}"
+        )
+    for c in summary["ring"]:
+        cells = [c[f"{op}_p50_ns"] for op in ("ring_bind", "ring_umount", "ring_detach")]
+        cells.append(c["ring_move_mount_p50_ns"])
+        print(
+            f"{c['ring']:>6}{c['group_mounts']:>7}{c['children']:>9}"
+            + "".join(
+                f"{(v or 0) / NS_PER_US:>{w}.1f}"
+                for v, w in zip(cells, (13, 15, 15, 19), strict=True)
+            )
         )
 
 
@@ -426,7 +443,22 @@ def _add_prop(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pq.add_argument(
         "--peers", type=nonneg_int, default=0, help="peer namespaces alive during the reads"
     )
-    pq.add_argument("--repeats", type=positive_int, default=5, help="timed calls per K and per N")
+    _list_arg(
+        pq,
+        "--ring",
+        None,
+        "extra peers R of the shared scratch, comma-separated: time mounts and unmounts under"
+        " it with its peer group at R + 1 mounts and no slave namespace (default: none)",
+        low=0,
+    )
+    pq.add_argument(
+        "--ring-apart",
+        action="store_true",
+        help="with --ring: make the R peers under a private tmpfs, not children of the scratch",
+    )
+    pq.add_argument(
+        "--repeats", type=positive_int, default=5, help="timed calls per K, per N and per R"
+    )
     return pq
 
 

@@ -1,6 +1,7 @@
 """prop_bench: it builds, refuses bad input in one line, and (as root) times a bind mount
-propagated into K slave namespaces and mountinfo reads at N mounts, and leaves the mount table
-and the process table as it found them, interrupted or not."""
+propagated into K slave namespaces, mounts and unmounts under a shared mount with a peer ring of
+R + 1 mounts and mountinfo reads at N mounts, and leaves the mount table and the process table
+as it found them, interrupted or not."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
 from cohsim.bench import runner as bench
-from cohsim.bench.propbench import prop_expected_runs, summarize_prop
+from cohsim.bench.propbench import PROP_RING_OPS, prop_expected_runs, summarize_prop
 from cohsim.cli.app import main
 
 
@@ -51,6 +52,9 @@ def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -
         ["--mounts", "95000"],
         ["--mounts", "1,,2"],
         ["--peers", "65"],
+        ["--ring", "x"],
+        ["--ring", "95000"],
+        ["--ring-apart"],
         ["--repeats", "0"],
         ["--bogus"],
         ["extra"],
@@ -71,6 +75,8 @@ def test_refuses_non_root(exe: Path) -> None:
 def test_expected_runs_counts_every_timed_call() -> None:
     assert prop_expected_runs([], 5) == 2 * 5 * (5 + 3)
     assert prop_expected_runs(["--slaves", "0,3", "--mounts", "7"], 2) == 2 * 2 * 3
+    ring = ["--slaves", "0", "--mounts", "0", "--ring", "0,10,20"]
+    assert prop_expected_runs(ring, 2) == 2 * 2 * 2 + 8 * 2 * 3
 
 
 @needs_root
@@ -109,6 +115,44 @@ def test_propagates_into_slaves_reads_and_cleans_up(exe: Path, tmp_path: Path) -
 
 
 @needs_root
+@pytest.mark.parametrize("apart", [False, True])
+def test_ring_times_every_op_at_each_ring_size(exe: Path, tmp_path: Path, apart: bool) -> None:
+    before = mountinfo_lines()
+    args = ["--slaves", "0", "--mounts", "0", "--ring", "0,40", "--repeats", "2"]
+    res = run([exe, *args, *(["--ring-apart"] if apart else []), "--tmpdir", tmp_path])
+    assert res.returncode == 0, res.stderr
+    assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
+    assert children_of(os.getpid()) == []
+    rows = bench._parse_csv(res.stdout, "prop", "stdout")
+    timed = [(r["op"], r["mounts"], r["repeat"]) for r in rows if r["metric"] == "ns"]
+    timed = [t for t in timed if t[0].startswith("ring")]
+    # every op of the cycle, in order, for each R and repeat
+    assert timed == [(op, n, rep) for n in ("0", "40") for rep in "01" for op in PROP_RING_OPS]
+    [zero, forty] = summarize_prop(rows)["ring"]
+    # the scratch's peer group: itself and its R binds; they are its children unless apart
+    assert (zero["group_mounts"], forty["group_mounts"]) == (1, 41)
+    assert forty["children"] == (1 if apart else 40) and zero["children"] == (1 if apart else 0)
+    assert all(forty[f"{op}_p50_ns"] > 0 for op in PROP_RING_OPS)
+
+
+@needs_root
+def test_sigterm_during_the_ring_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    argv = [exe, "--slaves", "0", "--mounts", "0", "--ring", "3000", "--repeats", "100000"]
+
+    def ready(proc: subprocess.Popen[str]) -> bool:
+        try:
+            return len(Path(f"/proc/{proc.pid}/mountinfo").read_text().splitlines()) > 3000
+        except OSError:
+            return False
+
+    proc, rc, err = interrupt([*argv, "--tmpdir", tmp_path], ready, 0.2)
+    assert rc == 130, err
+    assert "interrupted; children reaped, all mounts undone" in err
+    assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
+
+
+@needs_root
 def test_sigterm_cleans_up(exe: Path, tmp_path: Path) -> None:
     before = mountinfo_lines()
     argv = [exe, "--slaves", "20", "--repeats", "100000", "--tmpdir", tmp_path]
@@ -137,7 +181,7 @@ def test_cli_prop_json_and_files(
     monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
     out_dir = tmp_path / "out"
     argv = ["bench", "prop", "--slaves", "0,3", "--mounts", "50", "--repeats", "1"]
-    rc = main([*argv, "--out", str(out_dir), "--no-progress", "--json"])
+    rc = main([*argv, "--ring", "0,20", "--out", str(out_dir), "--no-progress", "--json"])
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
@@ -146,6 +190,7 @@ def test_cli_prop_json_and_files(
         (50, "host"),
         (50, "slave"),
     ]
+    assert [(c["ring"], c["group_mounts"]) for c in doc["summary"]["ring"]] == [(0, 1), (20, 21)]
     assert sorted(p.name for p in out_dir.iterdir()) == ["prop_bench.csv", "prop_bench.json"]
     side = json.loads((out_dir / "prop_bench.json").read_text())
     assert side["bench"] == "prop" and side["csv"]["columns"] == list(bench.PROP_COLUMNS)
@@ -153,7 +198,13 @@ def test_cli_prop_json_and_files(
 
 
 def test_cli_prop_usage_errors_exit_2(tmp_path: Path) -> None:
-    for args in (["--slaves", "a"], ["--mounts", "-3"], ["--peers", "-1"], ["--repeats", "0"]):
+    for args in (
+        ["--slaves", "a"],
+        ["--mounts", "-3"],
+        ["--peers", "-1"],
+        ["--repeats", "0"],
+        ["--ring", "-1"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(["bench", "prop", *args, "--out", str(tmp_path)])
         assert exc.value.code == 2
