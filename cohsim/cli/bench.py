@@ -145,21 +145,14 @@ def _print_prop(summary: dict[str, Any]) -> None:
             f"{c['mounts']:>7}{c['peers']:>6}{c['ns']:>7}{c['lines']:>7}{c['reads']:>7}"
             f"{c['read_p50_ns'] / NS_PER_US:>13.1f}"
         )
+    cols = ("ring_bind", "ring_umount", "ring_detach", "ring_move_mount")
     if summary["ring"]:
         print(
-            f"{'ring':>6}{'group':>7}{'children':>9}{'bind_p50_us':>13}{'umount_p50_us':>15}"
-            f"{'detach_p50_us':>15}{'move_mount_p50_us':>19}"
+            f"{'ring':>6}{'group':>7}{'children':>9}" + "".join(f"{c[5:]:>13}_p50_us" for c in cols)
         )
     for c in summary["ring"]:
-        cells = [c[f"{op}_p50_ns"] for op in ("ring_bind", "ring_umount", "ring_detach")]
-        cells.append(c["ring_move_mount_p50_ns"])
-        print(
-            f"{c['ring']:>6}{c['group_mounts']:>7}{c['children']:>9}"
-            + "".join(
-                f"{(v or 0) / NS_PER_US:>{w}.1f}"
-                for v, w in zip(cells, (13, 15, 15, 19), strict=True)
-            )
-        )
+        cells = "".join(f"{(c[f'{op}_p50_ns'] or 0) / NS_PER_US:>20.1f}" for op in cols)
+        print(f"{c['ring']:>6}{c['group_mounts']:>7}{c['children']:>9}{cells}")
 
 
 def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
@@ -456,9 +449,7 @@ def _add_prop(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         action="store_true",
         help="with --ring: make the R peers under a private tmpfs, not children of the scratch",
     )
-    pq.add_argument(
-        "--repeats", type=positive_int, default=5, help="timed calls per K, per N and per R"
-    )
+    pq.add_argument("--repeats", type=positive_int, default=5, help="timed calls per K, N and R")
     return pq
 
 
