@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, positive_float, positive_int
+from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
@@ -35,13 +35,7 @@ def _print(p: Prediction) -> None:
         f"p99 {m['p99'].value:.4f}, max {m['max'].value:.4f} "
         f"[{m['max'].low:.4f}, {m['max'].high:.4f}]"
     )
-    if p.misfit_sd:
-        print(
-            f"  intervals: replicates' range, widened by the model's misfit on the fitted host "
-            f"(log sd {p.misfit_sd:.3f}, {MISFIT_LEVEL:.0%} of it)"
-        )
-    else:
-        print("  intervals: replicates' range (no kernel fit: the model's misfit is not in them)")
+    _print_interval(p)
     print(
         f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
         f"[{p.failures.low:g}, {p.failures.high:g}]"
@@ -55,6 +49,59 @@ def _print(p: Prediction) -> None:
         )
     print(f"  calibration: {p.calibration}")
     print(f"  kernel: {p.kernel}; answered by: " + "; ".join(p.level))
+    _print_breakdown(p)
+    if p.sensitivity:
+        _print_sensitivity(p)
+
+
+def _print_interval(p: Prediction) -> None:
+    """What the intervals are: the method, the misfit, the priors drawn and pinned."""
+    print(f"  intervals: {p.interval.get('method', 'range of the replicates')}")
+    if p.misfit_sd:
+        print(
+            f"    widened by the model's misfit on the fitted host "
+            f"(log sd {p.misfit_sd:.3f}, {MISFIT_LEVEL:.0%} of it)"
+        )
+    else:
+        print("    no kernel fit: the model's misfit is not in them")
+    drawn, pinned = p.priors.get("drawn", []), p.priors.get("pinned", {})
+    print(
+        f"    unknowns drawn from their priors: {len(drawn)}"
+        + (f" ({', '.join(drawn)})" if drawn else " (priors pinned: the simulation's noise only)")
+    )
+    for key, pin in pinned.items():
+        print(f"    pinned: {key} = {pin['value']:g} ({pin['by']})")
+
+
+def _print_breakdown(p: Prediction) -> None:
+    """The nominal replicate's launch by mechanism, mean and slowest container (ms)."""
+    b = p.breakdown
+    if b is None:
+        return
+    print("  launch breakdown (ms, nominal replicate):   mean   slowest")
+    for c, v in b.mean_s.items():
+        if v or b.slowest_s[c]:
+            print(f"    {c.replace('_', ' '):<36s} {v * 1e3:9.3f} {b.slowest_s[c] * 1e3:9.3f}")
+    print(f"    {'base (fixed, not simulated)':<36s} {b.base_s * 1e3:9.3f} {b.base_s * 1e3:9.3f}")
+
+
+def _print_sensitivity(p: Prediction) -> None:
+    """The unknowns ranked by how far apart the launch p99s at their two ends are."""
+    print(
+        "  unknowns ranked by their effect on the launch p99 (s): each prior at its low and "
+        "high end, the others nominal, replicate 0's seed"
+    )
+    print(
+        f"    (another seed alone moves it {p.sensitivity_noise_s:.3f} s: smaller swings are noise)"
+    )
+    print(f"    {'#':>2s}  {'prior':<36s} {'low .. high':>20s} {'at low':>8s} {'at high':>8s} "
+          f"{'swing':>7s}  to pin it")  # fmt: skip
+    for i, r in enumerate(p.sensitivity, 1):
+        rng = f"{r.prior.low:g} .. {r.prior.high:g}"
+        print(
+            f"    {i:>2d}  {r.prior.key:<36s} {rng:>20s} {r.launch_p99_low_s:8.3f} "
+            f"{r.launch_p99_high_s:8.3f} {r.swing_s:7.3f}  {r.prior.measure}"
+        )
 
 
 def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
@@ -63,6 +110,11 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
         from cohsim.plots.save import save_figure
 
         save_figure(launch_figure(p), args.plot)
+    if args.explain_plot:
+        from cohsim.plots.explain import explain_figure
+        from cohsim.plots.save import save_figure
+
+        save_figure(explain_figure(p), args.explain_plot)
     if args.json:
         doc: dict[str, Any] = p.to_dict()
         doc["provenance"] = provenance.stamp(
@@ -71,8 +123,9 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
         print(provenance.dumps(doc), end="")
     else:
         _print(p)
-        if args.plot:
-            print(f"  plots: {args.plot}")
+        for f in (args.plot, args.explain_plot):
+            if f:
+                print(f"  plots: {f}")
     return 0
 
 
@@ -85,6 +138,8 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         handoff_model=args.handoff,
         background=not args.no_background,
         record=bool(args.plot),
+        priors=not args.no_priors,
+        explain=bool(args.explain or args.explain_plot),
     )
 
 
@@ -96,6 +151,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
     check_plot(args.plot)
+    check_plot(args.explain_plot)
     p = predict(
         arch=args.arch,
         instance=args.instance,
@@ -106,6 +162,7 @@ def _predict(args: argparse.Namespace) -> int:
         sockets=args.sockets,
         kernel=args.kernel,
         calibration=args.calibration,
+        node_mounts=args.node_mounts,
         options=_run_options(args),
     )
     return _emit(p, args, _fit_input(args))
@@ -113,6 +170,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     check_plot(args.plot)
+    check_plot(args.explain_plot)
     p = replay(
         args.trace,
         arch=args.arch,
@@ -124,6 +182,7 @@ def _replay(args: argparse.Namespace) -> int:
         sockets=args.sockets,
         kernel=args.kernel,
         calibration=args.calibration,
+        node_mounts=args.node_mounts,
         options=_run_options(args),
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])
@@ -136,6 +195,35 @@ _DEFAULTS = RunOptions()
 def _choice(p: argparse.ArgumentParser, flag: str, choices: Sequence[str], help: str) -> None:
     """A flag taking one of `choices`, the first by default (and the help says so)."""
     p.add_argument(flag, choices=choices, default=choices[0], help=f"{help} (default {choices[0]})")
+
+
+def _unknowns(p: argparse.ArgumentParser) -> None:
+    """The flags about the kernel model's priors: pin one, pin all, rank them."""
+    p.add_argument(
+        "--node-mounts",
+        type=nonneg_int,
+        metavar="N",
+        help="mounts on the node before the burst (wc -l /proc/self/mountinfo), if known: "
+        "pins that prior (default: drawn from its range)",
+    )
+    p.add_argument(
+        "--no-priors",
+        action="store_true",
+        help="keep every prior of the kernel model at its nominal value (the interval then "
+        "covers the fit and the simulation's noise only)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="rank the unknowns: each prior at its low and high end, 2 more simulations "
+        "each, by how much it moves the launch p99, with the measurement that would pin it",
+    )
+    p.add_argument(
+        "--explain-plot",
+        metavar="FILE",
+        help="with the ranking (implies --explain): the launch breakdown and a tornado chart "
+        "of the unknowns (PNG/SVG/PDF)",
+    )
 
 
 def _common(
@@ -177,10 +265,12 @@ def _common(
         "--replicates",
         type=positive_int,
         default=_DEFAULTS.replicates,
-        help="simulations: the first with the fitted parameters, the others with parameters "
-        "drawn from the fit's covariance and their own seeds; the interval is their range "
-        "(default %(default)s: one round on a 2-CPU machine; more samples the fit better)",
+        help="simulations: the first with the nominal (fitted) parameters, the others with "
+        "parameters drawn from the fit's covariance and the kernel model's priors, and their "
+        "own seeds; from 3 on, the interval is a 90%% prediction interval from the draws, "
+        "narrower the more there are (default %(default)s: two rounds on a 2-CPU machine)",
     )
+    _unknowns(p)
     add_seed(p, _DEFAULTS.seed)
     p.add_argument(
         "--no-background",

@@ -35,20 +35,23 @@ def predict(
     kernel: str | None = None,
     calibration: str | None = None,
     catalog: Catalog | None = None,
+    node_mounts: int | None = None,
     options: RunOptions | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """How long `containers` containers of an L-layer image take to start, launched at once.
 
-    `options` says how the replicates run (default `RunOptions()`); keywords naming its fields
-    (seed, replicates, deadline_s, handoff_model, background, record, jobs) replace them."""
+    `node_mounts`: the mounts on the node before the burst, if known (it pins that prior of
+    the kernel model; by default it is drawn from its range). `options` says how the
+    replicates run (default `RunOptions()`); keywords naming its fields (seed, replicates,
+    deadline_s, handoff_model, background, record, jobs, priors, explain) replace them."""
     opts = resolve_options(options, run)
     if strategy not in STRATEGIES:
         raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
     trace = burst_workload(strategy, containers, layers, seed=opts.seed)
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog)
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
     workload = {"strategy": strategy, "arrival": "all at once"}
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
@@ -66,11 +69,13 @@ def replay(
     format: str = "auto",
     lenient: bool = False,
     layers: int | None = None,
+    node_mounts: int | None = None,
     options: RunOptions | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """A real strace/perf trace replayed on a machine model: every traced thread issues its
-    syscalls, with its own think times. `options` and `run` as for `predict`."""
+    syscalls, with its own think times. `node_mounts`, `options` and `run` as for
+    `predict`."""
     opts = resolve_options(options, run)
     trace = parse_trace(path, format=format, lenient=lenient)
     if not trace.threads:
@@ -81,8 +86,17 @@ def replay(
         "unknown_skipped": trace.unknown_skipped,
         "malformed_skipped": trace.malformed_skipped,
     }
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog)
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
+
+
+def _pins(node_mounts: int | None) -> dict[str, float]:
+    """The priors the caller's arguments pin: the node's mount table, if given."""
+    if node_mounts is None:
+        return {}
+    if isinstance(node_mounts, bool) or not isinstance(node_mounts, int) or node_mounts < 0:
+        raise CohsimError(f"node_mounts must be a non-negative integer, not {node_mounts!r}")
+    return {"background.node_mounts": float(node_mounts)}
 
 
 def burst_workload(strategy: str, containers: int, layers: int, *, seed: int = 0) -> Trace:

@@ -30,12 +30,14 @@ class RunOptions:
     """How the replicates of one prediction run; every default is written here."""
 
     seed: int = 0  #: the one seed: replicate i runs with child seed i of it
-    replicates: int = 2  #: simulations; the interval is their range
+    replicates: int = 4  #: simulations: 1 nominal + 3 draws, the fewest for a 90 % interval
     deadline_s: float = 30.0  #: containers slower than this count as failures
     handoff_model: str = "des"  #: level 2's model pricing line transfers: "des" or "markov"
     background: bool = True  #: simulate systemd, probes and background path walkers
     record: bool = False  #: keep replicate 0's lock ownership and mount table (for plots)
     jobs: int | None = None  #: worker processes; None: the CPUs this process may use
+    priors: bool = True  #: draw the kernel model's priors in the replicates after the first
+    explain: bool = False  #: rank the unknowns: each prior at its low and high end (2 runs each)
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -55,6 +57,8 @@ class RunOverrides(TypedDict, total=False):
     background: bool
     record: bool
     jobs: int | None
+    priors: bool
+    explain: bool
 
 
 def resolve_options(options: RunOptions | None, overrides: RunOverrides) -> RunOptions:

@@ -1,10 +1,15 @@
 """Running the replicates: one workload simulated several times on one machine, summarised.
 
-Replicate i runs with child seed i of the one seed; replicate 0 uses the fitted kernel
-parameters, replicate i > 0 a parameter set drawn from the calibration's covariance when
-draws are given. Level 2 is asked for every line cost first, so that every replicate gets
-the same complete table; then the replicates run, in worker processes when there are CPUs
-for them. Each replicate's result is a small picklable `_Run`; the result does not depend on
+Replicate i runs with child seed i of the one seed; replicate 0 uses the nominal kernel
+parameters (the fitted ones where a calibration applies), replicate i > 0 a parameter set drawn
+from the calibration's covariance when draws are given, with every unpinned prior of the kernel
+model drawn too (cohsim.predict.priors). Replicate 0 also records every call, for the launch
+breakdown (cohsim.predict.breakdown). With `explain`, each unpinned prior then runs at its low
+and at its high end with replicate 0's seed, for the sensitivity ranking.
+
+Level 2 is asked for every line cost first, so that every replicate gets the same complete
+table; then the replicates (and the sensitivity runs) run, in worker processes when there are
+CPUs for them. Each run's result is a small picklable `_Run`; the result does not depend on
 how many workers ran them.
 """
 
@@ -12,20 +17,24 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
 import numpy as np
+from tqdm import tqdm
 
-from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.costs import KernelParams, Prior
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, ThreadResult
 from cohsim.machine.model import Machine
-from cohsim.predict.intervals import summarise, widen
+from cohsim.predict.breakdown import Breakdown, Call, launch_breakdown
+from cohsim.predict.intervals import Interval, method, summarise, widen
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
+from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
@@ -44,6 +53,7 @@ class _Task:
     background: bool
     record: bool
     deadline_s: float
+    breakdown: bool = False  #: record every call and return the launch breakdown
 
 
 @dataclass(frozen=True)
@@ -57,11 +67,13 @@ class _Run:
     locks: dict[str, Any]
     peak_mounts: int
     record: LaunchRecord | None
+    breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
 
 
 def _one(task: _Task) -> _Run:
     """Simulate one replicate."""
     kernel = task.kernel
+    calls: list[Call] | None = [] if task.breakdown else None
     sim = LaunchSim(
         task.machine,
         kernel,
@@ -71,6 +83,7 @@ def _one(task: _Task) -> _Run:
         layers=task.layers,
         background=task.background,
         record=task.record,
+        calls=calls,
     )
     res: list[ThreadResult] = sim.run()
     launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / NS_PER_S for r in res])
@@ -90,6 +103,7 @@ def _one(task: _Task) -> _Run:
         locks,
         sim.peak_mounts,
         sim.record,
+        launch_breakdown(res, calls, kernel) if calls is not None else None,
     )
 
 
@@ -102,7 +116,7 @@ def _tasks(
     options: RunOptions,
 ) -> list[_Task]:
     """One task per replicate: replicate i gets `kernels[i]` and child seed i of the seed;
-    only replicate 0 keeps a record."""
+    only replicate 0 keeps a record and the calls for the breakdown."""
     children = np.random.SeedSequence(options.seed).spawn(options.replicates)
     return [
         _Task(
@@ -115,23 +129,109 @@ def _tasks(
             background=options.background,
             record=options.record and i == 0,
             deadline_s=options.deadline_s,
+            breakdown=i == 0,
         )
         for i, c in enumerate(children)
     ]
 
 
-def _run_all(tasks: list[_Task], costs: LineCosts, jobs: int | None) -> list[_Run]:
-    """Fill `costs` (which every task holds), then run the tasks, in up to `jobs` workers."""
+def _kernels(
+    kernel: KernelParams,
+    samples: Sequence[KernelParams],
+    priors: Sequence[Prior],
+    options: RunOptions,
+) -> list[KernelParams]:
+    """Each replicate's kernel: replicate 0 `kernel`; replicate i > 0 the calibration's
+    sample (i - 1) mod n where there are samples, with its draw of every prior in `priors`."""
+    values = draws(priors, options.seed, options.replicates)
+    base = [kernel] + [
+        samples[(i - 1) % len(samples)] if samples else kernel for i in range(1, options.replicates)
+    ]
+    return [k.with_values(**v) if v else k for k, v in zip(base, values, strict=True)]
+
+
+def _sensitivity_tasks(first: _Task, priors: Sequence[Prior], seed: int) -> list[_Task]:
+    """Replicate 0 again with each prior at its low end, then at its high end (the others
+    nominal, the same seed); last, replicate 0 with the next child seed of `seed` (the
+    simulation's own noise, to compare the swings with). None without priors."""
+    if not priors:
+        return []
+    other = int(np.random.SeedSequence(seed).spawn(2)[1].generate_state(1)[0])
+    return [
+        *(
+            replace(first, kernel=first.kernel.with_values(**{p.attr: end}), record=False,
+                    breakdown=False)
+            for p in priors
+            for end in (p.low, p.high)
+        ),
+        replace(first, seed=other, record=False, breakdown=False),
+    ]  # fmt: skip
+
+
+def _p99(x: np.ndarray) -> float:
+    return float(np.percentile(x, 99))
+
+
+def _sensitivity(
+    priors: Sequence[Prior], kernel: KernelParams, runs: Sequence[_Run]
+) -> tuple[Sensitivity, ...]:
+    """The ranking from `_sensitivity_tasks`' runs (low, high per prior, in order; the last,
+    the noise run, is not used here)."""
+    rows = [
+        Sensitivity(
+            p, kernel.value(p.attr), _p99(lo.launch_s), _p99(hi.launch_s), _p99(lo.mount_s),
+            _p99(hi.mount_s),
+        )
+        for p, lo, hi in zip(priors, runs[0:-1:2], runs[1::2], strict=True)
+    ]  # fmt: skip
+    return rank(rows)
+
+
+def _run_all(
+    tasks: list[_Task], costs: LineCosts, jobs: int | None, progress: bool = False
+) -> list[_Run]:
+    """Fill `costs` (which every task holds), then run the tasks, in up to `jobs` workers;
+    with `progress`, a progress bar on stderr (where it is a terminal)."""
     # Level 2 is asked everything first (its runs spread over the workers too), so that every
     # replicate gets the same complete table.
     workers = min(len(tasks), jobs if jobs is not None else len(os.sched_getaffinity(0)))
+
+    def shown(runs: Iterable[_Run]) -> list[_Run]:
+        if not progress:
+            return list(runs)
+        return list(tqdm(runs, total=len(tasks), desc="simulations", file=sys.stderr, disable=None))
+
     if workers > 1:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             costs.prefill(pool.map)
-            return list(pool.map(_one, tasks))
+            return shown(pool.map(_one, tasks))
     costs.prefill()
-    return [_one(t) for t in tasks]
+    return shown(_one(t) for t in tasks)
+
+
+def _summary(
+    runs: Sequence[_Run], misfit_sd: float, base_s: float
+) -> tuple[dict[str, Interval], dict[str, Interval], dict[str, Interval]]:
+    """The launch and mount-phase statistics and the other values, with their intervals (the
+    launch's above its fixed base `base_s`)."""
+    values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
+    launch_s, extra = summarise([r.launch_s for r in runs], values, base_s)
+    mount_s, _ = summarise([r.mount_s for r in runs], values)
+    if misfit_sd:
+        launch_s, mount_s = widen(launch_s, mount_s, misfit_sd)
+    return launch_s, mount_s, extra
+
+
+def _priors_report(
+    kernel: KernelParams, drawn: Sequence[Prior], pins: Mapping[str, float], measured: Sequence[str]
+) -> dict[str, Any]:
+    """Which priors the replicates drew, and which were pinned (value, by whom)."""
+    pinned: dict[str, Any] = {k: {"value": v, "by": "user"} for k, v in pins.items()}
+    for p in kernel.priors:
+        if p.key in measured and p.key not in pins:
+            pinned[p.key] = {"value": kernel.value(p.attr), "by": "calibration (measured here)"}
+    return {"drawn": [p.key for p in drawn], "pinned": pinned}
 
 
 def run_workload(
@@ -146,29 +246,35 @@ def run_workload(
     calibration: str = "none (catalog and kernel defaults)",
     kernel_samples: Sequence[KernelParams] = (),
     misfit_sd: float = 0.0,
+    pins: Mapping[str, float] | None = None,
+    measured: Sequence[str] = (),
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """Simulate `trace` on `machine` `options.replicates` times and summarise.
 
     `options` (or its fields as keywords) says how (`RunOptions`). Replicate i > 0 uses
-    `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given, so
-    the interval carries parameter uncertainty as well as the simulation's own variation;
-    `misfit_sd` (a calibration's `misfit_sd`) then widens them (`intervals.widen`).
-    `machine_note`, `workload` and `calibration` are reported as they are.
+    `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given,
+    with its own draw of the kernel model's priors (unless `options.priors` is off), so the
+    interval carries parameter uncertainty as well as the simulation's own variation;
+    `misfit_sd` (a calibration's `misfit_sd`) then widens them (`intervals.widen`). `pins`
+    sets priors to a user's values ("background.node_mounts": 2204) and `measured` names the
+    priors the calibration measured on this host: neither is drawn. `machine_note`,
+    `workload` and `calibration` are reported as they are.
     """
     opts = resolve_options(options, run)
+    pins = dict(pins or {})
+    kernel = pin(kernel, pins)
+    samples = [pin(k, pins) for k in kernel_samples]
+    drawn = unknowns(kernel, [*pins, *measured]) if opts.priors else ()
     costs = LineCosts(machine, model=opts.handoff_model, seed=opts.seed)
-    kernels = [kernel] + [
-        kernel_samples[(i - 1) % len(kernel_samples)] if kernel_samples else kernel
-        for i in range(1, opts.replicates)
-    ]
-    runs = _run_all(_tasks(machine, trace, kernels, costs, layers, opts), costs, opts.jobs)
-    per = [r.launch_s for r in runs]
-    values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
-    launch_s, extra = summarise(per, values)
-    mount_s, _ = summarise([r.mount_s for r in runs], values)
-    if misfit_sd:
-        launch_s, mount_s = widen(launch_s, mount_s, misfit_sd)
+    tasks = _tasks(machine, trace, _kernels(kernel, samples, drawn, opts), costs, layers, opts)
+    ranked = unknowns(kernel, [*pins, *measured]) if opts.explain else ()
+    more = _sensitivity_tasks(tasks[0], ranked, opts.seed)
+    done = _run_all(tasks + more, costs, opts.jobs, progress=bool(more))
+    runs = done[: len(tasks)]
+    sens = _sensitivity(ranked, kernel, done[len(tasks) :])
+    noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
+    launch_s, mount_s, extra = _summary(runs, misfit_sd, kernel.base_launch_ns / NS_PER_S)
     return Prediction(
         machine=machine.name,
         machine_note=machine_note,
@@ -194,7 +300,12 @@ def run_workload(
         seed=opts.seed,
         kernel=kernel.name,
         handoff_table=costs.table(),
-        per_container_s=tuple(float(x) for x in per[0]),
+        per_container_s=tuple(float(x) for x in runs[0].launch_s),
         record=runs[0].record,
         misfit_sd=misfit_sd,
+        breakdown=runs[0].breakdown,
+        interval=method(opts.replicates),
+        priors=_priors_report(kernel, drawn, pins, measured),
+        sensitivity=sens,
+        sensitivity_noise_s=noise,
     )

@@ -3,8 +3,12 @@
 Launch latency per container (first syscall to the last, plus the kernel's fixed base launch
 cost) and the mount phase alone (first mount syscall to the last), each as p50/p95/p99/max
 with an interval (`cohsim.predict.intervals`); failures past the deadline; lock wait and hold
-per lock; the mount-table peak; the calibration used and the levels that answered; and
-provenance (version, seed). Same inputs and seed give the same document, byte for byte.
+per lock; the mount-table peak; the calibration used and the levels that answered; the launch
+breakdown by mechanism (`cohsim.predict.breakdown`), what the intervals are, which priors were
+drawn and which pinned, and with `explain` the priors ranked by their effect on the launch p99
+(`cohsim.predict.priors`); and provenance (version, seed). Same inputs and seed give the same
+document, byte for byte. The breakdown, interval, priors and sensitivity keys were added
+without a schema change (additive).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import Any
 
 from cohsim import __version__
 from cohsim.kernel.records import LaunchRecord
+from cohsim.predict.breakdown import Breakdown
 from cohsim.predict.intervals import MISFIT_LEVEL, Interval
+from cohsim.predict.priors import Sensitivity
 
 SCHEMA = 1
 
@@ -48,6 +54,16 @@ class Prediction:
     #: the model's misfit on the fitted host (log sd of the worker time per sequence), which
     #: widened the intervals; 0 without a kernel fit
     misfit_sd: float = 0.0
+    #: where the nominal replicate's launch time went, by mechanism (cohsim.predict.breakdown)
+    breakdown: Breakdown | None = None
+    #: what the latency intervals are (cohsim.predict.intervals.method)
+    interval: dict[str, Any] = field(default_factory=dict)
+    #: the kernel model's priors: which were drawn in the replicates, which pinned and by whom
+    priors: dict[str, Any] = field(default_factory=dict)
+    #: with `explain`: each drawn prior's effect on the launch p99, largest first
+    sensitivity: tuple[Sensitivity, ...] = ()
+    #: the nominal launch p99's change with another seed alone: swings below it are noise
+    sensitivity_noise_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,5 +93,10 @@ class Prediction:
                 "level": MISFIT_LEVEL,
                 "widens": "mount_s intervals (lognormal factor); launch_s by the same amount",
             },
+            "interval": self.interval,
+            "breakdown": self.breakdown.to_dict() if self.breakdown else None,
+            "priors": self.priors,
+            "sensitivity": [r.to_dict() for r in self.sensitivity],
+            "sensitivity_noise_s": round(self.sensitivity_noise_s, 6),
             "provenance": {"cohsim_version": __version__, "seed": self.seed},
         }

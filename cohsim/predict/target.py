@@ -8,11 +8,16 @@ Calibration: by default the committed fit that describes the machine (`calibrate
 is used for what it applies to — a kernel fit to every instance, a lock fit only to the
 instances it names; `calibration="none"` uses the catalog and kernel files as they are. A
 kernel fit also gives parameter draws from its covariance (for the replicates after the
-first) and the model's misfit on the fitted host (which widens the intervals).
+first) and the model's misfit on the fitted host (which widens the intervals). Where a fit's
+lock part applies (its own host), the wake-up latency it measured pins that prior.
+
+Pins: a user's values for some of the kernel model's priors (`--node-mounts`), which are then
+not drawn (cohsim.predict.priors).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,20 +32,36 @@ from cohsim.predict.results import Prediction
 from cohsim.workload.trace import Trace
 
 
-def resolve_calibration(
+@dataclass(frozen=True)
+class Fitted:
+    """A target with its calibration applied (`apply_calibration`)."""
+
+    machine: Machine
+    kernel: KernelParams
+    draws: list[KernelParams]  #: parameter sets from the fit's covariance
+    note: str  #: what was used
+    misfit_sd: float  #: the model's misfit on the fitted host (0 without a kernel fit)
+    measured: tuple[str, ...] = ()  #: priors the fit measured on this host (not drawn)
+
+
+#: the priors a fit's part measures where it applies: the lock part's host terms
+#: (wake_bench's wake-up latency; `Calibration.host_kernel`)
+MEASURED_BY_LOCK_FIT = ("cpu.wake_ns",)
+
+
+def apply_calibration(
     spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
-) -> tuple[Machine, KernelParams, list[KernelParams], str, float]:
-    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path. Returns
-    the machine, the kernel, parameter draws, a note saying what was used, and the model's
-    misfit on the fitted host where a kernel fit applies (0 otherwise)."""
+) -> Fitted:
+    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path."""
     if spec == "none":
-        return machine, kernel, [], "none (catalog and kernel files as they are)", 0.0
+        return Fitted(machine, kernel, [], "none (catalog and kernel files as they are)", 0.0)
     cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
     if cal is None:
-        return machine, kernel, [], "none (no committed fit describes this machine)", 0.0
+        return Fitted(machine, kernel, [], "none (no committed fit describes this machine)", 0.0)
     applies = cal.applies_to()
     used, notes = [], []
     fitted_kernel, draws, misfit = kernel, [], 0.0
+    measured: tuple[str, ...] = ()
     if "kernel" in applies:
         fitted_kernel = cal.kernel_params(kernel)
         if samples:
@@ -55,13 +76,23 @@ def resolve_calibration(
         fitted_kernel = cal.host_kernel(fitted_kernel)
         draws = [cal.host_kernel(d) for d in draws]
         used.append("lock")
+        measured = MEASURED_BY_LOCK_FIT
     if not used:
-        return machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)", 0.0
+        return Fitted(machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)", 0.0)
     source = spec if spec is not None else f"committed fit of {cal.instance_}"
     note = f"{source}: {' and '.join(used)} parameters"
     if notes and notes[0]:
         note += f" (caveat: {notes[0]})"
-    return machine, fitted_kernel, draws, note, misfit
+    return Fitted(machine, fitted_kernel, draws, note, misfit, measured)
+
+
+def resolve_calibration(
+    spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
+) -> tuple[Machine, KernelParams, list[KernelParams], str, float]:
+    """`apply_calibration` as a tuple: the machine, the kernel, parameter draws, a note saying
+    what was used, and the model's misfit on the fitted host where a kernel fit applies."""
+    f = apply_calibration(spec, machine, kernel, samples, seed)
+    return f.machine, f.kernel, f.draws, f.note, f.misfit_sd
 
 
 def resolve_machine(
@@ -97,6 +128,8 @@ class Target:
     kernel: str | None
     calibration: str | None
     catalog: Catalog | None
+    #: priors set to the user's values ("background.node_mounts": 2204): not drawn
+    pins: Mapping[str, float] | None = None
 
     def simulate(
         self,
@@ -114,7 +147,7 @@ class Target:
             smt=self.smt,
             sockets=self.sockets,
         )
-        machine, kparams, draws, cal_note, misfit = resolve_calibration(
+        fit = apply_calibration(
             self.calibration,
             machine,
             load_kernel(self.kernel),
@@ -122,14 +155,16 @@ class Target:
             options.seed,
         )
         return run_workload(
-            machine,
+            fit.machine,
             trace,
-            kernel=kparams,
+            kernel=fit.kernel,
             options=options,
             layers=layers,
-            kernel_samples=draws,
-            calibration=cal_note,
-            misfit_sd=misfit,
+            kernel_samples=fit.draws,
+            calibration=fit.note,
+            misfit_sd=fit.misfit_sd,
             machine_note=note,
             workload=workload,
+            pins=self.pins,
+            measured=fit.measured,
         )

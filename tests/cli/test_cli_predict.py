@@ -94,3 +94,34 @@ def test_calibration_choice_is_reported(capsys, tmp_path):
     bad.write_text("{not json")
     code, out, err = run(capsys, "predict", "--arch", "mesh", *FAST, "--calibration", str(bad))
     assert code == 1 and str(bad) in err and "invalid JSON" in err
+
+
+def test_explain_ranks_the_unknowns_and_plots_them(capsys, tmp_path):
+    png = tmp_path / "explain.png"
+    argv = ["predict", "--arch", "chiplet", "--containers", "6", "--layers", "2"]
+    code, out, _ = run(capsys, *argv, "--replicates", "2", "--explain-plot", str(png))
+    assert code == 0 and png.read_bytes().startswith(b"\x89PNG")
+    assert "launch breakdown (ms, nominal replicate)" in out and "base (fixed" in out
+    assert "unknowns ranked by their effect on the launch p99" in out
+    ranked = out.split("to pin it\n")[1].splitlines()
+    assert ranked[0].split()[0] == "1" and "launch.runtime_cpu_ns" in out
+    code, out, _ = run(capsys, *argv, "--replicates", "2", "--explain", "--json")
+    doc = json.loads(out)
+    assert doc["sensitivity"][0]["swing_s"] >= doc["sensitivity"][-1]["swing_s"]
+    assert doc["breakdown"]["base_s"] > 0 and doc["interval"]["level"] is None
+
+
+def test_node_mounts_pins_its_prior(capsys):
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--node-mounts", "2204")
+    assert code == 0 and "pinned: background.node_mounts = 2204 (user)" in out
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--no-priors", "--json")
+    assert json.loads(out)["priors"]["drawn"] == []
+    with pytest.raises(SystemExit) as e:
+        main(["predict", "--arch", "mesh", "--node-mounts", "-1"])
+    assert e.value.code == 2
+
+
+def test_a_bad_explain_plot_is_one_line_and_no_file(capsys, tmp_path):
+    bad = tmp_path / "explain.gif"
+    code, out, err = run(capsys, "predict", "--arch", "mesh", *FAST, "--explain-plot", str(bad))
+    assert code == 1 and out == "" and err.count("\n") == 1 and not bad.exists()

@@ -1,4 +1,5 @@
-"""Uncertainty: medians over replicates with their range, widened by a fit's misfit."""
+"""Uncertainty: medians over replicates with a 90 % interval from the drawn ones (their range
+when there are too few), widened by a fit's misfit."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import statistics
 
 import numpy as np
 import pytest
+from scipy.special import stdtrit
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import (
@@ -17,18 +19,44 @@ from cohsim.predict import (
     resolve_machine,
     run_workload,
 )
-from cohsim.predict.intervals import Interval, summarise, widen
+from cohsim.predict.intervals import Interval, interval, method, summarise, widen
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
 
-def test_summary_is_the_median_with_the_range():
-    per = [np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0]), np.array([3.0, 3.0, 3.0])]
-    values = [{"failures": 0.0}, {"failures": 2.0}, {"failures": 1.0}]
+def test_with_one_draw_the_summary_is_the_median_with_the_range():
+    per = [np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0])]
+    values = [{"failures": 0.0}, {"failures": 2.0}]
     launch, extra = summarise(per, values)
-    assert launch["max"] == Interval(3.0, 3.0, 6.0, "s")
-    assert launch["p50"] == Interval(3.0, 2.0, 4.0, "s")
+    assert launch["max"] == Interval(4.5, 3.0, 6.0, "s")
     assert extra["failures"] == Interval(1.0, 0.0, 2.0, "containers")
+    assert method(2)["level"] is None and "range of 2 replicates" in method(2)["method"]
+
+
+def test_with_draws_the_interval_is_a_lognormal_prediction_interval():
+    """From 2 drawn replicates on: exp(mean +- t(n-1) sd sqrt(1 + 1/n)) of the drawn values'
+    logarithms (replicate 0, the nominal one, is not a draw), stretched to hold them all."""
+    xs = [1.0, 0.9, 1.1, 1.3]
+    got = interval(xs, "s")
+    ys = np.log(xs[1:])
+    t = stdtrit(2, 0.95)
+    half = t * ys.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    assert got.value == pytest.approx(np.median(xs))
+    assert got.low == pytest.approx(math.exp(ys.mean() - half))
+    assert got.high == pytest.approx(math.exp(ys.mean() + half))
+    assert method(4)["level"] == 0.9 and "3 drawn replicates" in method(4)["method"]
+    # more draws of the same spread: a narrower interval (t shrinks), never narrower than them
+    many = interval([1.0, 0.9, 1.1, 1.3] * 4, "s")
+    assert many.high - many.low < got.high - got.low
+    assert many.low <= 0.9 and many.high >= 1.3
+    # a constant every replicate adds (a launch's base) is taken off, and the bound keeps it
+    shifted = interval([x + 0.5 for x in xs], "s", offset=0.5)
+    assert shifted.low == pytest.approx(got.low + 0.5) and shifted.high == pytest.approx(
+        got.high + 0.5
+    )
+    # a zero (no mount phase) keeps a linear interval, never below 0
+    flat = interval([0.0, 0.0, 1.0, 2.0], "s")
+    assert flat.low == 0.0 and flat.high > 2.0
 
 
 def test_widening_without_misfit_changes_nothing():

@@ -14,8 +14,9 @@ from cohsim.predict.options import check_seed, resolve_options
 
 def test_defaults():
     o = RunOptions()
-    assert (o.seed, o.replicates, o.deadline_s, o.handoff_model) == (0, 2, 30.0, "des")
+    assert (o.seed, o.replicates, o.deadline_s, o.handoff_model) == (0, 4, 30.0, "des")
     assert o.background and not o.record and o.jobs is None
+    assert o.priors and not o.explain
 
 
 def test_the_keywords_are_the_fields():

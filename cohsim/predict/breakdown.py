@@ -1,0 +1,161 @@
+"""Where a container's launch time goes, by mechanism: the launch breakdown of a prediction.
+
+A launch simulation (cohsim.kernel.launch) records every syscall as (thread, op, start ns, end
+ns), the waits inside it included, and per thread the time it waited for a lock, for grace
+periods and for a CPU (`ThreadResult`). A thread's time from its arrival to its runtime's end
+is its first wait for a CPU, its calls, the think time between them, and its runtime's CPU
+work; the breakdown splits it into:
+
+- `namespace`: the runtime's own namespace set-up (unshare's copy of the mount table, the
+  propagation change, its own mounts, pivot_root, the old root's detach);
+- `bind_mounts`: the idmapped binds (open_tree, mount_setattr, move_mount, the close of
+  their fds);
+- `overlay`: the overlay mount (mount(2), or fsopen/fsconfig/fsmount with lowerdir+);
+- `unmounts`: every umount2 (the binds', the overlay's, refused ones);
+- `mountinfo`: the runtime's own reads of /proc/self/mountinfo;
+- `other_calls`: any other traced call, and ops this module does not know yet;
+- `between_calls`: think time between calls (a replayed trace's gaps; none when synthesised);
+- `runtime_cpu`: the runtime's CPU work after its mounts (with SMT slowdown and the spinning
+  its CPU repays);
+- `run_queue`, `lock_wait`, `rcu_wait`: the waits, as the simulation counts them.
+
+Each call category is its calls' time less the waits inside them. The simulation counts the
+waits per thread, not per call, so they are attributed: the grace-period waits, and the waits
+for a CPU after them, to the categories in proportion to their calls' grace periods (only
+unmounts and a dissolving close wait for one); the lock waits (namespace_sem, mount_lock,
+spinning in a path walk, and the wait for a CPU after sleeping on namespace_sem) in proportion
+to each category's time left after that. The categories add up to the launch latency less the
+kernel's fixed `base_launch_ns`, which is reported apart (`base`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.records import ThreadResult
+from cohsim.units import NS_PER_S
+
+#: each op's mechanism (cohsim.kernel.costs.OPS); an op not named here counts as other_calls
+MECHANISM = {
+    **dict.fromkeys(
+        (
+            "ns_copy",
+            "umount_oldroot",
+            "mount_rslave",
+            "pivot_root",
+            "mount_bind",
+            "mount_new",
+            "mount_remount",
+            "mount_enotdir",
+            "mount_failed",
+            "runc_mount",
+            "runc_remount",
+            "runc_mount_einval",
+        ),
+        "namespace",
+    ),
+    **dict.fromkeys(
+        (
+            "open_tree_clone",
+            "mount_setattr",
+            "mount_setattr_ro",
+            "move_mount",
+            "close_attached",
+            "close_detached",
+        ),
+        "bind_mounts",
+    ),
+    **dict.fromkeys(
+        ("mount_overlay", "fsopen", "fsconfig", "fsconfig_create", "fsmount"), "overlay"
+    ),
+    **dict.fromkeys(("umount", "umount_detach", "umount_overlay", "umount_einval"), "unmounts"),
+    **dict.fromkeys(("mountinfo_read", "mountinfo_open", "mountinfo_eof"), "mountinfo"),
+}
+CALLS = ("namespace", "bind_mounts", "overlay", "unmounts", "mountinfo", "other_calls")
+WAITS = ("run_queue", "lock_wait", "rcu_wait")
+#: every category, in the order they are reported
+CATEGORIES = (*CALLS, "between_calls", "runtime_cpu", *WAITS)
+
+Call = tuple[int, str, int, int]  #: (thread id, op name, start ns, end ns)
+
+
+def mechanism(op: str) -> str:
+    """The breakdown category of an op's calls."""
+    return MECHANISM.get(op, "other_calls")
+
+
+def _share(total: float, weights: dict[str, float]) -> dict[str, float]:
+    """`total` split in proportion to `weights` (nothing where they are all 0)."""
+    w = sum(weights.values())
+    return {c: total * x / w if w else 0.0 for c, x in weights.items()}
+
+
+def thread_breakdown(
+    result: ThreadResult, calls: Sequence[Call], kernel: KernelParams
+) -> dict[str, float]:
+    """One thread's time (ns) from arrival to its runtime's end, by category (`CATEGORIES`):
+    `calls` are its own, in the order it made them."""
+    gross = dict.fromkeys(CALLS, 0.0)
+    gps = dict.fromkeys(CALLS, 0.0)  # grace periods each category waited for
+    between = 0.0
+    prev_end = None
+    for _, op, start, end in calls:
+        c = mechanism(op)
+        gross[c] += end - start
+        gps[c] += kernel.op(op).rcu
+        if prev_end is not None:
+            between += start - prev_end
+        prev_end = end
+    first = calls[0][2] if calls else result.mounts_done_ns
+    first_cpu = float(first - result.start_ns)  # the wait for a CPU before the first call
+    in_calls_runq = max(0.0, result.run_queue_ns - first_cpu)
+    after_gp = _share(result.rcu_wait_ns + in_calls_runq, gps if any(gps.values()) else gross)
+    net = {c: gross[c] - after_gp[c] for c in CALLS}
+    locks = _share(result.lock_wait_ns, {c: max(0.0, v) for c, v in net.items()})
+    out = {c: net[c] - locks[c] for c in CALLS}
+    out["between_calls"] = between
+    out["runtime_cpu"] = float(result.end_ns - (prev_end or result.mounts_done_ns))
+    out["run_queue"] = result.run_queue_ns
+    out["lock_wait"] = result.lock_wait_ns
+    out["rcu_wait"] = result.rcu_wait_ns
+    return out
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A prediction's launch breakdown (seconds): the mean container's and the slowest one's,
+    by category (`CATEGORIES`), and the fixed base added to every launch."""
+
+    mean_s: dict[str, float]
+    slowest_s: dict[str, float]
+    base_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "categories": list(CATEGORIES),
+            "mean_s": {k: round(v, 6) for k, v in self.mean_s.items()},
+            "slowest_s": {k: round(v, 6) for k, v in self.slowest_s.items()},
+            "base_s": round(self.base_s, 6),
+            "attribution": "waits inside calls split by grace periods (RCU, and the wait for "
+            "a CPU after one) and by remaining call time (lock waits)",
+        }
+
+
+def launch_breakdown(
+    results: Sequence[ThreadResult], calls: Sequence[Call], kernel: KernelParams
+) -> Breakdown:
+    """The breakdown of one simulation's threads (`results`, with every call it recorded)."""
+    mine: dict[int, list[Call]] = {r.tid: [] for r in results}
+    for call in calls:
+        mine[call[0]].append(call)
+    per = [thread_breakdown(r, mine[r.tid], kernel) for r in results]
+    base = kernel.base_launch_ns / NS_PER_S
+    if not per:
+        zero = dict.fromkeys(CATEGORIES, 0.0)
+        return Breakdown(zero, dict(zero), base)
+    mean = {c: sum(p[c] for p in per) / len(per) / NS_PER_S for c in CATEGORIES}
+    slow = max(range(len(results)), key=lambda i: results[i].end_ns - results[i].start_ns)
+    return Breakdown(mean, {c: per[slow][c] / NS_PER_S for c in CATEGORIES}, base)

@@ -1,0 +1,61 @@
+"""The launch breakdown: a container's time by mechanism, the waits attributed, adding up to
+the launch latency less the fixed base."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.records import ThreadResult
+from cohsim.predict import predict
+from cohsim.predict.breakdown import CATEGORIES, launch_breakdown, mechanism, thread_breakdown
+
+
+def test_ops_map_to_mechanisms():
+    assert mechanism("ns_copy") == mechanism("pivot_root") == "namespace"
+    assert mechanism("open_tree_clone") == mechanism("close_attached") == "bind_mounts"
+    assert mechanism("fsconfig_create") == mechanism("mount_overlay") == "overlay"
+    assert mechanism("umount_overlay") == "unmounts"
+    assert mechanism("mountinfo_read") == "mountinfo"
+    assert mechanism("other") == mechanism("a_future_op") == "other_calls"
+
+
+def test_one_thread_by_hand():
+    """A thread that waited 10 ns for a CPU, made a bind (100 ns, 20 of them waiting for a
+    lock), an unmount (1,000 ns: 600 in a grace period, 100 for a CPU after it, 50 for a
+    lock) 30 ns later, then ran its runtime for 500 ns."""
+    k = load_kernel()
+    r = ThreadResult(7, 0, 1140, 1640, 2, 70.0, 600.0, 110.0)
+    calls = [(7, "move_mount", 10, 110), (7, "umount", 140, 1140)]
+    b = thread_breakdown(r, calls, k)
+    assert b["run_queue"] == 110 and b["rcu_wait"] == 600 and b["lock_wait"] == 70
+    assert b["between_calls"] == 30 and b["runtime_cpu"] == 500
+    # the grace period and the CPU wait after it are the unmount's (the only call with one);
+    # the lock waits split over the 100 + 300 ns left, a quarter and three quarters
+    assert b["unmounts"] == pytest.approx(1000 - 700 - 70 * 0.75)
+    assert b["bind_mounts"] == pytest.approx(100 - 70 * 0.25)
+    assert sum(b.values()) == pytest.approx(r.end_ns - r.start_ns)
+    assert set(b) == set(CATEGORIES)
+
+
+def test_no_calls_no_threads():
+    k = load_kernel()
+    assert thread_breakdown(ThreadResult(1, 0, 0, 50, 0, 0.0, 0.0, 0.0), [], k)["runtime_cpu"] == 50
+    empty = launch_breakdown([], [], k)
+    assert sum(empty.mean_s.values()) == 0 and empty.base_s == k.base_launch_ns / 1e9
+
+
+@pytest.mark.parametrize("arch, strategy", [("mesh", "per-layer"), ("chiplet", "lowerdir-plus")])
+def test_a_predictions_breakdown_adds_up_to_its_launches(arch, strategy):
+    """Every prediction reports its nominal replicate's breakdown: the mean container's adds
+    up to the mean launch less the base, the slowest one's to the slowest launch less it."""
+    p = predict(arch=arch, containers=10, layers=4, strategy=strategy, replicates=1, jobs=1)
+    b = p.breakdown
+    assert b is not None and list(b.mean_s) == list(CATEGORIES)
+    launches = np.asarray(p.per_container_s)
+    assert sum(b.mean_s.values()) + b.base_s == pytest.approx(launches.mean(), rel=1e-9)
+    assert sum(b.slowest_s.values()) + b.base_s == pytest.approx(launches.max(), rel=1e-9)
+    assert all(v >= 0 for v in b.mean_s.values())
+    assert b.mean_s["bind_mounts"] > 0 and b.mean_s["overlay"] > 0 and b.mean_s["runtime_cpu"] > 0
+    assert p.to_dict()["breakdown"]["mean_s"]["unmounts"] == round(b.mean_s["unmounts"], 6)
