@@ -34,6 +34,50 @@ from typing import Any
 READ, RFO = 0, 1
 # atomic operations, applied at the moment the coherence point orders them
 XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
+#: what a qspinlock arrival finds: the lock free, the queue empty (it is the head) or not
+ACQUIRED, HEAD, QUEUED = "acquired", "head", "queued"
+
+
+class LockWord:
+    """The lock's word (and, for qspinlock, its MCS queue), changed only by ordered atomics."""
+
+    __slots__ = ("n", "value", "next_ticket", "queue")
+
+    def __init__(self, n: int) -> None:
+        self.n = n  #: threads (pingpong passes the turn round them)
+        self.value = 0
+        self.next_ticket = 0
+        self.queue: deque[int] = deque()  # qspinlock MCS queue, head first
+
+    def apply(self, i: int, op: int) -> Any:
+        """The atomic's effect on the lock word, at the moment it is ordered."""
+        if op == XCHG:
+            old, self.value = self.value, 1
+            return old
+        if op == STORE0 or op == Q_RELEASE:
+            self.value = 0
+            return None
+        if op == FADD:  # the answer carries the whole line: (my ticket, now_serving)
+            t, self.next_ticket = self.next_ticket, self.next_ticket + 1
+            return t, self.value
+        if op == INC or op == SEQ_INC:
+            self.value += 1
+            return None
+        if op == PASS_TURN:
+            self.value = (i + 1) % self.n
+            return None
+        if op == Q_ARRIVE:
+            if self.value == 0 and not self.queue:
+                self.value = 1
+                return ACQUIRED
+            self.queue.append(i)
+            return HEAD if len(self.queue) == 1 else QUEUED
+        if op == Q_TAKE:
+            assert self.value == 0 and self.queue and self.queue[0] == i
+            self.value = 1
+            self.queue.popleft()
+            return self.queue[0] if self.queue else -1  # the waiter to hand the MCS head to
+        raise AssertionError(op)
 
 
 class Agent:

@@ -124,6 +124,10 @@ class HandoffResult:
     seed: int | None
     p50_ns: float  #: acquisition latency (start acquiring -> acquired), median
     p99_ns: float
+    #: time spent acquiring per acquisition: every thread's acquiring time in the measured
+    #: window, the waits still open at its end included, over the acquisitions (Little's law;
+    #: pause_bench's mean over a run long enough for every wait to end). With an unfair lock it
+    #: is far above p50: a starved thread's wait is part of what the lock costs
     mean_ns: float
     acquisitions_per_s: float
     spin_fraction: float  #: fraction of thread time spent acquiring (spinning or queued)
