@@ -107,3 +107,19 @@ def test_explain_ranks_every_drawn_prior_the_same_way_whatever_the_workers():
     rt = next(r for r in one.sensitivity if r.prior.key == "launch.runtime_cpu_ns")
     assert rt.launch_p99_high_s - rt.launch_p99_low_s > 0.1
     assert predict(arch="chiplet", containers=8, layers=3, replicates=2, jobs=1).sensitivity == ()
+
+
+@pytest.mark.slow
+def test_an_unmeasured_96_core_machine_gets_the_width_its_priors_give():
+    """m7i.metal-48xl (96 cores, 192 CPUs), 100 containers of 50 layers: the 90 % interval
+    with the priors drawn is several times the one with them pinned (the fit's draws and the
+    simulation's noise alone), and the pinned node mounts leave their prior out."""
+    run = dict(instance="m7i.metal-48xl", containers=100, layers=50, replicates=4)
+    drawn = predict(**run)
+    pinned = predict(**run, priors=False)
+    width = {
+        name: p.launch_s["p99"].high - p.launch_s["p99"].low
+        for name, p in (("drawn", drawn), ("pinned", pinned))
+    }
+    assert width["drawn"] > 3 * width["pinned"]
+    assert len(drawn.priors["drawn"]) == len(load_kernel().priors)
