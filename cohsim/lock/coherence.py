@@ -34,6 +34,14 @@ from typing import Any
 READ, RFO = 0, 1
 # atomic operations, applied at the moment the coherence point orders them
 XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
+#: the atomic each lock kind releases with
+RELEASE_OP = {
+    "ttas": STORE0,
+    "ticket": INC,
+    "qspinlock": Q_RELEASE,
+    "seqcount": SEQ_INC,
+    "pingpong": PASS_TURN,
+}
 #: what a qspinlock arrival finds: the lock free, the queue empty (it is the head) or not
 ACQUIRED, HEAD, QUEUED = "acquired", "head", "queued"
 

@@ -26,6 +26,10 @@ L comes from measures a write followed by the other core's read through the same
 already contains the point's occupancy for the write; a ping-pong of two threads therefore
 hands off in exactly L, as level 1 says (tests/lock/test_des.py checks it per pair class).
 An L3 hit answers in 2 x (core -> LLC) and an upgrade of a held copy in a round trip to the point.
+A request takes effect (its atomic is applied, a read takes the value) when the point orders
+it — except where another core holds the line Modified: the point snoops the owner, and until
+the snoop arrives (half the answer's delay) the owner still reads and writes its own copy, as
+a releaser that re-takes the lock it just released does.
 
 Spinning is not simulated PAUSE by PAUSE: a spinner with a valid copy waits for a write; a
 write (a release, or any atomic, which invalidates every other copy) wakes every spinner at its
@@ -53,15 +57,12 @@ from cohsim.lock.coherence import (
     ACQUIRED,
     FADD,
     HEAD,
-    INC,
-    PASS_TURN,
     Q_ARRIVE,
-    Q_RELEASE,
     Q_TAKE,
     READ,
+    RELEASE_OP,
     RFO,
     SEQ_INC,
-    STORE0,
     XCHG,
     Agent,
     LockWord,
@@ -70,14 +71,6 @@ from cohsim.lock.coherence import (
 )
 from cohsim.lock.params import PS, PS_PER_S, HandoffRecord, HandoffResult, LockParams
 from cohsim.machine.model import Machine
-
-_RELEASE_OP = {
-    "ttas": STORE0,
-    "ticket": INC,
-    "qspinlock": Q_RELEASE,
-    "seqcount": SEQ_INC,
-    "pingpong": PASS_TURN,
-}
 
 
 class LockDES:
@@ -228,13 +221,15 @@ class LockDES:
             return
         at_hub = not (local and d == agent.domain)
         busy = self.hub_ps if at_hub else self.llc_ps
-        resp, result = self._serve(req, busy, at_hub)
-        seq = self.write_seq
+        resp, snoop = self._timing(req, busy, at_hub)
         self._after(busy, self._free, agent)
         via = req.via
         if via is not None:
             self._after(resp, self._free, via)
-        self._after(resp, req.done, result, seq)
+        if snoop:  # the owner keeps its Modified copy until the snoop reaches it
+            self._after(snoop, self._perform, req, resp - snoop)
+        else:
+            self._perform(req, resp)
 
     def _free(self, agent: Agent) -> None:
         before = agent.n
@@ -244,20 +239,35 @@ class LockDES:
         if agent.queue:
             self._start(agent)
 
-    def _serve(self, req: Req, busy: int, at_hub: bool) -> tuple[int, Any]:
-        """Serve `req` now at a point busy `busy` ps; its answer's delay and its result."""
+    def _timing(self, req: Req, busy: int, at_hub: bool) -> tuple[int, int]:
+        """`req`, served now at a point busy `busy` ps: its answer's delay, and when it takes
+        effect: at once, or where another core holds the line Modified, when the snoop reaches
+        it (half the answer's delay: the point -> owner leg of the graph's equal legs)."""
         i = req.th
         c, d = self.core[i], self.dom[i]
+        snoop = 0
         if req.kind == RFO and self.core_valid[c]:
             resp = 2 * (self.up_hub[i] if at_hub else self.up_llc[i])
         elif req.kind == READ and self.core_valid[c]:
             resp = 0
         elif self.owner_core >= 0:
             resp = max(0, self.lat[self.owner_t][i] - busy)
+            snoop = resp // 2
         elif self.dom_valid[d] and not at_hub:  # an L3 hit at the domain's point
             resp = 2 * self.up_llc[i]
         else:
             resp = max(0, self.lat[self.last_writer][i] - busy)
+        return resp, snoop
+
+    def _perform(self, req: Req, delay: int) -> None:
+        """`req` takes effect now; its answer reaches the requester `delay` ps later."""
+        result = self._effect(req)
+        self._after(delay, req.done, result, self.write_seq)
+
+    def _effect(self, req: Req) -> Any:
+        """What `req` does to the line and the lock word now; the answer it carries."""
+        i = req.th
+        c, d = self.core[i], self.dom[i]
         if req.kind == READ:
             alone = self.n_dom_valid == 0  # no copy anywhere: the line arrives Exclusive
             if self.owner_core != c:
@@ -265,10 +275,10 @@ class LockDES:
             self._set_core_valid(c, d)
             if alone:
                 self.owner_core, self.owner_t = c, i
-            return resp, self.word.value
+            return self.word.value
         result = self.word.apply(i, req.op)
         self._write(i)
-        return resp, result
+        return result
 
     def _load(self, i: int) -> None:
         """Thread i reads the lock word: from its core if valid there, else via its LLC's point."""
@@ -401,7 +411,7 @@ class LockDES:
             self.holder = -1
             if self.record:
                 self.holds.append((i, t_acq, now))
-            op = _RELEASE_OP[self.lock]
+            op = RELEASE_OP[self.lock]
             self.releasing[i] = True
             self.ready[i] = False
             self._rfo(i, op, lambda _r, _s: self._released(i))

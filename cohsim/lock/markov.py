@@ -19,11 +19,17 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
   fetch-and-add are the other two requests);
 - ttas: every waiter re-reads and then issues its atomic (two requests each):
   S(k) = max(a + cs, work(2(k-1)) + s);
-- qspinlock: only the queue head touches the lock word, so S does not grow with k:
-  S = max(cs + h, 3L + PAUSE/2 + loop + 2u), h = max(s, PAUSE/2) + L - s + loop + 2u, where u
-  is the trip to the coherence point (the head's MCS hand-over, 2L + a PAUSE phase, overlaps
-  the critical section); with no think time the releaser's re-arrival is ordered between the
-  head's read and its take, adding s + (L - s - 2u).
+- qspinlock: only the queue head touches the lock word, so S does not grow with k. The head
+  learns it is the head 2L + PAUSE/2 after the previous take (the MCS hand-over) and reads the
+  word; the read takes effect when its snoop reaches the holder, (L - s)/2 after the point
+  serves it. If the holder has released by then, S = 3L - s + PAUSE/2 + loop + 2u (u: the trip
+  to the coherence point; the take upgrades the head's copy); else the head spins and
+  S = cs + h, h = max(s, PAUSE/2) + L - s + loop + 2u (the release's upgrade, the re-read, the
+  take). The releaser's re-arrival (no think time) is a write to the line it holds Modified,
+  unseen unless it comes after the head's read took effect (2u > max(s, PAUSE/2) + (L - s)/2),
+  when it steals the head's copy: s + (L - s - 2u) more. S is averaged over the placement's
+  pairs (the queue's order pairs holders at random), not taken at the mean L: the regime
+  changes with L.
 
 The chain is a birth-death process, solved in closed form (products of rates, in logs).
 Throughput X = sum_k pi_k / S(k); the mean acquisition latency by Little's law is K/X - cs. The
@@ -102,6 +108,20 @@ def point_load(machine: Machine, cpus: tuple[int, ...], params: LockParams) -> P
     )
 
 
+def _qspinlock_s(
+    cs: float, think: float, lat: float, s: float, pause: float, loop: float, u: float
+) -> float:
+    """S of a saturated qspinlock (see the module docstring): the head reads the lock word
+    2L + PAUSE/2 after the previous take; its read takes effect at the owner (L - s)/2 later."""
+    snoop = 2 * lat + pause / 2 + (lat - s) / 2
+    if cs <= snoop:  # released before the read reaches the holder: the read sees it free
+        return 2 * lat + pause / 2 + lat - s + loop + 2 * u
+    h = max(s, pause / 2) + lat - s + loop + 2 * u
+    if think <= 0 and 2 * u > max(s, pause / 2) + (lat - s) / 2:
+        h += s + (lat - s - 2 * u)  # the releaser's re-arrival is ordered after the head's read
+    return cs + h
+
+
 def service_times(
     machine: Machine,
     cpus: tuple[int, ...],
@@ -114,7 +134,8 @@ def service_times(
     n = len(cpus)
     cpu = np.asarray(cpus)
     lat = machine.latency_matrix(params.home_socket)[np.ix_(cpu, cpu)]
-    mean_l = float(lat[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
+    pair_l, pairs = np.unique(lat[~np.eye(n, dtype=bool)], return_counts=True)
+    mean_l = float((pair_l * pairs).sum() / pairs.sum()) if n > 1 else 0.0
     pause = machine.microarch.pause_ns
     loop = params.spin_loop_ns
     s = params.llc_service_ns
@@ -134,10 +155,8 @@ def service_times(
         if n == 1:
             out[k] = cs_ns + loop  # the line never leaves the core
         elif lock == "qspinlock" and k > 1:
-            h = max(s, pause / 2) + mean_l - s + loop + 2 * u
-            if think_ns <= 0:  # the releaser re-arrives at once: its atomic is ordered between
-                h += s + (mean_l - s - 2 * u)  # the head's read and take, and steals its copy
-            out[k] = max(cs_ns + h, 3 * mean_l + pause / 2 + loop + 2 * u)
+            each = [_qspinlock_s(cs_ns, think_ns, float(x), s, pause, loop, u) for x in pair_l]
+            out[k] = float(np.dot(each, pairs) / pairs.sum())  # over the pairs a queue meets
         elif lock == "ttas":
             out[k] = max(a + cs_ns, work(2 * (k - 1)) + s)
         else:  # ticket, seqcount, and the k = 1 state of every lock
