@@ -11,6 +11,7 @@ from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
+from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
 
@@ -26,6 +27,12 @@ def _print(p: Prediction) -> None:
     print(
         f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
     )
+    if p.mountinfo_read_s:
+        r = p.mountinfo_read_s
+        print(
+            f"  one whole mountinfo read at the peak: host {r['host'] * 1e3:.2f} ms, "
+            f"in a container's namespace before its old root goes {r['container'] * 1e3:.2f} ms"
+        )
     print("  launch latency (s):      value    [interval]")
     for k, v in p.launch_s.items():
         print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
@@ -158,6 +165,7 @@ def _predict(args: argparse.Namespace) -> int:
         containers=args.containers,
         layers=args.layers,
         strategy=args.strategy,
+        runtime=args.runtime,
         smt=args.smt == "on",
         sockets=args.sockets,
         kernel=args.kernel,
@@ -299,6 +307,7 @@ def register(
     )
     p.add_argument("--layers", type=positive_int, default=50, help="image layers (default 50)")
     _choice(p, "--strategy", STRATEGIES, "containerd's idmap strategy")
+    _choice(p, "--runtime", RUNTIMES, "the runtime's own mount calls after containerd's")
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")

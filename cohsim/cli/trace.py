@@ -15,6 +15,7 @@ from cohsim.cli.args import add_seed
 from cohsim.cli.outputs import check_file, writing
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
+from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
 from cohsim.workload.trace import summarize
 
@@ -37,6 +38,9 @@ def register(
 
     s = tsub.add_parser("synth", help="write containerd's mount syscalls as strace text")
     s.add_argument("--strategy", choices=STRATEGIES, required=True)
+    s.add_argument("--runtime", choices=RUNTIMES, default=RUNTIMES[0],
+                   help=f"the runtime's own mount calls after containerd's "
+                        f"(default {RUNTIMES[0]})")  # fmt: skip
     s.add_argument("--containers", type=int, default=100)
     s.add_argument("--layers", type=int, default=50)
     add_seed(s)
@@ -66,7 +70,7 @@ def _synth(args: argparse.Namespace) -> int:
     check_file(args.out)
     trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
                        arrival=args.arrival, think_ns=args.think_ns,
-                       duration_ns=args.duration_ns)  # fmt: skip
+                       duration_ns=args.duration_ns, runtime=args.runtime)  # fmt: skip
     text = write_strace(trace, args.style)
     with writing(args.out):
         provenance.write_atomic(args.out, text)
@@ -78,6 +82,7 @@ def _synth(args: argparse.Namespace) -> int:
                                               containers=args.containers, layers=args.layers,
                                               arrival=args.arrival, think_ns=args.think_ns,
                                               duration_ns=args.duration_ns,
+                                              runtime=args.runtime,
                                               style=args.style)}  # fmt: skip
         print(provenance.dumps(doc), end="")
     else:

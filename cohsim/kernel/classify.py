@@ -16,21 +16,42 @@ from cohsim.workload.trace import SyscallEvent
 class ThreadState:
     """What `classify` must remember about one traced thread: its fds and mounts."""
 
-    __slots__ = ("attached_fds", "overlay_targets", "layers_pending", "pivoted")
+    __slots__ = (
+        "attached_fds",
+        "overlay_targets",
+        "bind_targets",
+        "layers_pending",
+        "pivoted",
+        "in_own_ns",
+        "mountinfo_read_fds",
+        "ring_delta",
+        "binds_delta",
+    )
 
     def __init__(self) -> None:
         self.attached_fds: set[int] = set()  # open_tree fds that move_mount attached
         self.overlay_targets: set[str] = set()  # where this thread mounted overlays
+        self.bind_targets: set[str] = set()  # where it attached open_tree clones (binds)
         self.layers_pending = 0  # binds / lowerdir fds prepared since the last overlay
         self.pivoted = False  # pivot_root done, the old root not yet detached
+        self.in_own_ns = False  # after its unshare(CLONE_NEWNS): its calls change its own copy
+        self.mountinfo_read_fds: set[int] = set()  # mountinfo fds already read (from the top)
+        #: what the last call did to the host's shared root peer group: +1 a clone of a mount
+        #: of it (an open_tree clone or a bind joins its source's group: clone_mnt() without
+        #: CL_PRIVATE), -1 one left it (a bind unmounted, a detached clone dissolved)
+        self.ring_delta = 0
+        #: what it did to the root mount's children that are such clones (binds attached)
+        self.binds_delta = 0
 
 
 def classify(e: SyscallEvent, st: ThreadState) -> str:
     """The op of one traced syscall, updating the thread's state."""
+    st.ring_delta = st.binds_delta = 0
     name = e.name
     if name == "open_tree":
         if "OPEN_TREE_CLONE" in e.flags:
             st.layers_pending += 1
+            st.ring_delta = 0 if st.in_own_ns or not e.ok else 1
             if e.ret is not None and e.ret >= 0:
                 st.attached_fds.discard(e.ret)
             return "open_tree_clone"
@@ -44,32 +65,42 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
             st.attached_fds.add(e.fd)
         if e.fd_source == "fsmount" and e.path:  # lowerdir+: the overlay itself is attached
             st.overlay_targets.add(e.path)
+        elif e.path:
+            st.bind_targets.add(e.path)
+            st.binds_delta = 0 if st.in_own_ns or not e.ok else 1
         return "move_mount"
     if name == "close":
         if e.fd_source == "open_tree":
             attached = e.fd in st.attached_fds
             st.attached_fds.discard(e.fd if e.fd is not None else -1)
+            if not attached and not st.in_own_ns:
+                st.ring_delta = -1
             return "close_attached" if attached else "close_detached"
         return "other"
     if name == "mount":
-        if e.args.lstrip().startswith('"overlay"'):
-            if e.path:
-                st.overlay_targets.add(e.path)
-            return "mount_overlay"
-        return "other"
+        return _mount(e, st)
     if name in ("umount2", "umount"):
         if not e.ok:
             return "umount_einval"
         if e.path in st.overlay_targets:
             st.overlay_targets.discard(e.path)
             return "umount_overlay"
+        if e.path in st.bind_targets:
+            st.bind_targets.discard(e.path)
+            st.ring_delta = st.binds_delta = -1
         if st.pivoted and "MNT_DETACH" in e.flags:  # a runtime detaching the old root
             st.pivoted = False
             return "umount_oldroot"
         return "umount_detach" if "MNT_DETACH" in e.flags else "umount"
     if name == "read" and e.fd_source == "mountinfo":
-        return "mountinfo_read"
+        if e.fd in st.mountinfo_read_fds:  # the rest of a file read from the top already
+            return "mountinfo_eof"
+        if e.fd is not None:
+            st.mountinfo_read_fds.add(e.fd)
+        return "mountinfo_read"  # the whole file, in chunks (cohsim.kernel.nssections)
     if name == "openat" and e.path and "mountinfo" in e.path:
+        if e.ret is not None:
+            st.mountinfo_read_fds.discard(e.ret)
         return "mountinfo_open"
     if name == "fsopen":
         return "fsopen"
@@ -79,10 +110,33 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
         return "fsmount"
     if name == "pivot_root":
         st.pivoted = e.ok
-        return "other"
+        return "pivot_root" if e.ok else "other"
     if name == "unshare" and "CLONE_NEWNS" in e.flags:
+        st.in_own_ns = e.ok
         return "ns_copy"  # a container runtime's own mount namespace: a copy of the table
     return "other"
+
+
+def _mount(e: SyscallEvent, st: ThreadState) -> str:
+    """mount(2) by what it asks (fs/namespace.c path_mount()): a propagation change
+    (do_change_type), a bind remount (do_reconfigure_mnt), a bind (do_loopback), an overlay or
+    another new filesystem (do_new_mount). A bind that fails with ENOTDIR has cloned the mount
+    before graft_tree() refuses it, and unmounts the clone again; other failures stop at the
+    path walk."""
+    flags = e.flags
+    if not e.ok:
+        return "mount_enotdir" if e.errno == "ENOTDIR" and "MS_BIND" in flags else "mount_failed"
+    if "MS_REMOUNT" in flags:
+        return "mount_remount"
+    if "MS_SLAVE" in flags or "MS_SHARED" in flags or "MS_PRIVATE" in flags:
+        return "mount_rslave" if "MS_REC" in flags else "other"  # one mount: not priced apart
+    if "MS_BIND" in flags:
+        return "mount_bind"
+    if e.args.lstrip().startswith('"overlay"'):
+        if e.path:
+            st.overlay_targets.add(e.path)
+        return "mount_overlay"
+    return "mount_new"
 
 
 def layers_of(events: tuple[SyscallEvent, ...]) -> list[int]:

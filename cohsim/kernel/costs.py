@@ -59,6 +59,14 @@ class OpCost:
     ns_read_ns: float = 0.0  #: namespace_sem held for reading, fixed part
     per_mount_read_ns: float = 0.0  #: ... and per mount in the table (mountinfo)
     mount_lock_ns: float = 0.0  #: mount_lock write section (inside namespace_sem if any)
+    per_mount_lock_ns: float = 0.0  #: ... and per mount in the table (a walk of a whole copy
+    #: under one hold: the rslave change, the old root's umount_tree())
+    #: namespace_sem (write) per member of the root mount's peer group, for an attach or detach
+    #: there (propagate_mnt() / propagate_umount() visit every peer of the destination)
+    per_peer_ns: float = 0.0
+    #: ... and per child of the root mount that is such a bind (a clone of it walks its
+    #: source's children: __has_locked_children())
+    per_child_ns: float = 0.0
     percpu_sum: bool = False  #: the mount_lock section sums a per-CPU counter over all CPUs
     rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
     layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
@@ -76,6 +84,7 @@ class OpCost:
             + self.per_mount_read_ns * mounts
             + self.layer_reads * layers * self.layer_read_ns
             + self.mount_lock_ns
+            + self.per_mount_lock_ns * mounts
         )
 
 
@@ -99,6 +108,14 @@ OPS = (
     "fsconfig_create",
     "fsmount",
     "ns_copy",
+    "mount_rslave",
+    "mount_bind",
+    "mount_new",
+    "mount_remount",
+    "mount_enotdir",
+    "mount_failed",
+    "pivot_root",
+    "mountinfo_eof",
     "other",
 )
 
@@ -149,6 +166,14 @@ class KernelParams:
     #: call-to-call dispersion of a syscall's own work: each call's work is its cost times
     #: exp(call_sigma x a standard normal) (median 1: the op costs are p50s); 0: none
     call_sigma: float
+    #: a host mount event under a shared mount copies the new mount into every live slave
+    #: namespace, inside the namespace_sem write hold: this much per slave namespace
+    prop_per_slave_mount_ns: float
+    prop_per_slave_umount_ns: float  #: ... and an unmount this much per slave namespace
+    service_namespaces: float  #: slave mount namespaces on the node besides containers'
+    #: one step round a peer group's ring (next_peer()): get_dominating_id() in a slave
+    #: namespace's mountinfo read, and propagation visiting the destination's peers
+    peer_step_ns: float
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
     #: a host's measured wake-up latency by idle duration (cohsim.kernel.waketable); replaces
@@ -199,6 +224,12 @@ _TABLES = {
         "walk_interval_ns": "walk_interval_ns",
     },
     "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns", "call_sigma": "call_sigma"},
+    "propagation": {
+        "per_slave_mount_ns": "prop_per_slave_mount_ns",
+        "per_slave_umount_ns": "prop_per_slave_umount_ns",
+        "service_namespaces": "service_namespaces",
+        "peer_step_ns": "peer_step_ns",
+    },
 }
 _OP_FIELDS = {f.name: f.type for f in fields(OpCost)}
 #: KernelParams' field of each top-level number, by its key in the file ("cpu.wake_ns")

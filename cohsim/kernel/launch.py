@@ -70,7 +70,7 @@ from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
-from cohsim.kernel.plan import CallFactors, Step, plan_calls
+from cohsim.kernel.plan import TABLE, CallFactors, Step, plan_calls
 from cohsim.kernel.rcu import GracePeriods
 from cohsim.kernel.records import LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.rwsem import RWSem
@@ -191,6 +191,19 @@ class LaunchSim:
         """Whole-file /proc/self/mountinfo reads, traced and background."""
         return self.nss.mountinfo_reads
 
+    def peak_read_ns(self) -> dict[str, float]:
+        """One whole read of /proc/self/mountinfo at the run's peak, alone (no lock waits):
+        in the host's namespace (what kubelet, systemd or a health check reading the host's
+        table needs) and in a container runtime's own namespace before its old root is
+        detached (the slave copy of the host's table: every line of the root's peer group
+        walks the whole group). The table's and the group's peaks are taken together, an upper
+        bound where they did not coincide."""
+        k, table = self.k, self.table
+        op, open_op = k.op("mountinfo_read"), k.op("mountinfo_open")
+        fixed = open_op.walks * k.walk_ns + open_op.cpu_ns + op.cpu_ns + op.ns_read_ns
+        host = fixed + op.per_mount_read_ns * table.peak
+        return {"host": host, "container": host + table.ring_peak**2 * k.peer_step_ns}
+
     # ----- CPUs ----------------------------------------------------------------------------
 
     def _smt(self) -> float:
@@ -291,34 +304,77 @@ class LaunchSim:
 
     def _call(self, tid: int, step: Step, w: _Waits) -> Proc:
         """One syscall, its phases in the kernel's order (the module docstring's 1-5)."""
-        think, name, op, walk_ns, cpu, reads, ml_work, delta = step
-        env = self.env
+        (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
+         own_ns, window, allocs, puts) = step  # fmt: skip
+        env, table = self.env, self.table
+        if puts == TABLE:  # the old root's detach puts every mount of the copy
+            puts = table.mounts
         if think:
             yield env.timeout(think)
         t_call = env.now
         f = self.call_factor()  # one per call, drawn for every call (common random numbers)
         if walk_ns or cpu:
             yield from self._walk_and_work(tid, walk_ns * f, cpu * f, w)
-        for _ in range(reads):  # overlayfs's private clone of each layer
-            w.lock += yield from self.nss.read(op.layer_read_ns * f)
+        for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
+            w.lock += yield from self.nss.read(op.layer_read_ns * f + self.percpu_sum_ns)
+        if op.per_mount_lock_ns:
+            ml_work += op.per_mount_lock_ns * table.mounts
         if op.ns_write_ns or op.per_mount_write_ns:
             w.lock += yield from self.nss.write_lock()
             t1 = env.now
-            hold = op.ns_write_ns + op.per_mount_write_ns * self.table.mounts
+            hold = op.ns_write_ns + op.per_mount_write_ns * table.mounts
+            if allocs:  # each new mount's per-CPU area, zeroed on every CPU
+                hold += (table.mounts if allocs == TABLE else allocs) * self.percpu_sum_ns
+            if group_walk:
+                hold += op.per_peer_ns * table.ring + op.per_child_ns * table.binds
+            if prop:
+                hold += self._propagation_ns(prop)
+                if prop < 0:  # the slaves' copies are put too
+                    puts += table.windows + round(self.k.service_namespaces)
             yield self._cpu(hold * f, tid)
             if ml_work:
                 yield from self._ml_section(tid, op, ml_work, w)
             if delta:
-                self.table.change(delta)
+                table.change(delta)
+            if ring:
+                table.ring_change(ring)
+            if binds:
+                table.binds_change(binds)
             self.nss.write_unlock(tid, t1)
-        elif ml_work:
-            yield from self._ml_section(tid, op, ml_work, w)
+        else:
+            if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
+                yield self._cpu(allocs * self.percpu_sum_ns, tid)
+            if ml_work:
+                yield from self._ml_section(tid, op, ml_work, w)
+            if ring:  # a detached clone: made or dissolved without namespace_sem held here
+                table.ring_change(ring)
+        if window:
+            table.window_change(window)
         if op.ns_read_ns or op.per_mount_read_ns:
-            w.lock += yield from self.nss.read_mountinfo(op)
+            w.lock += yield from self.nss.read_mountinfo(op, self._slave_line_ns() if own_ns else 0)
         for _ in range(op.rcu):
             yield from self._grace_period(w)
+        if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
+            t2 = env.now
+            yield from self.ml.section(puts * self.percpu_sum_ns, tid)
+            w.lock += (env.now - t2) - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
+
+    def _propagation_ns(self, prop: int) -> float:
+        """What a host mount event (+1) or unmount (-1) adds to its namespace_sem write hold:
+        a copy into (or a removal from) every live slave namespace (cohsim.kernel.mounttable),
+        each new copy with its per-CPU area."""
+        k, table = self.k, self.table
+        slaves = table.windows + k.service_namespaces
+        per = k.prop_per_slave_mount_ns if prop > 0 else k.prop_per_slave_umount_ns
+        return slaves * (per + (self.percpu_sum_ns if prop > 0 else 0.0))
+
+    def _slave_line_ns(self) -> float:
+        """What each line of a mountinfo read in a runtime's own (slave) namespace costs beyond
+        the host's: the ring's members among the lines, each walking the whole ring."""
+        table = self.table
+        return table.ring * table.ring * self.k.peer_step_ns / max(1, table.mounts)
 
     def _walk_and_work(self, tid: int, walk: float, work: float, w: _Waits) -> Proc:
         """Path walks then unlocked work, in one event; the walks spin first while a writer

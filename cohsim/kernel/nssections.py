@@ -53,9 +53,10 @@ class NamespaceSections:
         self.table, self.stats, self.resume, self.record = table, stats, resume, record
         self.mountinfo_reads = 0  #: whole-file mountinfo reads
 
-    def read_mountinfo(self, op: OpCost) -> Waited:
+    def read_mountinfo(self, op: OpCost, extra_line_ns: float = 0.0) -> Waited:
         """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
-        of a page. Returns the time spent waiting for the lock or a CPU."""
+        of a page, each line `extra_line_ns` more than the op says (a slave namespace's peer
+        ring walks). Returns the time spent waiting for the lock or a CPU."""
         self.mountinfo_reads += 1
         lines = self.k.mountinfo_lines_per_read
         table = self.table
@@ -63,7 +64,9 @@ class NamespaceSections:
         first = True
         while done < table.mounts or first:
             chunk = min(lines, max(0.0, table.mounts - done))
-            hold = (op.ns_read_ns if first else 0.0) + op.per_mount_read_ns * chunk
+            hold = (op.ns_read_ns if first else 0.0) + (
+                op.per_mount_read_ns + extra_line_ns
+            ) * chunk
             waited += yield from self.read(hold)
             done += lines
             first = False

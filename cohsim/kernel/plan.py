@@ -15,24 +15,72 @@ in calibration).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from cohsim.kernel.classify import ThreadState, classify, layers_of
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.workload.trace import SyscallEvent
 
-#: a planned call: think time, op name, op, walk ns, unlocked work ns, per-layer read
-#: sections, mount_lock section work ns (0: none), mount-table change
-Step = tuple[int, str, OpCost, float, float, int, float, int]
 
-#: what a successful call does to the mount table
+class Step(NamedTuple):
+    """One planned call (a tuple: the simulation's hot loop unpacks it)."""
+
+    think: int  #: ns after the previous call returned
+    name: str  #: the op's name
+    op: OpCost
+    walk_ns: float  #: its path walks
+    cpu: float  #: its unlocked work
+    reads: int  #: per-layer namespace_sem read sections (overlayfs's private clones)
+    ml_work: float  #: its mount_lock section's fixed work, ns (0: none)
+    delta: int  #: what it does to the host's mount table
+    ring: int  #: what it does to the root's peer group (cohsim.kernel.mounttable)
+    binds: int  #: what it does to the group's clones attached under the root mount
+    #: a host mount event propagated into every slave namespace: +1 a mount, -1 an unmount
+    prop: int
+    #: it walks the root group's peers and the root's children (an open_tree clone, a bind's
+    #: attach or detach in the host's namespace; the op's per_peer_ns and per_child_ns)
+    group_walk: bool
+    own_ns: bool  #: runs in the thread's own namespace copy (a mountinfo read is a slave's)
+    window: int  #: +1 the copy is made (ns_copy), -1 its old root is detached
+    allocs: int  #: mounts it allocates (each a per-CPU area); TABLE: one per mount in the table
+    puts: int  #: detached mounts it puts after its grace period; TABLE: the table's size
+
+
+#: what a successful call in the host's namespace does to the host's mount table (in a
+#: runtime's own namespace copy, nothing: it changes the copy)
 TABLE_DELTA = {
     "move_mount": +1,
     "mount_overlay": +1,
+    "mount_bind": +1,
+    "mount_new": +1,
     "umount_detach": -1,
     "umount": -1,
     "umount_overlay": -1,
 }
+WINDOW = {"ns_copy": +1, "umount_oldroot": -1}
+
+TABLE = -1  #: a count that is the mount table's size when the call runs
+
+#: mounts a call allocates: Linux 6.18 fs/namespace.c alloc_vfsmnt() gives every new mount its
+#: per-CPU counters (alloc_percpu(struct mnt_pcp), which mm/percpu.c pcpu_alloc() zeroes in
+#: every possible CPU's unit); clone_mnt() and vfs_create_mount() call it. Overlay superblocks
+#: also clone each layer's mount, inside their per-layer namespace_sem read sections
+#: (clone_private_mount(): priced there by the simulation).
+ALLOCS = {
+    "open_tree_clone": 1, "mount_bind": 1, "mount_new": 1, "mount_overlay": 1, "fsmount": 1,
+    "mount_enotdir": 1, "ns_copy": TABLE,
+}  # fmt: skip
+#: detached mounts a call puts after its grace period: namespace_unlock() mntput()s every
+#: mount umount_tree() took out, and fs/namespace.c mntput_no_expire() takes mount_lock and
+#: sums the mount's per-CPU counts (mnt_get_count(), every possible CPU) for a mount no longer
+#: in a namespace. An overlay's shutdown puts its layers' private clones too (per layer).
+PUTS = {
+    "umount_detach": 1, "umount": 1, "umount_overlay": 1, "close_detached": 1,
+    "mount_enotdir": 1, "umount_oldroot": TABLE,
+}  # fmt: skip
+PER_LAYER_PUTS = ("umount_overlay",)
 
 
 class CallFactors:
@@ -72,12 +120,22 @@ def plan_calls(
         think = 0
         if i and events[i - 1].duration_ns is not None:
             think = max(0, e.start_ns - events[i - 1].end_ns)
+        own_ns = state.in_own_ns  # before this call: its unshare itself copies the host's
         name = classify(e, state)
         op = k.op(name)
         n = layer_counts[i]
         walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
         cpu = op.cpu_ns + op.per_layer_cpu_ns * n
         ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
-        delta = TABLE_DELTA.get(name, 0)
-        steps.append((think, name, op, walk_ns, cpu, op.layer_reads * n, ml_work, delta))
+        delta = 0 if own_ns else TABLE_DELTA.get(name, 0)
+        ring, binds = state.ring_delta, state.binds_delta
+        group_walk = (ring != 0 or binds != 0) and name != "close_detached"
+        window = WINDOW.get(name, 0) if e.ok else 0
+        reads = op.layer_reads * n
+        allocs, puts = (ALLOCS.get(name, 0), PUTS.get(name, 0)) if e.ok else (0, 0)
+        if name in PER_LAYER_PUTS:
+            puts += n
+        step = Step(think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, delta,
+                    group_walk, own_ns, window, allocs, puts)  # fmt: skip
+        steps.append(step)
     return steps

@@ -36,10 +36,14 @@ def predict(
     calibration: str | None = None,
     catalog: Catalog | None = None,
     node_mounts: int | None = None,
+    runtime: str = "runc",
     options: RunOptions | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """How long `containers` containers of an L-layer image take to start, launched at once.
+
+    `runtime`: the container runtime's own mount calls after containerd's ("runc":
+    cohsim.workload.runtime; "none": containerd's only).
 
     `node_mounts`: the mounts on the node before the burst, if known (it pins that prior of
     the kernel model; by default it is drawn from its range). `options` says how the
@@ -50,9 +54,9 @@ def predict(
         raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
-    trace = burst_workload(strategy, containers, layers, seed=opts.seed)
+    trace = burst_workload(strategy, containers, layers, seed=opts.seed, runtime=runtime)
     target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
-    workload = {"strategy": strategy, "arrival": "all at once"}
+    workload = {"strategy": strategy, "arrival": "all at once", "runtime": runtime}
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
 
@@ -99,12 +103,15 @@ def _pins(node_mounts: int | None) -> dict[str, float]:
     return {"background.node_mounts": float(node_mounts)}
 
 
-def burst_workload(strategy: str, containers: int, layers: int, *, seed: int = 0) -> Trace:
-    """`containers` containers launched at once: containerd's sequence for one container,
-    synthesised once and given to every container's thread. Same syscalls, flags and counts
-    as `synthesize(strategy, containers, layers)`; only the (cost-free) path names repeat,
-    which keeps a 1,000-container prediction from spending seconds writing paths."""
-    one = synthesize(strategy, 1, layers, seed=check_seed(seed))
+def burst_workload(
+    strategy: str, containers: int, layers: int, *, seed: int = 0, runtime: str = "runc"
+) -> Trace:
+    """`containers` containers launched at once: containerd's sequence for one container (and
+    its runtime's), synthesised once and given to every container's thread. Same syscalls,
+    flags and counts as `synthesize(strategy, containers, layers, runtime=runtime)`; only the
+    (cost-free) path names repeat, which keeps a 1,000-container prediction from spending
+    seconds writing paths."""
+    one = synthesize(strategy, 1, layers, seed=check_seed(seed), runtime=runtime)
     events = one.threads[0].events
     first = one.threads[0].tid
     threads = tuple(ThreadTrace(first + k, events) for k in range(containers))

@@ -67,6 +67,7 @@ class _Run:
     locks: dict[str, Any]
     peak_mounts: int
     record: LaunchRecord | None
+    peak_read_ns: dict[str, float]  #: one whole mountinfo read at the peak (host, container)
     breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
 
 
@@ -103,6 +104,7 @@ def _one(task: _Task) -> _Run:
         locks,
         sim.peak_mounts,
         sim.record,
+        sim.peak_read_ns(),
         launch_breakdown(res, calls, kernel) if calls is not None else None,
     )
 
@@ -290,6 +292,10 @@ def run_workload(
         lock_wait_fraction=extra["lock_wait_fraction"],
         locks=runs[0].locks,
         peak_mount_table=max(r.peak_mounts for r in runs),
+        mountinfo_read_s={
+            ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
+            for ns in ("host", "container")
+        },
         calibration=calibration,
         level=[
             "level 3: kernel mount path and workload (simpy)",

@@ -54,6 +54,10 @@ class Prediction:
     #: the model's misfit on the fitted host (log sd of the worker time per sequence), which
     #: widened the intervals; 0 without a kernel fit
     misfit_sd: float = 0.0
+    #: one whole /proc/self/mountinfo read at the peak, alone, in the host's namespace and in a
+    #: runtime's own (slave) namespace (cohsim.kernel.launch.LaunchSim.peak_read_ns); the
+    #: largest over the replicates, s
+    mountinfo_read_s: dict[str, float] = field(default_factory=dict)
     #: where the nominal replicate's launch time went, by mechanism (cohsim.predict.breakdown)
     breakdown: Breakdown | None = None
     #: what the latency intervals are (cohsim.predict.intervals.method)
@@ -82,6 +86,7 @@ class Prediction:
             "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
             "locks": self.locks,
             "peak_mount_table": self.peak_mount_table,
+            "mountinfo_read_at_peak_s": self.mountinfo_read_s,
             "calibration": self.calibration,
             "level": self.level,
             "replicates": self.replicates,

@@ -44,6 +44,7 @@ import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.units import NS_PER_S_INT, NS_PER_US, US_PER_S_INT, per_s_to_gap_ns
+from cohsim.workload.runtime import RUNTIMES, runc, runtime_mount_ops
 from cohsim.workload.trace import RawCall, SyscallEvent, Trace, assemble
 
 STRATEGIES: tuple[str, ...] = ("per-layer", "common-parent", "lowerdir-plus")
@@ -64,13 +65,15 @@ _PARENT_ATTR = (
 _Call = tuple[str, str, int, str | None]  # name, args, ret, errno
 
 
-def expected_mount_ops(strategy: str, containers: int, layers: int) -> int:
+def expected_mount_ops(strategy: str, containers: int, layers: int, runtime: str = "runc") -> int:
     """Closed form of `cohsim.workload.trace.mount_ops` for a synthesised workload (2 passes
-    each)."""
+    each, then the runtime's own mounts)."""
     per_pass = {"per-layer": 1 + 2 * layers, "common-parent": 3, "lowerdir-plus": 1 + layers}
     if strategy not in per_pass:
         raise CohsimError(f"unknown strategy {strategy!r} ({', '.join(STRATEGIES)})", "--strategy")
-    return containers * 2 * per_pass[strategy]
+    if runtime not in RUNTIMES:
+        raise CohsimError(f"unknown runtime {runtime!r} ({', '.join(RUNTIMES)})", "--runtime")
+    return containers * (2 * per_pass[strategy] + runtime_mount_ops(runtime))
 
 
 def synthesize(
@@ -82,14 +85,17 @@ def synthesize(
     arrival: str = "burst",
     think_ns: int | None = None,
     duration_ns: int | None = None,
+    runtime: str = "runc",
 ) -> Trace:
-    """containerd's mount syscalls for ``containers`` containers of a ``layers``-layer image.
+    """containerd's mount syscalls for ``containers`` containers of a ``layers``-layer image,
+    each followed by its runtime's (``runc``: cohsim.workload.runtime; ``none``: containerd's
+    only).
 
     ``arrival``: ``burst`` (all at t=0), ``stagger:NS`` (container k at k*NS ns, to the us) or
     ``poisson:RATE`` (exponential gaps at RATE containers/s, the first at 0).
     ``think_ns`` / ``duration_ns``: means of exponential think times / durations (None: none).
     """
-    expected_mount_ops(strategy, containers, layers)  # validates the strategy
+    expected_mount_ops(strategy, containers, layers, runtime)  # validates strategy and runtime
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1", "--containers/--layers")
     if (think_ns is not None and think_ns < 0) or (duration_ns is not None and duration_ns < 0):
@@ -111,12 +117,14 @@ def synthesize(
         for target, rw in ((shim, False), (f"{TASKS}/{cid}/rootfs", True)):
             tmp = f"{TMPMOUNTS}/ovl-idmapped{int(names_rng.integers(0, 2**32))}"
             seq.extend(build[strategy](layers, target, tmp, upper if rw else None))
+        if runtime == "runc":
+            seq.extend(runc(cid, f"{TASKS}/{cid}/rootfs"))
         for name, args, ret, err in seq:
             dur = _draw_us(time_rng, duration_ns)
             calls.append(RawCall(tid, now, dur, name, args, ret, err))
             now += (dur or 0) + (_draw_us(time_rng, think_ns) or 0)
     meta = (("strategy", strategy), ("containers", str(containers)), ("layers", str(layers)),
-            ("seed", str(seed)), ("arrival", arrival))  # fmt: skip
+            ("seed", str(seed)), ("arrival", arrival), ("runtime", runtime))  # fmt: skip
     source = f"synth:{strategy}:containers={containers}:layers={layers}:seed={seed}"
     return assemble(calls, source=source, format="synth", meta=meta)
 

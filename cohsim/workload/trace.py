@@ -38,7 +38,8 @@ MOUNT_SYSCALLS: frozenset[str] = frozenset(
 FLAGS_OF_INTEREST: tuple[str, ...] = (
     "OPEN_TREE_CLONE", "AT_RECURSIVE", "AT_EMPTY_PATH", "MOUNT_ATTR_IDMAP", "MOUNT_ATTR_RDONLY",
     "MNT_DETACH", "MNT_FORCE", "MOVE_MOUNT_F_EMPTY_PATH", "MS_BIND", "MS_REC", "MS_REMOUNT",
-    "MS_PRIVATE", "CLONE_NEWNS", "CLONE_NEWUSER", "FSCONFIG_SET_FD", "FSCONFIG_CMD_CREATE",
+    "MS_PRIVATE", "MS_SLAVE", "MS_SHARED", "MS_RDONLY", "CLONE_NEWNS", "CLONE_NEWUSER",
+    "FSCONFIG_SET_FD", "FSCONFIG_CMD_CREATE",
 )  # fmt: skip
 _INTEREST = frozenset(FLAGS_OF_INTEREST)
 _PREFIXES = ("", "MNT_", "MOVE_MOUNT_", "MOUNT_ATTR_", "OPEN_TREE_", "AT_", "MS_", "CLONE_",
@@ -52,10 +53,13 @@ _NUMERIC: Mapping[str, tuple[tuple[int, str], ...]] = {
     "umount2": ((0x1, "MNT_FORCE"), (0x2, "MNT_DETACH")),
     "umount": ((0x1, "MNT_FORCE"), (0x2, "MNT_DETACH")),
     "mount": (
+        (0x1, "MS_RDONLY"),
         (0x20, "MS_REMOUNT"),
         (0x1000, "MS_BIND"),
         (0x4000, "MS_REC"),
         (0x40000, "MS_PRIVATE"),
+        (0x80000, "MS_SLAVE"),
+        (0x100000, "MS_SHARED"),
     ),
     "move_mount": ((0x4, "MOVE_MOUNT_F_EMPTY_PATH"),),
     "unshare": ((0x20000, "CLONE_NEWNS"), (0x10000000, "CLONE_NEWUSER")),

@@ -8,6 +8,7 @@ import pytest
 from conftest import DATA
 
 from cohsim.cli.app import main
+from cohsim.workload.runtime import runtime_mount_ops
 
 TRACE = str(
     DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "common-parent-2workers-3layers.strace"
@@ -25,7 +26,8 @@ def test_predict_json(capsys):
     code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
     doc = json.loads(out)
     assert code == 0 and doc["schema"] == 1 and doc["machine"] == "m7i.metal-24xl"
-    assert doc["mount_ops"] == 8 * 2 * 7 and doc["provenance"]["seed"] == 0
+    assert doc["mount_ops"] == 8 * (2 * 7 + runtime_mount_ops("runc"))
+    assert doc["provenance"]["seed"] == 0 and doc["workload"]["runtime"] == "runc"
 
 
 def test_predict_table_and_plot(capsys, tmp_path):

@@ -9,6 +9,7 @@ import pytest
 
 from cohsim.cli.app import main
 from cohsim.workload.parse import parse_trace
+from cohsim.workload.runtime import runtime_mount_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
@@ -91,10 +92,10 @@ def test_synth_writes_parseable_strace(capsys: pytest.CaptureFixture[str], tmp_p
     )
     assert (rc, err) == (0, "")
     doc = json.loads(out)
-    assert doc["trace"]["mount_ops"] == 10 * 2 * (1 + 5 + 5)
+    assert doc["trace"]["mount_ops"] == 10 * (2 * (1 + 5 + 5) + runtime_mount_ops("runc"))
     assert doc["provenance"]["seed"] == 3
     parsed = parse_trace(out_file)
-    assert parsed.format == "strace-tt" and parsed.mount_ops == 220
+    assert parsed.format == "strace-tt" and parsed.mount_ops == doc["trace"]["mount_ops"]
     assert [p.name for p in out_file.parent.iterdir()] == ["per-layer.strace"]  # no temp files
 
 
@@ -126,7 +127,11 @@ def test_synth_same_seed_same_bytes(capsys: pytest.CaptureFixture[str], tmp_path
 def test_synth_human_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rc, out, _ = run(capsys, "trace", "synth", "--strategy", "common-parent", "--containers",
                      "2", "--layers", "50", "--out", str(tmp_path / "cp"))  # fmt: skip
-    assert rc == 0 and out.startswith(f"wrote {tmp_path / 'cp'}") and "mount_ops 12" in out
+    assert (
+        rc == 0
+        and out.startswith(f"wrote {tmp_path / 'cp'}")
+        and f"mount_ops {2 * (6 + runtime_mount_ops('runc'))}" in out
+    )
 
 
 def test_synth_bad_value_is_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ from cohsim.workload.synth import synthesize
 def test_classify_the_three_strategies():
     def ops(strategy):
         st = ThreadState()
-        return [classify(e, st) for e in synthesize(strategy, 1, 2, seed=0).threads[0].events]
+        trace = synthesize(strategy, 1, 2, seed=0, runtime="none")
+        return [classify(e, st) for e in trace.threads[0].events]
 
     per_layer = ops("per-layer")
     assert per_layer.count("umount_detach") == 4 and per_layer.count("close_attached") == 4
@@ -22,7 +23,36 @@ def test_classify_the_three_strategies():
 
 
 def test_layers_of_counts_clones_since_the_last_overlay():
-    events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
+    events = synthesize("per-layer", 1, 3, seed=0, runtime="none").threads[0].events
     counts = layers_of(events)
     overlay = [i for i, e in enumerate(events) if e.name == "mount"]
     assert [counts[i] for i in overlay] == [3, 3]
+
+
+def test_runc_calls_are_the_kernel_paths_they_take():
+    """runc's own sequence (cohsim.workload.runtime): each mount(2) by what it asks of
+    path_mount(), the first read of a mountinfo fd priced as the whole file, the rest as EOF."""
+    st = ThreadState()
+    trace = synthesize("per-layer", 1, 1, seed=0)
+    ops = [classify(e, st) for e in trace.threads[0].events]
+    runc = ops[ops.index("mountinfo_open") :]  # per-layer's containerd part reads none
+    assert runc.count("ns_copy") == 1 and runc.count("umount_oldroot") == 1
+    assert runc.count("mount_rslave") == 2 and runc.count("pivot_root") == 1
+    assert runc.count("mountinfo_read") == 4 and runc.count("mountinfo_eof") == 4
+    assert runc.count("mount_enotdir") == 2 and runc.count("mount_failed") == 7
+    assert runc.count("mount_new") == 9  # 6 filesystems, cgroup2, 2 read-only tmpfs masks
+    assert runc.count("mount_remount") == 6  # runc's binary, the root, 4 read-only /proc paths
+    assert runc.index("ns_copy") < runc.index("mount_rslave") < runc.index("pivot_root")
+    assert st.in_own_ns and not st.pivoted and not st.bind_targets
+
+
+def test_ring_membership_follows_the_clones():
+    """An open_tree clone of a shared mount joins its group; an attached one leaves when its
+    bind is unmounted, a detached one when it is dissolved."""
+    for strategy in ("per-layer", "common-parent", "lowerdir-plus"):
+        st, total = ThreadState(), 0
+        for e in synthesize(strategy, 1, 3, seed=0).threads[0].events:
+            classify(e, st)
+            total += st.ring_delta
+            assert total >= 0
+        assert total == 0, strategy

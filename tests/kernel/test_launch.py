@@ -12,6 +12,7 @@ from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.predict import burst_workload
 from cohsim.workload.parse import parse_text
+from cohsim.workload.runtime import runtime_mount_ops
 from cohsim.workload.synth import STRATEGIES, synthesize
 
 
@@ -39,7 +40,9 @@ def test_one_container_alone_costs_what_the_kernel_says(catalog, costs, kernel):
     sim, res = run(catalog, costs, kernel, "c6gd.metal", trace, layers=3, background=False)
     (r,) = res
     assert r.lock_wait_ns < 0.05 * (r.mounts_done_ns - r.start_ns)
-    assert r.rcu_wait_ns > 0 and sim.rcu.count == 6  # one grace period per unmount, none shared
+    # one grace period per unmount, none shared: containerd's 6 binds; runc's own binary, its
+    # two ENOTDIR masks and its old root
+    assert r.rcu_wait_ns > 0 and sim.rcu.count == 6 + 4
     assert r.end_ns - r.mounts_done_ns == pytest.approx(kernel.runtime_cpu_ns, rel=0.01)
 
 
@@ -91,7 +94,8 @@ def test_same_seed_same_result(catalog, costs, kernel):
 
 def test_burst_workload_counts_match_the_synthesiser():
     a = burst_workload("per-layer", 100, 50)
-    assert a.mount_ops == 20_200
+    assert a.mount_ops == 20_200 + 100 * runtime_mount_ops("runc") == 23_500
+    assert burst_workload("per-layer", 100, 50, runtime="none").mount_ops == 20_200
     b = synthesize("per-layer", 7, 4, seed=0)
     c = burst_workload("per-layer", 7, 4)
     assert (c.mount_ops, c.syscalls, c.counts_by_name()) == (
@@ -198,7 +202,8 @@ def test_each_call_varies_about_its_cost(catalog, costs, kernel):
     out = []
     for sigma in (0.0, kernel.call_sigma):
         calls: list[tuple[int, str, int, int]] = []
-        k = kernel.with_values(call_sigma=sigma)
+        # the clone's walk over the root's children grows with the binds: not part of this check
+        k = kernel.with_values(call_sigma=sigma, **{"open_tree_clone.per_child_ns": 0.0})
         sim = LaunchSim(
             catalog.get("c6gd.metal"),
             k,
@@ -253,23 +258,103 @@ def test_a_runtimes_namespace_steps_are_their_own_ops():
     root's (every mount of the copy), a later one an ordinary detach."""
     st = ThreadState()
     ops = [classify(e, st) for e in parse_text(RUNTIME).events]
-    assert ops == ["ns_copy", "other", "umount_oldroot", "umount_detach"]
+    assert ops == ["ns_copy", "pivot_root", "umount_oldroot", "umount_detach"]
 
 
 def test_namespace_steps_hold_namespace_sem_per_mount_in_the_table(catalog, costs, kernel):
-    """A runtime's copy of the mount table, and its detach of the old root, hold namespace_sem
-    (write) for the kernel file's per-mount cost times the mounts already there; no other op
-    has that cost."""
-    with_it = {"ns_copy", "umount_oldroot"}
+    """A runtime's copy of the mount table, its rslave walk and its detach of the old root hold
+    namespace_sem (write) for the kernel file's per-mount cost times the mounts already there
+    (the detach's umount_tree() part under mount_lock too); no other op has that cost."""
+    with_it = {"ns_copy", "umount_oldroot", "mount_rslave"}
     assert all(kernel.op(o).per_mount_write_ns > 0 for o in with_it)
     assert all(c.per_mount_write_ns == 0 for n, c in kernel.ops.items() if n not in with_it)
+    assert [n for n, c in kernel.ops.items() if c.per_mount_lock_ns] == ["umount_oldroot"]
     steady = kernel.with_values(call_sigma=0.0)
     holds = []
     for mounts in (1_000, 5_000):
         calls: list[tuple[int, str, int, int]] = []
         sim, _ = run(catalog, costs, steady, "c6gd.metal", parse_text(RUNTIME),
                      background=False, node_mounts=mounts, calls=calls)  # fmt: skip
-        assert [c[1] for c in calls] == ["ns_copy", "other", "umount_oldroot", "umount_detach"]
+        assert [c[1] for c in calls] == [
+            "ns_copy",
+            "pivot_root",
+            "umount_oldroot",
+            "umount_detach",
+        ]
         holds.append(sim.stats["namespace_sem"].hold_ns)
-    both = sum(kernel.op(o).per_mount_write_ns for o in with_it)
+    copy, detach = kernel.op("ns_copy"), kernel.op("umount_oldroot")
+    # and the copy allocates each mount's per-CPU area (a walk over every CPU's line)
+    both = copy.per_mount_write_ns + detach.per_mount_write_ns + detach.per_mount_lock_ns
+    both += sim.percpu_sum_ns
     assert holds[1] - holds[0] == pytest.approx(both * 4_000, rel=1e-6)
+
+
+def test_host_mount_events_pay_for_every_slave_namespace_and_peer(catalog, costs, kernel):
+    """A host mount event is copied into every live slave namespace (runtimes' copies between
+    their unshare and their old root's detach, plus the node services'), each copy with its
+    per-CPU area."""
+    sim = LaunchSim(
+        catalog.get("c6gd.metal"), kernel, parse_text(RUNTIME), costs=costs["c6gd.metal"]
+    )
+    k, table = kernel, sim.table
+    base_mount, base_umount = sim._propagation_ns(+1), sim._propagation_ns(-1)
+    assert base_mount == pytest.approx(
+        k.service_namespaces * (k.prop_per_slave_mount_ns + sim.percpu_sum_ns)
+    )
+    assert base_umount == pytest.approx(k.service_namespaces * k.prop_per_slave_umount_ns)
+    for _ in range(10):
+        table.window_change(+1)
+    assert sim._propagation_ns(+1) - base_mount == pytest.approx(
+        10 * (k.prop_per_slave_mount_ns + sim.percpu_sum_ns)
+    )
+    assert sim._propagation_ns(-1) - base_umount == pytest.approx(10 * k.prop_per_slave_umount_ns)
+    assert table.windows_peak == 10
+
+
+def test_a_slave_namespaces_read_walks_the_ring_for_each_of_its_lines(catalog, costs, kernel):
+    """One whole mountinfo read in a runtime's copy costs ring x ring peer steps more than in
+    the host (get_dominating_id() per line of the root's group): quadratic in the binds."""
+    m = catalog.get("c6gd.metal")
+    sim = LaunchSim(m, kernel, parse_text(RUNTIME), costs=costs["c6gd.metal"], node_mounts=3000)
+    quiet = sim.peak_read_ns()
+    sim.table.ring_change(+1999)
+    loaded = sim.peak_read_ns()
+    assert loaded["host"] == quiet["host"]
+    assert loaded["host"] - sim.peak_read_ns()["host"] == 0
+    op = kernel.op("mountinfo_read")
+    assert quiet["host"] > op.per_mount_read_ns * 3000
+    extra = loaded["container"] - loaded["host"]
+    assert extra == pytest.approx(2000**2 * kernel.peer_step_ns)
+    assert sim._slave_line_ns() * 3000 == pytest.approx(extra)
+
+
+def test_unmounts_put_their_mounts_under_mount_lock_with_a_per_cpu_sum(catalog, costs, kernel):
+    """After its grace period an unmount puts each mount it took out; each put of a detached
+    mount sums its per-CPU counts under mount_lock (mntput_no_expire()). The old root's detach
+    puts the whole copy: that section grows with the table and with the CPU count."""
+    steady = kernel.with_values(call_sigma=0.0, service_namespaces=0.0)
+    sections = {}
+    for name in ("c6gd.metal", "m7i.metal-24xl"):
+        sim, _ = run(catalog, costs, steady, name, parse_text(RUNTIME), background=False,
+                     node_mounts=2000, record=True)  # fmt: skip
+        holds = [b - a for _, a, b in sim.record.ml_holds]
+        sections[name] = (max(holds), sim.percpu_sum_ns, sim.m.vcpus)
+        assert max(holds) >= 2000 * sim.percpu_sum_ns
+    (big_a, sum_a, cpus_a), (big_b, sum_b, cpus_b) = sections.values()
+    assert cpus_a < cpus_b and sum_a < sum_b and big_a < big_b
+
+
+def test_binds_of_the_root_group_walk_its_peers_and_children(catalog, costs, kernel):
+    """containerd's per-layer binds join the root's peer group and sit under the root mount:
+    each later clone walks the root's children, each attach and detach the group's peers
+    (prop-ring's per-peer costs), so the namespace_sem hold per layer grows with the binds
+    already alive."""
+    steady = kernel.with_values(call_sigma=0.0, service_namespaces=0.0)
+    holds = {}
+    for n in (1, 20):
+        sim, _ = run(catalog, costs, steady, "c6gd.metal", synthesize("per-layer", 1, n, seed=0,
+                     runtime="none"), background=False, layers=n, record=True)  # fmt: skip
+        holds[n] = [b - a for _, a, b in sim.record.ns_holds]
+        assert sim.table.ring_peak == n + 1 and sim.table.binds == 0
+    first, last = holds[20][0], holds[20][2 * 19]  # first and last layer's open_tree
+    assert last - first == pytest.approx(19 * kernel.op("open_tree_clone").per_child_ns, abs=1)

@@ -110,7 +110,7 @@ def _ml_holds(catalog, name):
     and no call-to-call variation: every mount_lock write section's hold (ns)."""
     m = catalog.get(name)
     kernel = dataclasses.replace(load_kernel(), daemon_cpus=0.0, call_sigma=0.0)
-    trace = synthesize("common-parent", 1, 2, seed=0)
+    trace = synthesize("common-parent", 1, 2, seed=0, runtime="none")
     sim = LaunchSim(
         m, kernel, trace, costs=LineCosts(m, model="markov"), background=False, record=True
     )
@@ -120,11 +120,14 @@ def _ml_holds(catalog, name):
 
 
 def test_two_sockets_lengthen_the_percpu_sum_inside_mount_lock(catalog):
-    """The per-CPU counter sum (mount_setattr(RDONLY), umount2 without MNT_DETACH) walks
-    every CPU's line while holding mount_lock, priced from the level-1 latency matrix: on
+    """The per-CPU counter sum (mount_setattr(RDONLY), umount2 without MNT_DETACH, the put of
+    an unmounted mount) walks every CPU's line while holding mount_lock, priced from the
+    level-1 latency matrix: on
     two sockets of the same CPU there are twice the lines and half of them are across the
     socket link, so those sections are much longer than on one socket, by exactly the
-    difference of the sums, while sections without the sum are the same length on both."""
+    difference of the sums (times the sums a section does: an unmount puts its mount and the
+    copies in the node's slave namespaces), while sections without the sum are the same length
+    on both."""
     one, h1 = _ml_holds(catalog, "xeon-gold-6242-1s")
     two, h2 = _ml_holds(catalog, "xeon-gold-6242-2s")
     assert one.m.topology.sockets == 1 and two.m.topology.sockets == 2
@@ -137,4 +140,5 @@ def test_two_sockets_lengthen_the_percpu_sum_inside_mount_lock(catalog):
     for a, b in summed:
         assert b > a + plain  # measurably longer: the extra exceeds a whole plain section
         extra = two.percpu_sum_ns - one.percpu_sum_ns
-        assert b - a == pytest.approx(extra, abs=2)
+        sums = round((b - a) / extra)  # an unmount's puts: the mount and its slaves' copies
+        assert sums >= 1 and b - a == pytest.approx(sums * extra, abs=2 * sums)

@@ -22,19 +22,39 @@ def test_every_call_is_planned_with_its_op_and_costs(kernel):
     steps = plan_calls(events, kernel, None, 500.0)
     state = ThreadState()
     assert [s[1] for s in steps] == [classify(e, state) for e in events]
-    for think, name, op, _walk, _cpu, _reads, ml_work, delta in steps:
-        assert think >= 0 and op == kernel.op(name)
-        assert ml_work == op.mount_lock_ns + (500.0 if op.percpu_sum else 0.0)
-        assert delta == TABLE_DELTA.get(name, 0)
+    for s in steps:
+        assert s.think >= 0 and s.op == kernel.op(s.name)
+        assert s.ml_work == s.op.mount_lock_ns + (500.0 if s.op.percpu_sum else 0.0)
+        assert s.delta == (0 if s.own_ns else TABLE_DELTA.get(s.name, 0))
+        assert s.prop == s.delta  # host mount events propagate, the runtime's own do not
     assert any(s[2].percpu_sum for s in steps)  # the strategy has a summing op
 
 
 def test_a_fixed_layer_count_scales_walks_work_and_clones(kernel):
     events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
-    for _, _, op, walk, cpu, reads, _, _ in plan_calls(events, kernel, 7, 0.0):
-        assert walk == (op.walks + op.walks_per_layer * 7) * kernel.walk_ns
-        assert cpu == op.cpu_ns + op.per_layer_cpu_ns * 7
-        assert reads == op.layer_reads * 7
+    for s in plan_calls(events, kernel, 7, 0.0):
+        assert s.walk_ns == (s.op.walks + s.op.walks_per_layer * 7) * kernel.walk_ns
+        assert s.cpu == s.op.cpu_ns + s.op.per_layer_cpu_ns * 7
+        assert s.reads == s.op.layer_reads * 7
+
+
+def test_the_runtimes_own_namespace_changes_only_its_copy(kernel):
+    """After runc's unshare its mounts change its copy, not the host's table: no table change
+    and no propagation; the copy's window opens at the unshare and closes at the old root's
+    detach; the host's table goes back to where it was (containerd's rootfs overlays stay)."""
+    events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
+    steps = plan_calls(events, kernel, None, 0.0)
+    names = [s.name for s in steps]
+    copy = names.index("ns_copy")
+    assert not any(s.own_ns for s in steps[: copy + 1])
+    assert all(s.own_ns and s.delta == 0 for s in steps[copy + 1 :])
+    assert [s.window for s in steps if s.window] == [1, -1]
+    assert [s.name for s in steps if s.window] == ["ns_copy", "umount_oldroot"]
+    assert sum(s.delta for s in steps) == 2  # the two passes' overlays
+    assert sum(s.ring for s in steps) == 0 and max(s.ring for s in steps) == 1
+    walks = {s.name for s in steps if s.group_walk}
+    assert walks == {"open_tree_clone", "move_mount", "umount_detach"}
+    assert sum(s.binds for s in steps) == 0 and max(s.binds for s in steps) == 1
 
 
 def test_think_time_is_the_gap_after_a_timed_call(kernel):

@@ -19,6 +19,7 @@ from cohsim.predict import (
     run_workload,
 )
 from cohsim.workload.parse import parse_trace
+from cohsim.workload.runtime import runtime_mount_ops
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 TRACE = DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "per-layer-2workers-3layers.strace"
@@ -77,7 +78,9 @@ def test_burst_of_one_strategy_each():
         ("common-parent", 2 * 3),
         ("lowerdir-plus", 2 * (50 + 1)),
     ):
-        assert burst_workload(strategy, 100, 50).mount_ops == 100 * per_container
+        runc = runtime_mount_ops("runc")
+        assert burst_workload(strategy, 100, 50).mount_ops == 100 * (per_container + runc)
+        assert burst_workload(strategy, 100, 50, runtime="none").mount_ops == 100 * per_container
 
 
 def test_replay_function_matches_the_lower_level_path(catalog):

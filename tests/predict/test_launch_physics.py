@@ -11,7 +11,7 @@ from functools import cache
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog
-from cohsim.predict import burst_workload, predict, resolve_calibration, run_workload
+from cohsim.predict import Prediction, burst_workload, predict, resolve_calibration, run_workload
 
 LAYERS = 20
 
@@ -24,6 +24,7 @@ def mount_p50(
     strategy: str = "per-layer",
     smt: bool = True,
     sockets: int | None = None,
+    runtime: str = "runc",
 ) -> float:
     p = predict(
         instance=instance,
@@ -32,6 +33,7 @@ def mount_p50(
         strategy=strategy,
         smt=smt,
         sockets=sockets,
+        runtime=runtime,
         replicates=1,
         jobs=1,
     )
@@ -76,26 +78,41 @@ def test_smt_off_beats_smt_on_while_the_cores_suffice():
     session 6 found that charging it per busy CPU instead, as the kernel's expedited grace
     period does (idle CPUs get no IPI), makes the two tie exactly here. Beyond 48 containers
     SMT off queues threads and loses (`python examples/launch_grid.py`: per-layer, 100
-    containers of 50 layers, mount p50 94 ms with SMT off vs 60 ms on)."""
-    assert mount_p50("m7i.metal-24xl", 40, smt=False) < mount_p50("m7i.metal-24xl", 40)
+    containers of 50 layers, mount p50 94 ms with SMT off vs 60 ms on).
+
+    containerd's calls alone (no runtime): with runc's namespace steps after them, the
+    namespace_sem chain they add dominates the mount phase and the two are within 1 % (87.0 vs
+    86.2 ms when runc's steps were added), so the per-CPU mechanism is checked on its own."""
+    off = mount_p50("m7i.metal-24xl", 40, smt=False, runtime="none")
+    assert off < mount_p50("m7i.metal-24xl", 40, runtime="none")
 
 
 @cache
-def heavy_walkers(instance: str) -> float:
+def heavy_walkers(instance: str) -> Prediction:
     """100 x 20 per-layer while 90 CPUs of start-up work walk paths every microsecond."""
     m = Catalog().get(instance)
     m, k, _, _, _ = resolve_calibration(None, m, load_kernel(), 0, 0)
     k = k.with_values(daemon_cpus=90.0, walk_interval_ns=1000.0)
-    p = run_workload(
-        m, burst_workload("per-layer", 100, LAYERS), kernel=k, replicates=1, layers=LAYERS, jobs=1
-    )
-    return p.mount_s["p50"].value
+    trace = burst_workload("per-layer", 100, LAYERS, runtime="none")
+    return run_workload(m, trace, kernel=k, replicates=1, layers=LAYERS, jobs=1)
 
 
 def test_mesh_tor_collapses_when_many_cpus_walk_paths():
     """The mechanism: every spinning walker queues a request at the mesh's home CHA (TOR), so
-    a writer's line wait grows with them; a chiplet serves them per CCX and saturates."""
-    assert heavy_walkers("m7i.metal-24xl") > 1.3 * heavy_walkers("m7a.24xlarge")
+    a writer's line wait grows with them; a chiplet serves them per CCX and saturates.
+
+    Where it shows: in the CPU time the walkers burn spinning on mount_lock's counter and in
+    mount_lock's holds (each writer waits for the line behind the spinners). Since the peer
+    group walks and the propagation into slave namespaces were priced (prop-ring,
+    prop-and-read), namespace_sem dominates the mount phase even for containerd's calls
+    alone, and the walkers move it little: when that was added, spinning 10.2 vs 3.7 CPU-s,
+    mount_lock held 96 vs 59 ms, mount phase p50 837 vs 731 ms (m7i vs m7a); before it, the
+    mount phase alone differed by more than 1.3x."""
+    mesh, chiplet = heavy_walkers("m7i.metal-24xl"), heavy_walkers("m7a.24xlarge")
+    spin = [p.locks["seqcount_spin"]["background_spin_s"] for p in (mesh, chiplet)]
+    hold = [p.locks["mount_lock"]["hold_s"] for p in (mesh, chiplet)]
+    assert spin[0] > 2 * spin[1] and hold[0] > 1.3 * hold[1]
+    assert mesh.mount_s["p50"].value > chiplet.mount_s["p50"].value
 
 
 def test_mesh_worse_than_chiplet_at_high_concurrency_default_load():
@@ -105,3 +122,13 @@ def test_mesh_worse_than_chiplet_at_high_concurrency_default_load():
     charged per busy CPU instead of per online CPU the order flips (15.5 vs 16.5 ms at 80);
     the mechanism itself is test_mesh_tor_collapses_when_many_cpus_walk_paths."""
     assert mount_p50("m7i.metal-24xl", 80) > mount_p50("m7a.24xlarge", 80)
+
+
+def test_mount_phase_per_container_grows_faster_than_the_burst():
+    """Issue 19: on r5.metal, 50 layers, per-layer, the mount phase per container at 200
+    containers is at least 1.5x its value at 50. The mechanisms are measured costs, none tuned:
+    each runtime's copy and detach of a table that holds every other container's binds
+    (ns-copy), the propagation of each host mount into every live copy (prop-and-read), the
+    walks over the root's peer group the binds joined (prop-ring), the slave reads of that
+    group (prop-and-read). When added: 1.14 s at 50, 16.9 s at 200 (seed 0, one replicate)."""
+    assert mount_p50("r5.metal", 200, 50) >= 1.5 * mount_p50("r5.metal", 50, 50)

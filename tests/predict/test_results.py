@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from cohsim.predict import SCHEMA, predict
+from cohsim.workload.runtime import runtime_mount_ops
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
@@ -27,7 +28,8 @@ def test_prediction_reports_every_contract_field():
         assert key in d
     assert d["schema"] == SCHEMA == 1
     assert d["machine"] == "m7a.24xlarge" and "m7a.24xlarge" in d["machine_note"]
-    assert d["mount_ops"] == 12 * 2 * (1 + 4 + 4)
+    assert d["mount_ops"] == 12 * (2 * (1 + 4 + 4) + runtime_mount_ops("runc"))
+    assert set(d["mountinfo_read_at_peak_s"]) == {"host", "container"}
     for stat in ("p50", "p95", "p99", "max"):
         v = d["launch_s"][stat]
         assert v["low"] <= v["value"] <= v["high"] and v["unit"] == "s"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_text, parse_trace
+from cohsim.workload.runtime import runtime_mount_ops
 from cohsim.workload.synth import STRATEGIES, expected_mount_ops, synthesize, write_strace
 from cohsim.workload.trace import Trace
 
@@ -33,16 +34,16 @@ def same_up_to_origin(parsed: Trace, original: Trace) -> bool:
 
 
 def test_per_layer_100_containers_50_layers_is_20200_mount_ops() -> None:
-    trace = synthesize("per-layer", 100, 50, seed=0)
+    trace = synthesize("per-layer", 100, 50, seed=0, runtime="none")
     assert trace.mount_ops == 20_200
-    assert expected_mount_ops("per-layer", 100, 50) == 20_200
+    assert expected_mount_ops("per-layer", 100, 50, "none") == 20_200
     assert len(trace.threads) == 100
     # per pass: L x (open_tree, mount_setattr, move_mount, close) + mount + L umount2
     assert trace.syscalls == 100 * 2 * (4 * 50 + 1 + 50)
 
 
 def test_per_layer_sequence_matches_containerd_2_0() -> None:
-    trace = synthesize("per-layer", 1, 2, seed=1)
+    trace = synthesize("per-layer", 1, 2, seed=1, runtime="none")
     (thread,) = trace.threads
     names = [e.name for e in thread.events]
     one_pass = (
@@ -62,7 +63,7 @@ def test_per_layer_sequence_matches_containerd_2_0() -> None:
 
 
 def test_common_parent_sequence_matches_containerd_2_2() -> None:
-    trace = synthesize("common-parent", 1, 50, seed=1)
+    trace = synthesize("common-parent", 1, 50, seed=1, runtime="none")
     ev = trace.threads[0].events
     names = [e.name for e in ev]
     one_pass = ["open_tree", "mount_setattr", "move_mount", "close", "mount", "openat", "read",
@@ -72,11 +73,11 @@ def test_common_parent_sequence_matches_containerd_2_2() -> None:
     assert {"MOUNT_ATTR_IDMAP", "MOUNT_ATTR_RDONLY", "MS_PRIVATE"} <= set(ev[1].flags)
     assert ev[5].path == "/proc/self/mountinfo" and ev[6].fd_source == "mountinfo"
     assert (ev[7].ok, ev[8].errno) == (True, "EINVAL")
-    assert trace.mount_ops == 6 == expected_mount_ops("common-parent", 1, 50)
+    assert trace.mount_ops == 6 == expected_mount_ops("common-parent", 1, 50, "none")
 
 
 def test_lowerdir_plus_has_no_named_bind_mounts() -> None:
-    trace = synthesize("lowerdir-plus", 1, 3, seed=1)
+    trace = synthesize("lowerdir-plus", 1, 3, seed=1, runtime="none")
     ev = trace.threads[0].events
     counts = trace.counts_by_name()
     assert "mount" not in counts and "umount2" not in counts
@@ -221,3 +222,30 @@ def test_same_seed_same_bytes(w: dict[str, object]) -> None:
 def test_time_never_decreases_within_a_thread(w: dict[str, object]) -> None:
     for t in make(w).threads:
         assert all(g >= 0 for g in t.think_times_ns())
+
+
+def test_runc_follows_containerd_on_the_same_thread() -> None:
+    """With the default runtime each container's thread goes on, after containerd's two
+    passes, with runc's calls as recorded (cohsim.workload.runtime): the host's mountinfo
+    twice, its binary's bind, remount and detach, the two unshares, the rslave, ... the old
+    root's detach; its mount-table changes are counted in mount_ops."""
+    bare = synthesize("per-layer", 2, 3, seed=4, runtime="none")
+    full = synthesize("per-layer", 2, 3, seed=4)
+    for b, f in zip(bare.threads, full.threads, strict=True):
+        n = len(b.events)
+        assert [e.args for e in f.events[:n]] == [e.args for e in b.events]
+        runc = f.events[n:]
+        assert [e.name for e in runc[:9]] == ["openat", "read", "read"] * 2 + [
+            "mount",
+            "mount",
+            "umount2",
+        ]
+        unshares = [e for e in runc if e.name == "unshare"]
+        assert [e.flags for e in unshares] == [("CLONE_NEWUSER",), ("CLONE_NEWNS",)]
+        assert [e.name for e in runc].count("pivot_root") == 1
+        assert runc[-1].errno == "ENOENT"
+    assert full.mount_ops == bare.mount_ops + 2 * runtime_mount_ops("runc")
+    assert full.mount_ops == expected_mount_ops("per-layer", 2, 3)
+    assert runtime_mount_ops("none") == 0
+    with pytest.raises(CohsimError, match="unknown runtime"):
+        synthesize("per-layer", 1, 1, seed=0, runtime="crun")
