@@ -1,6 +1,8 @@
 """Level 2 against MCTOP's many-core lock measurements: throughput vs threads, shape only.
 
-    python -m calibration.analysis.lock_scaling.compare
+    python -m calibration.analysis.lock_scaling.compare [markov|des]
+
+(markov by default; des runs the discrete-event simulation, 600 acquisitions a point, seed 1.)
 
 Data: calibration/data/reference/lock-scaling/ (MCTOP, EuroSys 2017, MIT licence; its README).
 Per machine, the machine is built from its own measured latency levels (the `.mct` file's
@@ -144,7 +146,15 @@ def compare(model: str = "markov") -> list[tuple[str, str, list[int], list[float
             curve = data[(tag, lock)]
             threads = sorted(curve)
             sim = [
-                simulate(machine, t, lock=kind, cs_ns=CRITICAL_CYCLES, model=model, seed=1)
+                simulate(
+                    machine,
+                    t,
+                    lock=kind,
+                    cs_ns=CRITICAL_CYCLES,
+                    model=model,
+                    seed=1,
+                    acquisitions=600,
+                )
                 for t in threads
             ]
             meas = [curve[t] / curve[threads[0]] for t in threads]
