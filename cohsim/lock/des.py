@@ -140,7 +140,6 @@ class LockDES:
         self.target = acquisitions + self.warmup
         self.count = 0
         self.lat_ps: list[int] = []
-        self.wait_sum = 0
         self.wait_window = 0  # time spent acquiring inside the measured window, every thread
         self.in_cs = [False] * n
         self.t_warm = 0
@@ -388,7 +387,6 @@ class LockDES:
             self.t_warm = now
         elif self.count > self.warmup:
             self.lat_ps.append(wait)
-            self.wait_sum += wait
             self.wait_window += now - max(self.t_start[i], self.t_warm)
         self.in_cs[i] = True
         if self.record:
@@ -469,6 +467,7 @@ def run_des(
     end = int(sim.env.now)
     lat = np.asarray(sim.lat_ps, dtype=np.float64) / PS
     window = max(1, end - sim.t_warm)
+    acquiring = sim.wait_window + sim.open_waits()  # every thread's, inside the window
     agents = [*sim.agents.values()] + ([] if sim.hub in sim.agents.values() else [sim.hub])
     for a in agents:
         a.account(end, a.n)
@@ -487,9 +486,9 @@ def run_des(
         acquisitions=len(lat),
         p50_ns=float(np.percentile(lat, 50)) if len(lat) else 0.0,
         p99_ns=float(np.percentile(lat, 99)) if len(lat) else 0.0,
-        mean_ns=(sim.wait_window + sim.open_waits()) / PS / len(lat) if len(lat) else 0.0,
+        mean_ns=acquiring / PS / len(lat) if len(lat) else 0.0,
         acquisitions_per_s=len(lat) / (window / PS_PER_S),
-        spin_fraction=min(1.0, sim.wait_sum / (sim.n * window)),
+        spin_fraction=min(1.0, acquiring / (sim.n * window)),
         home_queue_mean=hub.area / max(1, end),
         home_queue_max=hub.max_n,
         home_requests=hub.served,
