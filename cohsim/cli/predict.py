@@ -33,6 +33,13 @@ def _print(p: Prediction) -> None:
             f"  one whole mountinfo read at the peak: host {r['host'] * 1e3:.2f} ms, "
             f"in a container's namespace before its old root goes {r['container'] * 1e3:.2f} ms"
         )
+    if p.systemd:
+        sd = p.systemd
+        print(
+            f"  systemd re-read the mount table {sd['rereads']:g} times, the longest "
+            f"{sd['longest_reread_s'] * 1e3:.1f} ms; a change waited up to "
+            f"{sd['max_lag_s']:.3f} s for one"
+        )
     print("  launch latency (s):      value    [interval]")
     for k, v in p.launch_s.items():
         print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")

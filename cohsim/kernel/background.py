@@ -4,8 +4,12 @@ Processes outside the traced threads re-read /proc/self/mountinfo under namespac
 one 4 KiB read() per lock hold as seq_file does (cohsim.kernel.nssections):
 
 - systemd, after mount-table changes, rate-limited as systemd does: after a re-read that took
-  t, the next may start `systemd_ratelimit` x t later at the earliest; it then parses every
-  line (`systemd_parse_per_mount_ns` each, slowed by SMT or co-running like any CPU work);
+  t, the next may start `systemd_ratelimit` x t later at the earliest; it reads through
+  libmount, `systemd_read_bytes` per read() (1 KiB: a quarter of a page's lines per lock
+  hold), then parses every line (`systemd_parse_per_mount_ns` each, slowed by SMT or
+  co-running like any CPU work). Its backlog: how long a change waited until a re-read that
+  saw it was parsed (`max_lag_ns`; a change still unparsed when the launch ends counts until
+  then), and its re-reads (`rereads`, the longest `longest_ns`);
 - periodic probes (monitoring agents and the like), arriving as a Poisson process of
   `probe_reads_per_s`, whose gaps come from the simulation's seeded generator.
 
@@ -28,6 +32,12 @@ from cohsim.units import per_s_to_gap_ns
 
 Proc = Generator[simpy.Event, Any, None]
 
+#: one read() of mountinfo returns at most one seq_file page (fs/seq_file.c seq_read_iter()
+#: fills m->buf, PAGE_SIZE on x86-64 and on arm64's default 4 KiB pages);
+#: calibration/data/devvm-2cpu-amd-epyc-f25m1/mountinfo-readers/README.md: no read() returned
+#: more than 4,096 bytes whatever it asked
+PAGE_BYTES = 4096
+
 
 class BackgroundReaders:
     """systemd and the probes of one simulation; each runs until the event `until` fires."""
@@ -47,14 +57,19 @@ class BackgroundReaders:
         self.env, self.k, self.cpus, self.table = env, kernel, cpus, table
         self.sections, self.rng, self.slowdown = sections, rng, slowdown
         self.systemd_next_ok = 0  #: systemd's rate limit: no re-read before this (ns)
+        self.rereads = 0  #: systemd's re-reads
+        self.longest_ns = 0  #: its longest re-read (read and parse)
+        self.max_lag_ns = 0  #: the longest a change waited for a re-read that saw it
 
     def systemd(self, until: simpy.Event) -> Proc:
         """systemd: re-read mountinfo after changes, at most once per ratelimit x its cost."""
         op = self.k.op("mountinfo_read")
+        lines = max(1.0, self.k.mountinfo_lines_per_read * self.k.systemd_read_bytes / PAGE_BYTES)
         while True:
             yield self.table.dirty | until
             if until.triggered:
                 return
+            since = self.table.dirty_since
             wait = self.systemd_next_ok - self.env.now
             if wait > 0:
                 yield self.env.timeout(wait)
@@ -63,12 +78,21 @@ class BackgroundReaders:
             if ev is not None:
                 yield ev
             t0 = self.env.now
-            yield from self.sections.read_mountinfo(op)
+            yield from self.sections.read_mountinfo(op, lines=lines)
             parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
             yield self.env.timeout(round(parse))
             self.cpus.release()
             cost = self.env.now - t0
+            self.rereads += 1
+            self.longest_ns = max(self.longest_ns, int(cost))
+            self.max_lag_ns = max(self.max_lag_ns, int(self.env.now - since))
             self.systemd_next_ok = int(self.env.now + self.k.systemd_ratelimit * cost)
+
+    def close(self) -> None:
+        """At the end of the run: a change systemd has not re-read yet has waited until now."""
+        if self.table.dirty.triggered:
+            lag = int(self.env.now) - self.table.dirty_since
+            self.max_lag_ns = max(self.max_lag_ns, lag)
 
     def probes(self, until: simpy.Event) -> Proc:
         """Periodic mountinfo readers: exponential gaps at `probe_reads_per_s`."""

@@ -156,6 +156,9 @@ class KernelParams:
     systemd_ratelimit: float  #: systemd re-reads at most once per this x its processing time
     probe_reads_per_s: float  #: other periodic mountinfo readers
     mountinfo_lines_per_read: float  #: mountinfo lines one read() returns under namespace_sem
+    #: bytes systemd asks per read() (libmount through stdio; a read() returns at most one
+    #: page, `mountinfo_lines_per_read` lines, so it gets this share of them)
+    systemd_read_bytes: float
     node_mounts: float  #: mounts on the node before the launch
     daemon_cpus: float  #: CPUs node daemons keep busy (doing path walks)
     base_launch_ns: float  #: launch latency that is neither mounts nor CPU work
@@ -215,6 +218,7 @@ _TABLES = {
         "systemd_ratelimit": "systemd_ratelimit",
         "probe_reads_per_s": "probe_reads_per_s",
         "mountinfo_lines_per_read": "mountinfo_lines_per_read",
+        "systemd_read_bytes": "systemd_read_bytes",
         "node_mounts": "node_mounts",
         "daemon_cpus": "daemon_cpus",
     },

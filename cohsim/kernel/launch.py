@@ -442,6 +442,7 @@ class LaunchSim:
             self.env.process(self.readers.probes(self.finished))
             self.env.process(self.readers.systemd(self.finished))
         self.env.run(until=self.finished)
+        self.readers.close()
         self.stats["rcu"].acquisitions = self.rcu.count
         order = {t.tid: i for i, t in enumerate(self.trace.threads)}
         self.results.sort(key=lambda r: order[r.tid])

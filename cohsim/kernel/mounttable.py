@@ -35,6 +35,7 @@ class MountTable:
         self.peak = mounts
         self.record = record
         self.dirty = env.event()  #: a change since systemd's last re-read
+        self.dirty_since = 0  #: when the first change since systemd's last re-read came (ns)
         self.ring = 1  #: mounts in the root's peer group: / and the clones that joined it
         self.ring_peak = 1
         self.binds = 0  #: the group's clones attached under the root mount (its children)
@@ -66,4 +67,5 @@ class MountTable:
         if self.record is not None:
             self.record.mount_table.append((int(self.env.now), self.mounts))
         if not self.dirty.triggered:
+            self.dirty_since = int(self.env.now)
             self.dirty.succeed()

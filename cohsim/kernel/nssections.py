@@ -53,12 +53,15 @@ class NamespaceSections:
         self.table, self.stats, self.resume, self.record = table, stats, resume, record
         self.mountinfo_reads = 0  #: whole-file mountinfo reads
 
-    def read_mountinfo(self, op: OpCost, extra_line_ns: float = 0.0) -> Waited:
+    def read_mountinfo(
+        self, op: OpCost, extra_line_ns: float = 0.0, lines: float | None = None
+    ) -> Waited:
         """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
-        of a page, each line `extra_line_ns` more than the op says (a slave namespace's peer
-        ring walks). Returns the time spent waiting for the lock or a CPU."""
+        of `lines` lines (default: a page's, `mountinfo_lines_per_read`), each line
+        `extra_line_ns` more than the op says (a slave namespace's peer ring walks). Returns
+        the time spent waiting for the lock or a CPU."""
         self.mountinfo_reads += 1
-        lines = self.k.mountinfo_lines_per_read
+        lines = self.k.mountinfo_lines_per_read if lines is None else lines
         table = self.table
         done, waited = 0.0, 0.0
         first = True

@@ -68,6 +68,7 @@ class _Run:
     peak_mounts: int
     record: LaunchRecord | None
     peak_read_ns: dict[str, float]  #: one whole mountinfo read at the peak (host, container)
+    systemd: dict[str, float]  #: systemd's re-reads and backlog (cohsim.kernel.background)
     breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
 
 
@@ -105,6 +106,11 @@ def _one(task: _Task) -> _Run:
         sim.peak_mounts,
         sim.record,
         sim.peak_read_ns(),
+        {
+            "rereads": sim.readers.rereads,
+            "longest_reread_s": round(sim.readers.longest_ns / NS_PER_S, 6),
+            "max_lag_s": round(sim.readers.max_lag_ns / NS_PER_S, 6),
+        },
         launch_breakdown(res, calls, kernel) if calls is not None else None,
     )
 
@@ -296,6 +302,7 @@ def run_workload(
             ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
             for ns in ("host", "container")
         },
+        systemd=runs[0].systemd,
         calibration=calibration,
         level=[
             "level 3: kernel mount path and workload (simpy)",

@@ -58,6 +58,10 @@ class Prediction:
     #: runtime's own (slave) namespace (cohsim.kernel.launch.LaunchSim.peak_read_ns); the
     #: largest over the replicates, s
     mountinfo_read_s: dict[str, float] = field(default_factory=dict)
+    #: systemd's re-reads of the mount table in the nominal replicate: how many, the longest
+    #: (read and parse), and the longest a change waited for a re-read that saw it (its
+    #: backlog; one still unparsed at the end counts until then), s
+    systemd: dict[str, float] = field(default_factory=dict)
     #: where the nominal replicate's launch time went, by mechanism (cohsim.predict.breakdown)
     breakdown: Breakdown | None = None
     #: what the latency intervals are (cohsim.predict.intervals.method)
@@ -87,6 +91,7 @@ class Prediction:
             "locks": self.locks,
             "peak_mount_table": self.peak_mount_table,
             "mountinfo_read_at_peak_s": self.mountinfo_read_s,
+            "systemd": self.systemd,
             "calibration": self.calibration,
             "level": self.level,
             "replicates": self.replicates,

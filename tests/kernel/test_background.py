@@ -43,9 +43,9 @@ def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch
     starts: list[float] = []
     read = nss.read_mountinfo
 
-    def spy(op):
+    def spy(op, lines=None):
         starts.append(env.now)
-        return (yield from read(op))
+        return (yield from read(op, lines=lines))
 
     monkeypatch.setattr(nss, "read_mountinfo", spy)
 
@@ -63,6 +63,46 @@ def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch
     assert len(starts) == nss.mountinfo_reads == 2
     parse = k.systemd_parse_per_mount_ns * table.mounts  # the first re-read cost at least this
     assert starts[1] - starts[0] > k.systemd_ratelimit * parse
+    # its backlog: the second and third changes waited for the rate limit and the re-read
+    assert readers.rereads == 2 and readers.longest_ns >= parse
+    assert readers.max_lag_ns >= starts[1] - 1 + parse
+
+
+def test_systemd_reads_a_quarter_page_per_lock_hold():
+    """libmount asks 1 KiB per read(): systemd takes namespace_sem four times as often for
+    the same table as a reader of whole pages (mountinfo-readers: 73 vs 20 read() calls)."""
+    env, table, nss, readers = make(probe_reads_per_s=0.0)
+    until = env.event()
+
+    def one_change():
+        table.change(+1)
+        yield env.timeout(10**9)
+        until.succeed()
+
+    env.process(one_change())
+    env.process(readers.systemd(until))
+    env.run(until=until)
+    pages = -(-table.mounts // readers.k.mountinfo_lines_per_read)
+    quarter = readers.k.mountinfo_lines_per_read * readers.k.systemd_read_bytes / 4096
+    assert nss.stats.acquisitions == -(-table.mounts // quarter) > 3 * pages
+
+
+def test_a_change_left_unparsed_at_the_end_counts_in_the_backlog():
+    env, table, _, readers = make(probe_reads_per_s=0.0, systemd_ratelimit=1e6)
+    until = env.event()
+
+    def changes():
+        table.change(+1)
+        yield env.timeout(10**6)  # the first re-read is long over; the rate limit holds
+        table.change(+1)
+        yield env.timeout(5 * 10**8)
+        until.succeed()
+
+    env.process(changes())
+    env.process(readers.systemd(until))
+    env.run(until=until)
+    readers.close()
+    assert readers.rereads == 1 and readers.max_lag_ns == 5 * 10**8
 
 
 def test_probes_read_at_their_rate():

@@ -30,6 +30,8 @@ def test_prediction_reports_every_contract_field():
     assert d["machine"] == "m7a.24xlarge" and "m7a.24xlarge" in d["machine_note"]
     assert d["mount_ops"] == 12 * (2 * (1 + 4 + 4) + runtime_mount_ops("runc"))
     assert set(d["mountinfo_read_at_peak_s"]) == {"host", "container"}
+    assert set(d["systemd"]) == {"rereads", "longest_reread_s", "max_lag_s"}
+    assert d["systemd"]["rereads"] >= 1 and d["systemd"]["max_lag_s"] > 0
     for stat in ("p50", "p95", "p99", "max"):
         v = d["launch_s"][stat]
         assert v["low"] <= v["value"] <= v["high"] and v["unit"] == "s"
