@@ -59,3 +59,12 @@ def test_a_predictions_breakdown_adds_up_to_its_launches(arch, strategy):
     assert all(v >= 0 for v in b.mean_s.values())
     assert b.mean_s["bind_mounts"] > 0 and b.mean_s["overlay"] > 0 and b.mean_s["runtime_cpu"] > 0
     assert p.to_dict()["breakdown"]["mean_s"]["unmounts"] == round(b.mean_s["unmounts"], 6)
+
+
+def test_every_kernel_op_has_a_mechanism():
+    """A new op in the kernel model must say where its time goes (only `other` is other)."""
+    from cohsim.kernel.costs import OPS
+    from cohsim.predict.breakdown import MECHANISM
+
+    assert [op for op in OPS if op not in MECHANISM] == ["other"]
+    assert set(MECHANISM) <= set(OPS)
