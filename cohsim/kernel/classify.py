@@ -114,6 +114,8 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
     if name == "unshare" and "CLONE_NEWNS" in e.flags:
         st.in_own_ns = e.ok
         return "ns_copy"  # a container runtime's own mount namespace: a copy of the table
+    if name in ("clone", "clone3") and "CLONE_NEWNS" in e.flags:
+        return "ns_copy"  # the copy is made in the caller's call, for the child
     return "other"
 
 

@@ -30,9 +30,11 @@ MOUNT_SYSCALLS: frozenset[str] = frozenset(
     {
         "open_tree", "mount_setattr", "move_mount", "mount", "umount2", "umount",
         "fsopen", "fsconfig", "fsmount", "close", "openat", "open", "read", "unshare", "setns",
-        "pivot_root",
+        "pivot_root", "clone", "clone3",
     }
 )  # fmt: skip
+#: kept only with a new mount namespace: a child's copy of the mount table (copy_mnt_ns())
+_CLONES = ("clone", "clone3")
 
 #: Flags the simulator cares about, by canonical name.
 FLAGS_OF_INTEREST: tuple[str, ...] = (
@@ -280,7 +282,7 @@ def _derive_thread(
     marks: set[int] = set()
     unknown = 0
     for c in calls:
-        if c.name not in MOUNT_SYSCALLS:
+        if c.name not in MOUNT_SYSCALLS or (c.name in _CLONES and "NEWNS" not in c.args):
             unknown += 1
             continue
         a = parsed_args.get((c.name, c.args))
@@ -390,6 +392,9 @@ class _Args:
         found: set[str] = set()
         if self.name in _FLAG_ARG:
             found |= self._decode(self.get(_FLAG_ARG[self.name]))
+        if self.name in _CLONES:  # flags=... or {flags=...}; perf: clone_flags: NEWNS|...
+            text = "".join(self.tokens)
+            found |= {f for f in ("CLONE_NEWNS", "CLONE_NEWUSER") if f[6:] in text}
         if self.name == "mount_setattr":
             m = _ATTR_SET.search(self.get(3) or "")
             if m:

@@ -4,6 +4,7 @@ layer count each op scales with."""
 from __future__ import annotations
 
 from cohsim.kernel.classify import ThreadState, classify, layers_of
+from cohsim.workload.parse import parse_text
 from cohsim.workload.synth import synthesize
 
 
@@ -56,3 +57,30 @@ def test_ring_membership_follows_the_clones():
             total += st.ring_delta
             assert total >= 0
         assert total == 0, strategy
+
+
+CLONES = (
+    "100 12:00:00.000001 clone(child_stack=NULL, flags=CLONE_NEWNS|CLONE_NEWUTS|SIGCHLD)"
+    " = 101 <0.001000>\n"
+    "100 12:00:00.002000 clone(child_stack=NULL, flags=CLONE_VM|CLONE_FS|SIGCHLD)"
+    " = 102 <0.000050>\n"
+    "100 12:00:00.003000 clone3({flags=CLONE_NEWNS|CLONE_NEWUSER, exit_signal=SIGCHLD,"
+    " stack=NULL, stack_size=0}, 88) = 103 <0.001000>\n"
+    '101 12:00:00.004000 pivot_root(".", ".") = 0 <0.000050>\n'
+    '101 12:00:00.004100 umount2(".", MNT_DETACH) = 0 <0.000060>\n'
+)
+
+
+def test_a_clone_with_a_new_mount_namespace_is_a_copy_of_the_table():
+    """clone/clone3 with CLONE_NEWNS copy the table for the child (copy_namespaces() in the
+    caller's call); other clones (threads, plain forks) are not mount-relevant and skipped.
+    The caller stays in its namespace; the child detaches its old root."""
+    trace = parse_text(CLONES)
+    assert trace.unknown_skipped == 1
+    ops = {}
+    for thread in trace.threads:
+        st = ThreadState()
+        ops[thread.tid] = [classify(e, st) for e in thread.events]
+        assert not st.in_own_ns
+    assert ops == {100: ["ns_copy", "ns_copy"], 101: ["pivot_root", "umount_oldroot"]}
+    assert trace.threads[0].events[1].flags == ("CLONE_NEWNS", "CLONE_NEWUSER")
