@@ -97,6 +97,9 @@ def _print_breakdown(p: Prediction) -> None:
         if v or b.slowest_s[c]:
             print(f"    {c.replace('_', ' '):<36s} {v * 1e3:9.3f} {b.slowest_s[c] * 1e3:9.3f}")
     print(f"    {'base (fixed, not simulated)':<36s} {b.base_s * 1e3:9.3f} {b.base_s * 1e3:9.3f}")
+    if b.ns_write_s:
+        held = ", ".join(f"{c.replace('_', ' ')} {v:.3f}" for c, v in b.ns_write_s.items() if v)
+        print(f"  namespace_sem held for writing (s), what the lock waits waited for: {held}")
 
 
 def _print_sensitivity(p: Prediction) -> None:

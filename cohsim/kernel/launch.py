@@ -172,6 +172,8 @@ class LaunchSim:
         self.kernel_until: dict[int, float] = {}  # tid -> end of its current kernel CPU phase
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
+        #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
+        self.ns_write_by_op: dict[str, float] = {}
         self._plans: dict[int, tuple[tuple[SyscallEvent, ...], list[Step]]] = {}
 
     # ----- what the run left -----------------------------------------------------------------
@@ -341,6 +343,7 @@ class LaunchSim:
             if binds:
                 table.binds_change(binds)
             self.nss.write_unlock(tid, t1)
+            self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
         else:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, tid)

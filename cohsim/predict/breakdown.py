@@ -30,8 +30,8 @@ kernel's fixed `base_launch_ns`, which is reported apart (`base`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from cohsim.kernel.costs import KernelParams
@@ -129,6 +129,14 @@ class Breakdown:
     mean_s: dict[str, float]
     slowest_s: dict[str, float]
     base_s: float
+    #: namespace_sem held for writing, by the mechanism of the call that held it: what every
+    #: lock wait above waited for (the lock is one for the whole node), largest first
+    ns_write_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def dominant(self) -> str:
+        """The mechanism that held namespace_sem longest ("" when nothing held it)."""
+        return next(iter(self.ns_write_s), "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,15 +144,25 @@ class Breakdown:
             "mean_s": {k: round(v, 6) for k, v in self.mean_s.items()},
             "slowest_s": {k: round(v, 6) for k, v in self.slowest_s.items()},
             "base_s": round(self.base_s, 6),
+            "namespace_sem_write_s": {k: round(v, 6) for k, v in self.ns_write_s.items()},
+            "dominant_holder": self.dominant,
             "attribution": "waits inside calls split by grace periods (RCU, and the wait for "
             "a CPU after one) and by remaining call time (lock waits)",
         }
 
 
 def launch_breakdown(
-    results: Sequence[ThreadResult], calls: Sequence[Call], kernel: KernelParams
+    results: Sequence[ThreadResult],
+    calls: Sequence[Call],
+    kernel: KernelParams,
+    ns_write_by_op: Mapping[str, float] | None = None,
 ) -> Breakdown:
-    """The breakdown of one simulation's threads (`results`, with every call it recorded)."""
+    """The breakdown of one simulation's threads (`results`, with every call it recorded);
+    `ns_write_by_op`: namespace_sem's write holds by op (ns; LaunchSim.ns_write_by_op)."""
+    held: dict[str, float] = {}
+    for op, ns in (ns_write_by_op or {}).items():
+        held[mechanism(op)] = held.get(mechanism(op), 0.0) + ns / NS_PER_S
+    ns_write = dict(sorted(held.items(), key=lambda kv: (-kv[1], kv[0])))
     mine: dict[int, list[Call]] = {r.tid: [] for r in results}
     for call in calls:
         mine[call[0]].append(call)
@@ -152,7 +170,7 @@ def launch_breakdown(
     base = kernel.base_launch_ns / NS_PER_S
     if not per:
         zero = dict.fromkeys(CATEGORIES, 0.0)
-        return Breakdown(zero, dict(zero), base)
+        return Breakdown(zero, dict(zero), base, ns_write)
     mean = {c: sum(p[c] for p in per) / len(per) / NS_PER_S for c in CATEGORIES}
     slow = max(range(len(results)), key=lambda i: results[i].end_ns - results[i].start_ns)
-    return Breakdown(mean, {c: per[slow][c] / NS_PER_S for c in CATEGORIES}, base)
+    return Breakdown(mean, {c: per[slow][c] / NS_PER_S for c in CATEGORIES}, base, ns_write)

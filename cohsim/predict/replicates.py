@@ -111,7 +111,7 @@ def _one(task: _Task) -> _Run:
             "longest_reread_s": round(sim.readers.longest_ns / NS_PER_S, 6),
             "max_lag_s": round(sim.readers.max_lag_ns / NS_PER_S, 6),
         },
-        launch_breakdown(res, calls, kernel) if calls is not None else None,
+        launch_breakdown(res, calls, kernel, sim.ns_write_by_op) if calls is not None else None,
     )
 
 

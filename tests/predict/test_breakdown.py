@@ -68,3 +68,24 @@ def test_every_kernel_op_has_a_mechanism():
 
     assert [op for op in OPS if op not in MECHANISM] == ["other"]
     assert set(MECHANISM) <= set(OPS)
+
+
+def test_namespace_sem_holders_add_up_to_its_write_holds(catalog):
+    """Who held namespace_sem for writing, by mechanism: every write hold of the run is some
+    op's, so they add up to the lock's write holds; largest first, the dominant one named."""
+    from cohsim.kernel.launch import LaunchSim
+    from cohsim.kernel.linecosts import LineCosts
+    from cohsim.predict import burst_workload
+
+    m = catalog.get("c6gd.metal")
+    calls: list = []
+    sim = LaunchSim(m, load_kernel(), burst_workload("per-layer", 6, 4), costs=LineCosts(m),
+                    layers=4, background=False, calls=calls, record=True)  # fmt: skip
+    results = sim.run()
+    b = launch_breakdown(results, calls, sim.k, sim.ns_write_by_op)
+    held = list(b.ns_write_s.values())
+    assert held == sorted(held, reverse=True) and b.dominant == next(iter(b.ns_write_s))
+    writes = sum(end - start for _, start, end in sim.record.ns_holds)  # read holds not in it
+    assert sum(held) == pytest.approx(writes / 1e9, rel=1e-9)
+    assert {"bind_mounts", "namespace", "unmounts"} <= set(b.ns_write_s)
+    assert b.to_dict()["dominant_holder"] == b.dominant
