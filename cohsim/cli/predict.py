@@ -195,6 +195,7 @@ def _replay(args: argparse.Namespace) -> int:
         instance=args.instance,
         format=args.format,
         lenient=args.lenient,
+        by_process_tree=args.by_process_tree,
         layers=args.layers,
         smt=args.smt == "on",
         sockets=args.sockets,
@@ -333,5 +334,11 @@ def register(
         "--layers",
         type=positive_int,
         help="image layers, if the trace does not show them (default: inferred)",
+    )
+    p.add_argument(
+        "--by-process-tree",
+        action="store_true",
+        help="one container per process tree (a traced runtime's processes and threads), "
+        "not per thread",
     )
     p.set_defaults(func=_replay)

@@ -21,6 +21,7 @@ from cohsim.predict.target import Target
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.synth import STRATEGIES, synthesize
 from cohsim.workload.trace import ThreadTrace, Trace
+from cohsim.workload.trees import by_process_tree as by_process_tree_of
 
 
 def predict(
@@ -72,16 +73,20 @@ def replay(
     catalog: Catalog | None = None,
     format: str = "auto",
     lenient: bool = False,
+    by_process_tree: bool = False,
     layers: int | None = None,
     node_mounts: int | None = None,
     options: RunOptions | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """A real strace/perf trace replayed on a machine model: every traced thread issues its
-    syscalls, with its own think times. `node_mounts`, `options` and `run` as for
-    `predict`."""
+    syscalls, with its own think times; with `by_process_tree`, every process tree is one
+    container (cohsim.workload.trees: a traced runtime's processes in sequence).
+    `node_mounts`, `options` and `run` as for `predict`."""
     opts = resolve_options(options, run)
     trace = parse_trace(path, format=format, lenient=lenient)
+    if by_process_tree:
+        trace = by_process_tree_of(trace)
     if not trace.threads:
         raise CohsimError("the trace has no mount-related syscalls to replay", path)
     workload = {
@@ -89,6 +94,7 @@ def replay(
         "format": trace.format,
         "unknown_skipped": trace.unknown_skipped,
         "malformed_skipped": trace.malformed_skipped,
+        "containers_by": "process tree" if by_process_tree else "thread",
     }
     target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
     return target.simulate(trace, layers=layers, workload=workload, options=opts)

@@ -35,6 +35,7 @@ MOUNT_SYSCALLS: frozenset[str] = frozenset(
 )  # fmt: skip
 #: kept only with a new mount namespace: a child's copy of the mount table (copy_mnt_ns())
 _CLONES = ("clone", "clone3")
+_CREATES = ("clone", "clone3", "fork", "vfork")  #: calls that return a new thread's id
 
 #: Flags the simulator cares about, by canonical name.
 FLAGS_OF_INTEREST: tuple[str, ...] = (
@@ -152,6 +153,9 @@ class Trace:
     unknown_skipped: int = 0  #: syscalls that are not mount-relevant, dropped
     malformed_skipped: int = 0  #: malformed lines dropped (lenient parsing only)
     meta: tuple[tuple[str, str], ...] = field(default=(), compare=False)  #: e.g. seed, strategy
+    #: (child, parent) for every thread or process the trace saw created (clone, clone3,
+    #: fork, vfork returning the child's id): the process trees (cohsim.workload.trees)
+    parents: tuple[tuple[int, int], ...] = field(default=(), compare=False)
 
     @property
     def events(self) -> tuple[SyscallEvent, ...]:
@@ -232,8 +236,11 @@ def assemble(
     Times are shifted so that the first kept event starts at 0.
     """
     by_tid: dict[int, list[RawCall]] = {}
+    parents: list[tuple[int, int]] = []
     for c in calls:
         by_tid.setdefault(c.tid, []).append(c)
+        if c.name in _CREATES and c.errno is None and c.ret is not None and c.ret > 0:
+            parents.append((c.ret, c.tid))
     kept: list[tuple[int, list[SyscallEvent]]] = []
     unknown = unknown_skipped
     parsed_args: dict[tuple[str, str], _Args] = {}  # containers repeat the same argument text
@@ -244,7 +251,7 @@ def assemble(
             kept.append((tid, events))
     origin = min((ev[0].start_ns for _, ev in kept), default=0)
     threads = tuple(ThreadTrace(tid, tuple(_shift(e, origin) for e in ev)) for tid, ev in kept)
-    return Trace(threads, source, format, unknown, malformed_skipped, tuple(meta))
+    return Trace(threads, source, format, unknown, malformed_skipped, tuple(meta), tuple(parents))
 
 
 def _shift(e: SyscallEvent, origin: int) -> SyscallEvent:

@@ -127,3 +127,13 @@ def test_a_bad_explain_plot_is_one_line_and_no_file(capsys, tmp_path):
     bad = tmp_path / "explain.gif"
     code, out, err = run(capsys, "predict", "--arch", "mesh", *FAST, "--explain-plot", str(bad))
     assert code == 1 and out == "" and err.count("\n") == 1 and not bad.exists()
+
+
+def test_replay_by_process_tree_counts_one_runtime_start_as_one_container(capsys):
+    runc = str(DATA / "devvm-2cpu-amd-epyc-f25m1" / "runc-strace" / "plain.strace")
+    args = ("replay", runc, "--instance", "c5.metal", "--replicates", "1", "--json")
+    threads = json.loads(run(capsys, *args)[1])
+    trees = json.loads(run(capsys, *args, "--by-process-tree")[1])
+    assert threads["containers"] == 4 and trees["containers"] == 1
+    assert trees["workload"]["containers_by"] == "process tree"
+    assert trees["mount_ops"] == threads["mount_ops"] == 45
