@@ -12,6 +12,10 @@ count) and caches the answer:
 - `reader_ns(k)`: how long after a release a spinning reader has the line again — the seqcount
   readers' latency from the writer's release to their read.
 
+The seqcount questions give the writer (and the readers) a gap between sections
+(`SEQ_THINK_NS`): a writer that re-takes the line at once starves the readers, which is not
+what mount_lock's writers do.
+
 Counts are answered exactly at 0, 1, 2, 4, 8, ... and the machine's CPU count, and interpolated
 linearly between; the CPUs are placed as the scheduler spreads busy threads (`scatter`). Which
 model answered is recorded in `level`. The seqcount questions are always answered by the DES:
@@ -34,6 +38,15 @@ from cohsim.units import per_s_to_gap_ns
 
 #: pause_bench-like critical section used for the queries (ns): short, like mount_lock sections
 CS_REF_NS = 100.0
+#: between one seqcount writer's sections, and between a walker's reads (ns). With none the
+#: writer re-takes the line before any reader's request reaches it and, on a chiplet whose
+#: CCX answers its writer first, readers never see the counter even (level 2 answers with
+#: the readers' unfinished waits). assumption: about a microsecond, the kernel's work between
+#: the mount_lock sections of a path that takes it again and again (ns-copy: 2.3 us per
+#: mount copied, two short mount_lock holds among it; each put after a grace period is
+#: mntput_no_expire()'s hold between a mount's other teardown); walkers re-read sooner than
+#: they walk (launch.walk_interval_ns, 25 us), so this is their lower bound too
+SEQ_THINK_NS = 1000.0
 
 
 def _grid(limit: int) -> list[int]:
@@ -73,14 +86,15 @@ class LineCosts:
         return min(self.max_acquisitions, self.acquisitions_per_thread * threads)
 
     def _simulate(self, lock: str, threads: int, model: str, record: bool) -> HandoffResult:
-        """One level-2 run: `threads` scattered CPUs, the reference section, no think time."""
+        """One level-2 run: `threads` scattered CPUs, the reference section; no think time for a
+        spinlock (every CPU wants it), `SEQ_THINK_NS` for a seqcount."""
         return simulate(
             self.machine,
             threads,
             lock=lock,
             placement="scatter",
             cs_ns=CS_REF_NS,
-            think_ns=0.0,
+            think_ns=SEQ_THINK_NS if lock == "seqcount" else 0.0,
             acquisitions=self._acquisitions(threads),
             seed=self.seed,
             model=model,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from cohsim.kernel.linecosts import LineCosts, _grid
 
 
@@ -39,7 +41,7 @@ def test_costs_interpolate_between_the_counts_asked(catalog):
     c = small(catalog)
     c.prefill()
     asked = c.table()["writer"]
-    assert c.writer_ns(8) == asked[8]
+    assert c.writer_ns(8) == pytest.approx(asked[8], abs=0.001)  # the table is rounded
     assert min(asked[8], asked[16]) <= c.writer_ns(12) <= max(asked[8], asked[16])
     assert c.writer_ns(10_000) == c.writer_ns(catalog.get("c6gd.metal").vcpus)
     assert c.reader_ns(0) == c.reader_ns(1)  # a reader is at least itself

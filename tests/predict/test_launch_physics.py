@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cache
 
 from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 from cohsim.predict import Prediction, burst_workload, predict, resolve_calibration, run_workload
 
@@ -97,21 +98,25 @@ def heavy_walkers(instance: str) -> Prediction:
     return run_workload(m, trace, kernel=k, replicates=1, layers=LAYERS, jobs=1)
 
 
-def test_mesh_tor_collapses_when_many_cpus_walk_paths():
+def test_mesh_walkers_cost_more_than_chiplet_walkers():
     """The mechanism: every spinning walker queues a request at the mesh's home CHA (TOR), so
-    a writer's line wait grows with them; a chiplet serves them per CCX and saturates.
+    a writer's line wait grows with them; a chiplet serves them per CCX (level 2: a writer's
+    wait with 96 spinners 1.65 us on m7i vs 0.07 us on m7a when this was written).
 
-    Where it shows: in the CPU time the walkers burn spinning on mount_lock's counter and in
-    mount_lock's holds (each writer waits for the line behind the spinners). Since the peer
-    group walks and the propagation into slave namespaces were priced (prop-ring,
-    prop-and-read), namespace_sem dominates the mount phase even for containerd's calls
-    alone, and the walkers move it little: when that was added, spinning 10.2 vs 3.7 CPU-s,
-    mount_lock held 96 vs 59 ms, mount phase p50 837 vs 731 ms (m7i vs m7a); before it, the
-    mount phase alone differed by more than 1.3x."""
+    Where it shows at level 3: in the CPU time the walkers burn spinning on mount_lock's
+    counter, and a little in the mount phase. Since the peer-group walks and the propagation
+    into slave namespaces were priced (prop-ring, prop-and-read), namespace_sem dominates the
+    mount phase even for containerd's calls alone, so the walkers move it little: spinning
+    2.96 vs 2.14 CPU-s, mount phase p50 802 vs 719 ms (m7i vs m7a; r5.metal's two sockets
+    11.4 CPU-s, 847 ms). Before those costs the mount phase alone differed by more than 1.3x;
+    before level 2's seqcount questions had a writer gap, m7a's readers starved there."""
+    cat = Catalog()
+    assert LineCosts(cat.get("m7i.metal-24xl")).writer_ns(96) > 10 * LineCosts(
+        cat.get("m7a.24xlarge")
+    ).writer_ns(96)
     mesh, chiplet = heavy_walkers("m7i.metal-24xl"), heavy_walkers("m7a.24xlarge")
     spin = [p.locks["seqcount_spin"]["background_spin_s"] for p in (mesh, chiplet)]
-    hold = [p.locks["mount_lock"]["hold_s"] for p in (mesh, chiplet)]
-    assert spin[0] > 2 * spin[1] and hold[0] > 1.3 * hold[1]
+    assert spin[0] > 1.2 * spin[1]
     assert mesh.mount_s["p50"].value > chiplet.mount_s["p50"].value
 
 
