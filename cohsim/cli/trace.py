@@ -16,8 +16,8 @@ from cohsim.cli.outputs import check_file, writing
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.runtime import RUNTIMES
+from cohsim.workload.summary import summarize
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
-from cohsim.workload.trace import summarize
 
 
 def register(

@@ -9,7 +9,8 @@ import pytest
 
 from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_text, parse_trace
-from cohsim.workload.trace import Trace, split_args, summarize
+from cohsim.workload.summary import summarize
+from cohsim.workload.trace import Trace, split_args
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
