@@ -7,8 +7,10 @@ installed copy and see old behaviour pass.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,12 @@ from hypothesis import settings
 import cohsim
 from cohsim.bench import runner as bench
 from cohsim.machine.catalog import Catalog
+
+# Level 2's tables on disk (cohsim.kernel.linecache): the tests keep theirs in a directory of
+# their own, not the user's cache, and start each run without one.
+if "COHSIM_CACHE" not in os.environ:
+    os.environ["COHSIM_CACHE"] = tempfile.mkdtemp(prefix="cohsim-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["COHSIM_CACHE"], True)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "calibration" / "data"

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cohsim.kernel import linecache
 from cohsim.lock.handoff import simulate
 from cohsim.lock.params import PS, HandoffResult, LockParams
 from cohsim.machine.model import Machine
@@ -47,6 +48,9 @@ CS_REF_NS = 100.0
 #: mntput_no_expire()'s hold between a mount's other teardown); walkers re-read sooner than
 #: they walk (launch.walk_interval_ns, 25 us), so this is their lower bound too
 SEQ_THINK_NS = 1000.0
+
+
+KINDS = ("spinlock", "writer", "reader")  #: the questions level 3 asks
 
 
 def _grid(limit: int) -> list[int]:
@@ -73,6 +77,9 @@ class LineCosts:
     _dense: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _runs: dict[tuple[str, int], HandoffResult] = field(default_factory=dict, repr=False)
     queries: int = 0  #: level-2 simulations run
+    cache: bool = True  #: read and keep the table on disk (cohsim.kernel.linecache)
+    from_cache: bool = field(default=False, repr=False)  #: the table came from the disk
+    _cache_tried: bool = field(default=False, repr=False)
 
     @property
     def level(self) -> str:
@@ -154,10 +161,38 @@ class LineCosts:
         self._cache[key] = value
         return value
 
+    def key(self) -> str:
+        """The digest of every input of this table (cohsim.kernel.linecache)."""
+        inputs = {
+            "model": self.model,
+            "seed": self.seed,
+            "acquisitions_per_thread": self.acquisitions_per_thread,
+            "max_acquisitions": self.max_acquisitions,
+            "params": linecache.params_doc(self.params),
+            "cs_ref_ns": CS_REF_NS,
+            "seq_think_ns": SEQ_THINK_NS,
+        }
+        return linecache.digest(self.machine, inputs)
+
+    def _load_cache(self) -> None:
+        """Take what the disk has for this table, once."""
+        if self._cache_tried or not self.cache:
+            return
+        self._cache_tried = True
+        values = linecache.load(self.key())
+        if values:
+            self._cache.update(values)
+            self.from_cache = True
+
+    def _complete(self) -> bool:
+        grid = _grid(self._max())
+        return all((kind, n) in self._cache for kind in KINDS for n in grid)
+
     def _table(self, kind: str) -> list[float]:
         """Values at every integer count 0..max, interpolated between the grid points asked."""
         dense = self._dense.get(kind)
         if dense is None:
+            self._load_cache()
             grid = _grid(self._max())
             values = [self._ask(kind, n) for n in grid]
             dense = [float(v) for v in np.interp(np.arange(grid[-1] + 2), grid, values)]
@@ -189,14 +224,22 @@ class LineCosts:
     def prefill(self, map_fn: Callable[..., Iterable[HandoffResult]] | None = None) -> None:
         """Ask level 2 every question now (the tables are then complete and picklable).
         `map_fn` (e.g. a process pool's `map`) runs the level-2 simulations in parallel;
-        each is seeded on its own, so the answers do not depend on it."""
+        each is seeded on its own, so the answers do not depend on it. A table the disk has
+        is read instead (cohsim.kernel.linecache), and one computed here is kept there."""
+        self._load_cache()
+        if self._complete():
+            for kind in KINDS:
+                self._table(kind)
+            return
         if map_fn is not None:
             todo = [spec for spec in self._needed() if spec not in self._runs]
             for spec, r in zip(todo, map_fn(self._run_uncached, todo), strict=True):
                 self._runs[spec] = r
                 self.queries += 1
-        for kind in ("spinlock", "writer", "reader"):
+        for kind in KINDS:
             self._table(kind)
+        if self.cache:
+            linecache.save(self.key(), self._cache)
 
     def table(self) -> dict[str, dict[int, float]]:
         """Everything asked so far, for reports: kind -> {CPU count: ns}."""

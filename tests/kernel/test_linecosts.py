@@ -23,9 +23,9 @@ def test_the_grid_is_powers_of_two_and_the_cpu_count():
 
 def test_prefill_in_parallel_gives_the_same_tables(catalog):
     """Each level-2 run is seeded on its own: spreading them over workers changes nothing."""
-    serial = small(catalog)
+    serial = small(catalog, cache=False)
     serial.prefill()
-    parallel = small(catalog)
+    parallel = small(catalog, cache=False)
     with ThreadPoolExecutor(max_workers=2) as pool:
         parallel.prefill(pool.map)
     assert parallel.table() == serial.table()

@@ -90,3 +90,17 @@ def test_replay_function_matches_the_lower_level_path(catalog):
     q = run_workload(machine, trace, kernel=load_kernel(), replicates=1, jobs=1)
     assert p.per_container_s == q.per_container_s
     assert p.workload["trace"] == TRACE.name and p.calibration.startswith("none")
+
+
+def test_the_same_prediction_with_level_2_from_the_disk(tmp_path, monkeypatch):
+    """Same inputs and seed, same document, whether level 2 ran or its table came from the
+    cache (cohsim.kernel.linecache) or there is no cache."""
+    kw = dict(arch="chiplet", containers=6, layers=3, replicates=2, jobs=1, seed=5)
+    monkeypatch.setenv("COHSIM_CACHE", "off")
+    none = predict(**kw).to_dict()
+    monkeypatch.setenv("COHSIM_CACHE", str(tmp_path))
+    computed = predict(**kw).to_dict()
+    read = predict(**kw).to_dict()
+    assert len(list((tmp_path / "linecosts").iterdir())) == 1
+    assert json.dumps(none, sort_keys=True) == json.dumps(computed, sort_keys=True)
+    assert json.dumps(read, sort_keys=True) == json.dumps(computed, sort_keys=True)
