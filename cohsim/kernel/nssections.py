@@ -113,7 +113,7 @@ class NamespaceSections:
             if spin:
                 limit = self.env.timeout(RSPIN_NS * (min(readers, 30) + 1))
                 yield w.event | limit
-                w.spin = w.granted  # spun too long: it goes to sleep in the queue
+                sem.stop_spinning(w)  # spun too long: it goes to sleep in the queue
             while not w.granted:
                 self.cpus.release()
                 yield w.event

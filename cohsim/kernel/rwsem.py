@@ -51,6 +51,7 @@ class RWSem:
         self.handoff: Waiter | None = None
         self.handoff_ns = handoff_ns
         self.queue: deque[Waiter] = deque()
+        self.spinning = 0  #: queued waiters that spin (a release need not scan for one if none)
 
     def _free_for(self, write: bool) -> bool:
         if self.writer or self.handoff is not None:
@@ -67,7 +68,15 @@ class RWSem:
             return None
         w = Waiter(self.env, write, spin)
         self.queue.append(w)
+        self.spinning += spin
         return w
+
+    def stop_spinning(self, w: Waiter) -> None:
+        """A spinning writer that spun too long goes to sleep in the queue (unless it was
+        granted the lock meanwhile)."""
+        if not w.granted and w.spin:
+            self.spinning -= 1
+        w.spin = w.granted
 
     def retry(self, w: Waiter) -> bool:
         """A woken writer, now running, tries again: True if it took the lock; else it sleeps
@@ -77,7 +86,7 @@ class RWSem:
         if self._free_for(w.write) or self.handoff is w:
             if self.handoff is w:
                 self.handoff = None
-            self.queue.remove(w)
+            self._dequeue(w)
             self._take(w.write)
             return True
         w.event = self.env.event()
@@ -93,8 +102,13 @@ class RWSem:
         else:
             self.readers += 1
 
-    def _grant(self, w: Waiter) -> None:
+    def _dequeue(self, w: Waiter) -> None:
         self.queue.remove(w)
+        if w.spin:
+            self.spinning -= 1
+
+    def _grant(self, w: Waiter) -> None:
+        self._dequeue(w)
         self._take(w.write)
         w.granted = True
         if not w.event.triggered:
@@ -111,9 +125,8 @@ class RWSem:
             h, self.handoff = self.handoff, None
             self._grant(h)
             return
-        spinner = next((w for w in self.queue if w.spin), None)
-        if spinner is not None:
-            self._grant(spinner)
+        if self.spinning:  # hand it to the first spinning waiter
+            self._grant(next(w for w in self.queue if w.spin))
             return
         head = self.queue[0]
         if head.write:
