@@ -66,6 +66,7 @@ import simpy
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
@@ -132,7 +133,7 @@ class LaunchSim:
         self.calls = calls
         node_mounts = round(kernel.node_mounts) if node_mounts is None else node_mounts
         self.costs = costs
-        self.env = simpy.Environment()
+        self.env = Environment()
         self.rng = np.random.default_rng(seed)
         self.call_factor = CallFactors(kernel.call_sigma, seed)
         self.cpus = CPUs(self.env, machine.vcpus)

@@ -51,7 +51,8 @@ class RWSem:
         self.handoff: Waiter | None = None
         self.handoff_ns = handoff_ns
         self.queue: deque[Waiter] = deque()
-        self.spinning = 0  #: queued waiters that spin (a release need not scan for one if none)
+        #: the queued waiters that spin, in queue order: a release hands the lock to the first
+        self.spinners: deque[Waiter] = deque()
 
     def _free_for(self, write: bool) -> bool:
         if self.writer or self.handoff is not None:
@@ -68,14 +69,15 @@ class RWSem:
             return None
         w = Waiter(self.env, write, spin)
         self.queue.append(w)
-        self.spinning += spin
+        if spin:
+            self.spinners.append(w)
         return w
 
     def stop_spinning(self, w: Waiter) -> None:
         """A spinning writer that spun too long goes to sleep in the queue (unless it was
         granted the lock meanwhile)."""
         if not w.granted and w.spin:
-            self.spinning -= 1
+            self.spinners.remove(w)
         w.spin = w.granted
 
     def retry(self, w: Waiter) -> bool:
@@ -105,7 +107,7 @@ class RWSem:
     def _dequeue(self, w: Waiter) -> None:
         self.queue.remove(w)
         if w.spin:
-            self.spinning -= 1
+            self.spinners.remove(w)
 
     def _grant(self, w: Waiter) -> None:
         self._dequeue(w)
@@ -125,8 +127,8 @@ class RWSem:
             h, self.handoff = self.handoff, None
             self._grant(h)
             return
-        if self.spinning:  # hand it to the first spinning waiter
-            self._grant(next(w for w in self.queue if w.spin))
+        if self.spinners:  # hand it to the first spinning waiter
+            self._grant(self.spinners[0])
             return
         head = self.queue[0]
         if head.write:
