@@ -64,7 +64,7 @@ import numpy as np
 import simpy
 
 from cohsim.kernel.background import BackgroundReaders
-from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
 from cohsim.kernel.engine import Environment
 from cohsim.kernel.linecosts import LineCosts
@@ -336,7 +336,7 @@ class LaunchSim:
                     puts += table.windows + round(self.k.service_namespaces)
             yield self._cpu(hold * f, tid)
             if ml_work:
-                yield from self._ml_section(tid, op, ml_work, w)
+                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
             if delta:
                 table.change(delta)
             if ring:
@@ -349,7 +349,7 @@ class LaunchSim:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, tid)
             if ml_work:
-                yield from self._ml_section(tid, op, ml_work, w)
+                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
         if window:
@@ -359,9 +359,8 @@ class LaunchSim:
         for _ in range(op.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            t2 = env.now
-            yield from self.ml.section(puts * self.percpu_sum_ns, tid)
-            w.lock += (env.now - t2) - puts * self.percpu_sum_ns
+            took = yield from self.ml.section(puts * self.percpu_sum_ns, tid)
+            w.lock += took - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
 
@@ -392,12 +391,6 @@ class LaunchSim:
         if ml.moved_under(t_walk, walk):
             yield from ml.legitimize_walk()
         w.lock += (env.now - t0) - walk - work
-
-    def _ml_section(self, tid: int, op: OpCost, ml_work: float, w: _Waits) -> Proc:
-        """The call's mount_lock write section; its wait is all but the op's own section."""
-        t2 = self.env.now
-        yield from self.ml.section(ml_work, tid)
-        w.lock += (self.env.now - t2) - op.mount_lock_ns
 
     def _grace_period(self, w: _Waits) -> Proc:
         """synchronize_rcu_expedited(): the caller sleeps until the grace period it needs has
