@@ -106,7 +106,7 @@ class NamespaceSections:
         if w is None:
             return 0.0
         nss = self.stats
-        nss.max_waiters = max(nss.max_waiters, len(sem.queue))
+        nss.max_waiters = max(nss.max_waiters, sem.waiting)
         if spin and not behind_readers:
             yield w.event
         else:
