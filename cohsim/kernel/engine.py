@@ -1,12 +1,12 @@
-"""The launch simulation's clock (cohsim.kernel.launch): simpy's Environment with its two
+"""The launch simulation's clock (cohsim.kernel.launch): simpy's Environment with its
 hottest paths written out.
 
 A mesh prediction's replicate steps about 275,000 events, most of them timeouts. simpy builds
 a timeout through a bound class (a method object, the Timeout's `__init__`, then `schedule`)
-and steps each event through `run` -> `step`; here `timeout` builds the same Timeout with the
-same fields and pushes the same (time, priority, id, event) entry, and `run` pops and calls
-back in its own loop. The events, their ids and so their order are simpy's own: the same
-seed gives the same simulation, event for event.
+and steps each event through `run` -> `step`; here `timeout` and `event` build the same
+events with the same fields, `timeout` pushes the same (time, priority, id, event) entry, and
+`run` pops and calls back in its own loop. The events, their ids and so their order are
+simpy's own: the same seed gives the same simulation, event for event.
 """
 
 from __future__ import annotations
@@ -19,11 +19,20 @@ from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, EventPriority, Timeout
 
 _new_timeout = Timeout.__new__
+_new_event = simpy.Event.__new__
 
 
 class Environment(simpy.Environment):
     """simpy's Environment, with a cheaper `timeout` and `run(until=event)` (the only form
     the launch simulation uses)."""
+
+    def event(self) -> simpy.Event:  # type: ignore[override]
+        """A new untriggered Event (simpy binds its bound classes only for its own class, so a
+        subclass would build each through a descriptor)."""
+        ev = _new_event(simpy.Event)
+        ev.env = self
+        ev.callbacks = []
+        return ev
 
     def timeout(self, delay: int = 0, value: Any | None = None) -> Timeout:  # type: ignore[override]
         """A Timeout `delay` ns from now, scheduled as simpy schedules one."""
