@@ -59,8 +59,9 @@ import math
 from dataclasses import dataclass, field
 
 from cohsim.errors import CohsimError
+from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import TABLE, Step, plan_calls
+from cohsim.kernel.plan import Step, plan_calls
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import Trace
 
@@ -88,13 +89,6 @@ class AnalyticResult:
         self.windows_peak = max(self.windows_peak, round(st.windows))
 
 
-def percpu_sum_ns(machine: Machine, kernel: KernelParams) -> float:
-    """One walk over every CPU's line: the mean level-1 latency from a CPU, summed, over the
-    lines fetched at a time (as cohsim.kernel.launch.LaunchSim.percpu_sum_ns)."""
-    lat = machine.latency_matrix(0)
-    return float(lat.sum(axis=1).mean()) / kernel.percpu_mlp
-
-
 class BurstModel:
     """The burst model of one burst on one machine (see the module): `run(spread)`."""
 
@@ -120,6 +114,7 @@ class BurstModel:
             raise CohsimError("the analytic model answers bursts launched at once only")
         self.m, self.k, self.n = machine, kernel, len(threads)
         self.sum_ns = percpu_sum_ns(machine, kernel)
+        self.cc = CallCosts(kernel, self.sum_ns)
         self.steps = plan_calls(first, kernel, layers, self.sum_ns)
         self.node_mounts = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
@@ -134,25 +129,18 @@ class BurstModel:
         return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
 
     def _write_hold(self, s: Step, st: _State) -> float:
-        """One container's namespace_sem write hold for step `s` in state `st`."""
-        op, k = s.op, self.k
-        if not (op.ns_write_ns or op.per_mount_write_ns):
+        """One container's namespace_sem write hold for step `s` in state `st`, the nested
+        mount_lock section included (0 for an op that takes none)."""
+        hold = self.cc.write_hold_ns(s, st)
+        if not hold:
             return 0.0
-        hold = op.ns_write_ns + op.per_mount_write_ns * st.mounts
-        hold += (st.mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
-        if s.group_walk:
-            hold += op.per_peer_ns * st.ring + op.per_child_ns * st.binds
-        if s.prop:
-            slaves = st.windows + k.service_namespaces
-            per = k.prop_per_slave_mount_ns if s.prop > 0 else k.prop_per_slave_umount_ns
-            hold += slaves * (per + (self.sum_ns if s.prop > 0 else 0.0))
-        return hold * self.mean_factor + s.ml_work + op.per_mount_lock_ns * st.mounts
+        return hold * self.mean_factor + s.ml_work + s.op.per_mount_lock_ns * st.mounts
 
     def _read_hold(self, s: Step, st: _State) -> float:
         op = s.op
         hold = s.reads * (op.layer_read_ns * self.mean_factor + self.sum_ns)
         if op.ns_read_ns or op.per_mount_read_ns:
-            extra = st.ring**2 * self.k.peer_step_ns / max(1.0, st.mounts) if s.own_ns else 0.0
+            extra = self.cc.slave_line_ns(st) if s.own_ns else 0.0
             hold += op.ns_read_ns + (op.per_mount_read_ns + extra) * st.mounts
         return hold
 
@@ -161,9 +149,7 @@ class BurstModel:
         its puts."""
         u = (s.walk_ns + s.cpu) * self.mean_factor * self.smt
         ml_alone = 0.0 if h else s.ml_work
-        puts = st.mounts if s.puts == TABLE else float(s.puts)
-        if s.prop < 0:
-            puts += st.windows + round(self.k.service_namespaces)
+        puts = self.cc.puts(s, st.mounts, st)
         own = (u + h + r + ml_alone) * self.share + s.think + s.op.rcu * self.gp_ns
         return own, ml_alone, puts
 
@@ -215,11 +201,7 @@ class BurstModel:
         out.mount_ns = mount_ns
         runtime = self.k.runtime_cpu_ns * self.smt * self.share
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
-        k = self.k
-        op, open_op = k.op("mountinfo_read"), k.op("mountinfo_open")
-        fixed = open_op.walks * k.walk_ns + open_op.cpu_ns + op.cpu_ns + op.ns_read_ns
-        host = fixed + op.per_mount_read_ns * out.peak_mounts
-        out.peak_read_ns = {"host": host, "container": host + out.ring_peak**2 * k.peer_step_ns}
+        out.peak_read_ns = self.cc.full_read_ns(out.peak_mounts, out.ring_peak)
         return out
 
 

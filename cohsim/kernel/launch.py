@@ -64,6 +64,7 @@ import numpy as np
 import simpy
 
 from cohsim.kernel.background import BackgroundReaders
+from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
 from cohsim.kernel.engine import Environment
@@ -71,7 +72,7 @@ from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
-from cohsim.kernel.plan import TABLE, CallFactors, Step, plan_calls
+from cohsim.kernel.plan import CallFactors, Step, plan_calls
 from cohsim.kernel.rcu import GracePeriods
 from cohsim.kernel.records import LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.rwsem import RWSem
@@ -162,8 +163,8 @@ class LaunchSim:
         #: the per-CPU counter sum inside a mount_lock section (mount_setattr(RDONLY), umount2
         #: without MNT_DETACH): one walk over every CPU's line, each at the mean level-1
         #: latency from a CPU, `percpu_mlp` lines in flight at a time
-        lat = machine.latency_matrix(0)
-        self.percpu_sum_ns = float(lat.sum(axis=1).mean()) / kernel.percpu_mlp
+        self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
+        self.cc = CallCosts(kernel, self.percpu_sum_ns)  #: what a call costs in the node's state
         self.rcu = GracePeriods(
             self.env,
             self.ml,
@@ -201,11 +202,7 @@ class LaunchSim:
         detached (the slave copy of the host's table: every line of the root's peer group
         walks the whole group). The table's and the group's peaks are taken together, an upper
         bound where they did not coincide."""
-        k, table = self.k, self.table
-        op, open_op = k.op("mountinfo_read"), k.op("mountinfo_open")
-        fixed = open_op.walks * k.walk_ns + open_op.cpu_ns + op.cpu_ns + op.ns_read_ns
-        host = fixed + op.per_mount_read_ns * table.peak
-        return {"host": host, "container": host + table.ring_peak**2 * k.peer_step_ns}
+        return self.cc.full_read_ns(self.table.peak, self.table.ring_peak)
 
     # ----- CPUs ----------------------------------------------------------------------------
 
@@ -308,10 +305,10 @@ class LaunchSim:
     def _call(self, tid: int, step: Step, w: _Waits) -> Proc:
         """One syscall, its phases in the kernel's order (the module docstring's 1-5)."""
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
-         own_ns, window, allocs, puts) = step  # fmt: skip
-        env, table = self.env, self.table
-        if puts == TABLE:  # the old root's detach puts every mount of the copy
-            puts = table.mounts
+         own_ns, window, allocs, step_puts) = step  # fmt: skip
+        env, table, cc = self.env, self.table, self.cc
+        found = table.mounts  # the old root's detach puts every mount of the copy it found
+        puts = 0.0
         if think:
             yield env.timeout(think)
         t_call = env.now
@@ -325,15 +322,9 @@ class LaunchSim:
         if op.ns_write_ns or op.per_mount_write_ns:
             w.lock += yield from self.nss.write_lock()
             t1 = env.now
-            hold = op.ns_write_ns + op.per_mount_write_ns * table.mounts
-            if allocs:  # each new mount's per-CPU area, zeroed on every CPU
-                hold += (table.mounts if allocs == TABLE else allocs) * self.percpu_sum_ns
-            if group_walk:
-                hold += op.per_peer_ns * table.ring + op.per_child_ns * table.binds
-            if prop:
-                hold += self._propagation_ns(prop)
-                if prop < 0:  # the slaves' copies are put too
-                    puts += table.windows + round(self.k.service_namespaces)
+            hold = cc.write_hold_ns(step, table)
+            if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
+                puts = cc.puts(step, found, table)
             yield self._cpu(hold * f, tid)
             if ml_work:
                 w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
@@ -346,6 +337,8 @@ class LaunchSim:
             self.nss.write_unlock(tid, t1)
             self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
         else:
+            if step_puts:
+                puts = cc.puts(step, found, table)
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, tid)
             if ml_work:
@@ -355,7 +348,9 @@ class LaunchSim:
         if window:
             table.window_change(window)
         if op.ns_read_ns or op.per_mount_read_ns:
-            w.lock += yield from self.nss.read_mountinfo(op, self._slave_line_ns() if own_ns else 0)
+            w.lock += yield from self.nss.read_mountinfo(
+                op, cc.slave_line_ns(table) if own_ns else 0
+            )
         for _ in range(op.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
@@ -363,21 +358,6 @@ class LaunchSim:
             w.lock += took - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
-
-    def _propagation_ns(self, prop: int) -> float:
-        """What a host mount event (+1) or unmount (-1) adds to its namespace_sem write hold:
-        a copy into (or a removal from) every live slave namespace (cohsim.kernel.mounttable),
-        each new copy with its per-CPU area."""
-        k, table = self.k, self.table
-        slaves = table.windows + k.service_namespaces
-        per = k.prop_per_slave_mount_ns if prop > 0 else k.prop_per_slave_umount_ns
-        return slaves * (per + (self.percpu_sum_ns if prop > 0 else 0.0))
-
-    def _slave_line_ns(self) -> float:
-        """What each line of a mountinfo read in a runtime's own (slave) namespace costs beyond
-        the host's: the ring's members among the lines, each walking the whole ring."""
-        table = self.table
-        return table.ring * table.ring * self.k.peer_step_ns / max(1, table.mounts)
 
     def _walk_and_work(self, tid: int, walk: float, work: float, w: _Waits) -> Proc:
         """Path walks then unlocked work, in one event; the walks spin first while a writer
