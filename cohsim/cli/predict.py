@@ -164,45 +164,44 @@ def _fit_input(args: argparse.Namespace) -> list[str]:
     return [args.calibration] if args.calibration not in (None, "none") else []
 
 
+def _target(args: argparse.Namespace) -> dict[str, Any]:
+    """What `predict` and `replay` share: the machine, kernel, fit and run options (the output
+    files checked before any work)."""
+    check_plot(args.plot)
+    check_plot(args.explain_plot)
+    return {
+        "arch": args.arch,
+        "instance": args.instance,
+        "smt": args.smt == "on",
+        "sockets": args.sockets,
+        "kernel": args.kernel,
+        "calibration": args.calibration,
+        "node_mounts": args.node_mounts,
+        "options": _run_options(args),
+    }
+
+
 def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
-    check_plot(args.plot)
-    check_plot(args.explain_plot)
     p = predict(
-        arch=args.arch,
-        instance=args.instance,
         containers=args.containers,
         layers=args.layers,
         strategy=args.strategy,
         runtime=args.runtime,
-        smt=args.smt == "on",
-        sockets=args.sockets,
-        kernel=args.kernel,
-        calibration=args.calibration,
-        node_mounts=args.node_mounts,
-        options=_run_options(args),
+        **_target(args),
     )
     return _emit(p, args, _fit_input(args))
 
 
 def _replay(args: argparse.Namespace) -> int:
-    check_plot(args.plot)
-    check_plot(args.explain_plot)
     p = replay(
         args.trace,
-        arch=args.arch,
-        instance=args.instance,
         format=args.format,
         lenient=args.lenient,
         by_process_tree=args.by_process_tree,
         layers=args.layers,
-        smt=args.smt == "on",
-        sockets=args.sockets,
-        kernel=args.kernel,
-        calibration=args.calibration,
-        node_mounts=args.node_mounts,
-        options=_run_options(args),
+        **_target(args),
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])
 

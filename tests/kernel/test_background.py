@@ -36,10 +36,27 @@ def make(**kernel_values: float):
     return env, table, nss, readers
 
 
+def run_systemd(env, readers, script):
+    """systemd while the table changes as `script` says, a list of (ns to wait first, changes
+    then), until its last wait is over."""
+    until = env.event()
+
+    def changes():
+        for wait, n in script:
+            if wait:
+                yield env.timeout(wait)
+            for _ in range(n):
+                readers.table.change(+1)
+        until.succeed()
+
+    env.process(changes())
+    env.process(readers.systemd(until))
+    env.run(until=until)
+
+
 def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch):
     env, table, nss, readers = make(probe_reads_per_s=0.0)
     k = readers.k
-    until = env.event()
     starts: list[float] = []
     read = nss.read_mountinfo
 
@@ -48,18 +65,9 @@ def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch
         return (yield from read(op, lines=lines))
 
     monkeypatch.setattr(nss, "read_mountinfo", spy)
-
-    def changes():
-        table.change(+1)  # the first re-read starts now
-        yield env.timeout(1)
-        table.change(+1)  # both of these wait for the rate limit, and make one re-read
-        table.change(+1)
-        yield env.timeout(10**10)
-        until.succeed()
-
-    env.process(changes())
-    env.process(readers.systemd(until))
-    env.run(until=until)
+    # the first re-read starts at once; the next two changes wait for the rate limit, and
+    # make one re-read
+    run_systemd(env, readers, [(0, 1), (1, 2), (10**10, 0)])
     assert len(starts) == nss.mountinfo_reads == 2
     parse = k.systemd_parse_per_mount_ns * table.mounts  # the first re-read cost at least this
     assert starts[1] - starts[0] > k.systemd_ratelimit * parse
@@ -72,35 +80,16 @@ def test_systemd_reads_a_quarter_page_per_lock_hold():
     """libmount asks 1 KiB per read(): systemd takes namespace_sem four times as often for
     the same table as a reader of whole pages (mountinfo-readers: 73 vs 20 read() calls)."""
     env, table, nss, readers = make(probe_reads_per_s=0.0)
-    until = env.event()
-
-    def one_change():
-        table.change(+1)
-        yield env.timeout(10**9)
-        until.succeed()
-
-    env.process(one_change())
-    env.process(readers.systemd(until))
-    env.run(until=until)
+    run_systemd(env, readers, [(0, 1), (10**9, 0)])
     pages = -(-table.mounts // readers.k.mountinfo_lines_per_read)
     quarter = readers.k.mountinfo_lines_per_read * readers.k.systemd_read_bytes / 4096
     assert nss.stats.acquisitions == -(-table.mounts // quarter) > 3 * pages
 
 
 def test_a_change_left_unparsed_at_the_end_counts_in_the_backlog():
-    env, table, _, readers = make(probe_reads_per_s=0.0, systemd_ratelimit=1e6)
-    until = env.event()
-
-    def changes():
-        table.change(+1)
-        yield env.timeout(10**6)  # the first re-read is long over; the rate limit holds
-        table.change(+1)
-        yield env.timeout(5 * 10**8)
-        until.succeed()
-
-    env.process(changes())
-    env.process(readers.systemd(until))
-    env.run(until=until)
+    env, _, _, readers = make(probe_reads_per_s=0.0, systemd_ratelimit=1e6)
+    # by the second change the first re-read is long over; the rate limit holds the next
+    run_systemd(env, readers, [(0, 1), (10**6, 1), (5 * 10**8, 0)])
     readers.close()
     assert readers.rereads == 1 and readers.max_lag_ns == 5 * 10**8
 
