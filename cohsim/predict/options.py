@@ -7,7 +7,9 @@ these choices as one frozen, typed object with its defaults; the command line bu
 from its flags, and the library's entry points (`predict`, `replay`, `run_workload`) take it
 whole (`options=`) or as keywords naming its fields (`seed=3, replicates=4`), which replace
 the defaults. A bad value (a negative seed, no replicates, a deadline that is not positive)
-is a CohsimError when the object is made, before anything is simulated.
+is a CohsimError when the object is made, before anything is simulated. `engine` picks what
+answers level 3: the discrete-event simulation (the reference, the default) or the closed-form
+burst model (milliseconds; bursts of identical containers launched at once only).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ def check_seed(seed: int) -> int:
     return seed
 
 
+#: level 3's engines: the simulation (the reference) and the closed-form burst model
+ENGINES = ("des", "analytic")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How the replicates of one prediction run; every default is written here."""
@@ -38,6 +44,9 @@ class RunOptions:
     jobs: int | None = None  #: worker processes; None: the CPUs this process may use
     priors: bool = True  #: draw the kernel model's priors in the replicates after the first
     explain: bool = False  #: rank the unknowns: each prior at its low and high end (2 runs each)
+    #: level 3's engine: "des" (the discrete-event simulation, the reference) or "analytic"
+    #: (the closed-form burst model, cohsim.kernel.analytic: bursts of identical containers)
+    engine: str = "des"
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -45,6 +54,8 @@ class RunOptions:
             raise CohsimError(f"replicates must be at least 1, not {self.replicates}")
         if self.deadline_s <= 0:
             raise CohsimError(f"deadline must be positive, not {self.deadline_s}")
+        if self.engine not in ENGINES:
+            raise CohsimError(f"unknown engine {self.engine!r} (expected {' or '.join(ENGINES)})")
 
 
 class RunOverrides(TypedDict, total=False):
@@ -59,6 +70,7 @@ class RunOverrides(TypedDict, total=False):
     jobs: int | None
     priors: bool
     explain: bool
+    engine: str
 
 
 def resolve_options(options: RunOptions | None, overrides: RunOverrides) -> RunOptions:
