@@ -71,8 +71,8 @@ class AnalyticResult:
     """What the lockstep model gives for one burst (ns unless said)."""
 
     containers: int
-    mount_ns: float  #: every container's mount phase
-    launch_ns: float  #: every container's launch, the fixed base included
+    mount_ns: float  #: the last container's mount phase
+    launch_ns: float  #: the last container's launch, the fixed base included
     ns_write_ns: float  #: namespace_sem held for writing, all containers
     ns_write_by_op: dict[str, float] = field(default_factory=dict)
     ns_acquisitions: int = 0
@@ -82,6 +82,10 @@ class AnalyticResult:
     ring_peak: int = 1
     windows_peak: int = 0
     peak_read_ns: dict[str, float] = field(default_factory=dict)
+    #: each container's mount phase (its first mount call to its last), in finishing order
+    mount_each_ns: tuple[float, ...] = ()
+    #: each container's launch (first call to the runtime's end), without the fixed base
+    launch_each_ns: tuple[float, ...] = ()
 
     def peaks(self, st: _State) -> None:
         self.peak_mounts = max(self.peak_mounts, round(st.mounts))
@@ -153,6 +157,13 @@ class BurstModel:
         own = (u + h + r + ml_alone) * self.share + s.think + s.op.rcu * self.gp_ns
         return own, ml_alone, puts
 
+    def estimate(self) -> AnalyticResult:
+        """The model's best estimate of the burst (what `predict(engine="analytic")` answers).
+
+        For now the uniform spread, the nearer of the two on most of docs/analytic.md's grid
+        (within 20 %, but +36 to +49 % on common-parent at 100 containers)."""
+        return self._uniform()
+
     def run(self, spread: str = "lockstep") -> AnalyticResult:
         """The burst under one assumption about the containers' spread (the module's)."""
         if spread == "lockstep":
@@ -163,16 +174,17 @@ class BurstModel:
 
     def _lockstep(self) -> AnalyticResult:
         n, out = self.n, AnalyticResult(self.n, 0.0, 0.0, 0.0)
-        st, total = _State(self.node_mounts, 1.0, 0.0, 0.0), 0.0
+        st, total, tail = _State(self.node_mounts, 1.0, 0.0, 0.0), 0.0, 0.0
         for s in self.steps:
             mid = st.moved(s, (n - 1) / 2.0)  # the holds are linear in the state
             h, r = self._write_hold(s, mid), self._read_hold(s, mid)
+            tail = h or tail
             own, ml_alone, puts = self._own(s, h, r, mid)
             total += max(n * h + r, own) + n * (puts * self.sum_ns + ml_alone)
             _tally(out, s, n, h, puts * self.sum_ns + (s.ml_work if h else ml_alone))
             st = st.moved(s, float(n))
             out.peaks(st)
-        return self._finish(out, total)
+        return self._finish(out, total, tail)
 
     def _uniform(self, rounds: int = 40) -> AnalyticResult:
         n, steps = self.n, self.steps
@@ -195,12 +207,18 @@ class BurstModel:
             writes = sum(1 for h in holds if h)
             round_ns = out.ns_write_ns / max(1, writes) * (n - 1) / n
             times = [t + (round_ns if h else 0.0) for t, h in zip(new, holds, strict=True)]
-        return self._finish(out, max(out.ns_write_ns, sum(times)))
+        tail = next((h for h in reversed(holds) if h), 0.0)
+        return self._finish(out, max(out.ns_write_ns, sum(times)), tail)
 
-    def _finish(self, out: AnalyticResult, mount_ns: float) -> AnalyticResult:
+    def _finish(self, out: AnalyticResult, mount_ns: float, tail: float) -> AnalyticResult:
+        """The mount phase `mount_ns` is the last container's; the others finish one write
+        hold `tail` (the last write call's) apart, served one after another."""
+        n = self.n
         out.mount_ns = mount_ns
         runtime = self.k.runtime_cpu_ns * self.smt * self.share
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
+        out.mount_each_ns = tuple(max(0.0, mount_ns - (n - 1 - i) * tail) for i in range(n))
+        out.launch_each_ns = tuple(m + runtime for m in out.mount_each_ns)
         out.peak_read_ns = self.cc.full_read_ns(out.peak_mounts, out.ring_peak)
         return out
 

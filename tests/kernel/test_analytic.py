@@ -73,3 +73,20 @@ def test_the_two_spreads_bracket_the_simulation(catalog, instance, strategy, n, 
     res = LaunchSim(m, k, trace, costs=costs, seed=1, layers=layers).run()
     des = float(np.median([r.mounts_done_ns - r.start_ns for r in res]))
     assert 0.8 * lo <= des <= 1.2 * hi
+
+
+@pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
+def test_the_estimate_gives_every_container_its_phases(catalog, strategy):
+    """estimate(): one mount phase and one launch (without the fixed base) per container, in
+    finishing order, none negative, the last the result's own; a launch is its mount phase
+    plus the runtime's work."""
+    m, k = catalog.get("m7i.metal-24xl"), load_kernel()
+    a = BurstModel(m, k, burst_workload(strategy, 12, 5, seed=1), layers=5).estimate()
+    assert len(a.mount_each_ns) == len(a.launch_each_ns) == 12
+    assert all(x >= 0 for x in a.mount_each_ns)
+    assert list(a.mount_each_ns) == sorted(a.mount_each_ns)
+    assert a.mount_each_ns[-1] == pytest.approx(a.mount_ns)
+    assert a.launch_each_ns[-1] + k.base_launch_ns == pytest.approx(a.launch_ns)
+    assert all(lo > mo for lo, mo in zip(a.launch_each_ns, a.mount_each_ns, strict=True))
+    assert a.mount_each_ns[0] < a.mount_each_ns[-1]
+    assert a.peak_mounts > 0 and set(a.peak_read_ns) == {"host", "container"}
