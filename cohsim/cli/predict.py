@@ -11,6 +11,7 @@ from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
+from cohsim.predict.options import ENGINES
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
@@ -57,12 +58,14 @@ def _print(p: Prediction) -> None:
     print(f"  lock wait fraction: {p.lock_wait_fraction.value:.3f}")
     for name, st in d["locks"].items():
         extra = {k: v for k, v in st.items() if k not in ("wait_s", "hold_s", "acquisitions")}
-        print(
-            f"    {name:>14s}: {st['acquisitions']:7d} acquisitions, wait {st['wait_s']:.4f} s, "
-            f"hold {st['hold_s']:.4f} s {extra if extra else ''}"
-        )
+        parts = [f"{st['acquisitions']:7d} acquisitions"] if "acquisitions" in st else []
+        parts += [f"{k[:-2]} {st[k]:.4f} s" for k in ("wait_s", "hold_s") if k in st]
+        print(f"    {name:>14s}: {', '.join(parts)} {extra if extra else ''}")
     print(f"  calibration: {p.calibration}")
-    print(f"  kernel: {p.kernel}; answered by: " + "; ".join(p.level))
+    print(f"  kernel: {p.kernel}; engine: {p.engine['name']}; answered by: " + "; ".join(p.level))
+    for k, v in p.engine.items():
+        if k != "name":
+            print(f"    {k.replace('_', ' ')}: {v}")
     _print_breakdown(p)
     if p.sensitivity:
         _print_sensitivity(p)
@@ -157,6 +160,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         record=bool(args.plot),
         priors=not args.no_priors,
         explain=bool(args.explain or args.explain_plot),
+        engine=args.engine,
     )
 
 
@@ -169,6 +173,8 @@ def _target(args: argparse.Namespace) -> dict[str, Any]:
     files checked before any work)."""
     check_plot(args.plot)
     check_plot(args.explain_plot)
+    if args.plot and args.engine == "analytic":
+        raise CohsimError("--plot draws the simulation's timeline: use it with --engine des")
     return {
         "arch": args.arch,
         "instance": args.instance,
@@ -272,6 +278,14 @@ def _common(
         metavar="FIT.json",
         help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
         "(default: the committed fit that describes the machine)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=_DEFAULTS.engine,
+        help="what answers level 3: des, the discrete-event simulation (the reference), or "
+        "analytic, the closed-form burst model (milliseconds; a burst of identical containers "
+        "only; docs/analytic.md has its agreement with the simulation) (default %(default)s)",
     )
     p.add_argument(
         "--handoff",

@@ -132,6 +132,11 @@ class Breakdown:
     #: namespace_sem held for writing, by the mechanism of the call that held it: what every
     #: lock wait above waited for (the lock is one for the whole node), largest first
     ns_write_s: dict[str, float] = field(default_factory=dict)
+    #: how the waits were attributed to the categories
+    attribution: str = (
+        "waits inside calls split by grace periods (RCU, and the wait for a CPU after one) "
+        "and by remaining call time (lock waits)"
+    )
 
     @property
     def dominant(self) -> str:
@@ -146,9 +151,16 @@ class Breakdown:
             "base_s": round(self.base_s, 6),
             "namespace_sem_write_s": {k: round(v, 6) for k, v in self.ns_write_s.items()},
             "dominant_holder": self.dominant,
-            "attribution": "waits inside calls split by grace periods (RCU, and the wait for "
-            "a CPU after one) and by remaining call time (lock waits)",
+            "attribution": self.attribution,
         }
+
+
+def holds_by_mechanism(ns_write_by_op: Mapping[str, float]) -> dict[str, float]:
+    """namespace_sem's write holds by op (ns) summed by mechanism (s), largest first."""
+    held: dict[str, float] = {}
+    for op, ns in ns_write_by_op.items():
+        held[mechanism(op)] = held.get(mechanism(op), 0.0) + ns / NS_PER_S
+    return dict(sorted(held.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def launch_breakdown(
@@ -159,10 +171,7 @@ def launch_breakdown(
 ) -> Breakdown:
     """The breakdown of one simulation's threads (`results`, with every call it recorded);
     `ns_write_by_op`: namespace_sem's write holds by op (ns; LaunchSim.ns_write_by_op)."""
-    held: dict[str, float] = {}
-    for op, ns in (ns_write_by_op or {}).items():
-        held[mechanism(op)] = held.get(mechanism(op), 0.0) + ns / NS_PER_S
-    ns_write = dict(sorted(held.items(), key=lambda kv: (-kv[1], kv[0])))
+    ns_write = holds_by_mechanism(ns_write_by_op or {})
     mine: dict[int, list[Call]] = {r.tid: [] for r in results}
     for call in calls:
         mine[call[0]].append(call)

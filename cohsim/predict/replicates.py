@@ -9,7 +9,7 @@ and at its high end with replicate 0's seed, for the sensitivity ranking.
 
 Level 2 is asked for every line cost first, so that every replicate gets the same complete
 table; then the replicates (and the sensitivity runs) run, in worker processes when there are
-CPUs for them. Each run's result is a small picklable `_Run`; the result does not depend on
+CPUs for them. Each run's result is a small picklable `Run`; the result does not depend on
 how many workers ran them.
 """
 
@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Unpack
 
 import numpy as np
@@ -29,51 +29,28 @@ from tqdm import tqdm
 from cohsim.kernel.costs import KernelParams, Prior
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.records import LaunchRecord, ThreadResult
+from cohsim.kernel.records import ThreadResult
 from cohsim.machine.model import Machine
-from cohsim.predict.breakdown import Breakdown, Call, launch_breakdown
+from cohsim.predict.breakdown import Call, launch_breakdown
+from cohsim.predict.closedform import NOTES, analytic_replicate
 from cohsim.predict.intervals import Interval, method, summarise, widen
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
+from cohsim.predict.runs import Run, Task
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 
 
-@dataclass(frozen=True)
-class _Task:
-    """One replicate to run (picklable: it may be sent to a worker process)."""
-
-    machine: Machine
-    kernel: KernelParams
-    trace: Trace
-    costs: LineCosts
-    seed: int
-    layers: int | None
-    background: bool
-    record: bool
-    deadline_s: float
-    breakdown: bool = False  #: record every call and return the launch breakdown
+def _one(task: Task) -> Run:
+    """Run one replicate with the task's engine."""
+    if task.engine == "analytic":
+        return analytic_replicate(task)
+    return _simulate(task)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What one replicate gives back (picklable: replicates may run in worker processes)."""
-
-    launch_s: np.ndarray
-    mount_s: np.ndarray
-    failures: float
-    lock_wait_fraction: float
-    locks: dict[str, Any]
-    peak_mounts: int
-    record: LaunchRecord | None
-    peak_read_ns: dict[str, float]  #: one whole mountinfo read at the peak (host, container)
-    systemd: dict[str, float]  #: systemd's re-reads and backlog (cohsim.kernel.background)
-    breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
-
-
-def _one(task: _Task) -> _Run:
-    """Simulate one replicate."""
+def _simulate(task: Task) -> Run:
+    """Simulate one replicate (the discrete-event engine)."""
     kernel = task.kernel
     calls: list[Call] | None = [] if task.breakdown else None
     sim = LaunchSim(
@@ -97,7 +74,7 @@ def _one(task: _Task) -> _Run:
     locks["mount_lock"]["legitimize_fallbacks"] = sim.ml.legitimize
     locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
     locks["seqcount_spin"]["background_spin_s"] = round(float(sim.ml.bg_spin_ns) / NS_PER_S, 6)
-    return _Run(
+    return Run(
         launch,
         mounts,
         float((launch > task.deadline_s).sum()),
@@ -122,12 +99,12 @@ def _tasks(
     costs: LineCosts,
     layers: int | None,
     options: RunOptions,
-) -> list[_Task]:
+) -> list[Task]:
     """One task per replicate: replicate i gets `kernels[i]` and child seed i of the seed;
     only replicate 0 keeps a record and the calls for the breakdown."""
     children = np.random.SeedSequence(options.seed).spawn(options.replicates)
     return [
-        _Task(
+        Task(
             machine=machine,
             kernel=kernels[i],
             trace=trace,
@@ -138,6 +115,7 @@ def _tasks(
             record=options.record and i == 0,
             deadline_s=options.deadline_s,
             breakdown=i == 0,
+            engine=options.engine,
         )
         for i, c in enumerate(children)
     ]
@@ -158,7 +136,7 @@ def _kernels(
     return [k.with_values(**v) if v else k for k, v in zip(base, values, strict=True)]
 
 
-def _sensitivity_tasks(first: _Task, priors: Sequence[Prior], seed: int) -> list[_Task]:
+def _sensitivity_tasks(first: Task, priors: Sequence[Prior], seed: int) -> list[Task]:
     """Replicate 0 again with each prior at its low end, then at its high end (the others
     nominal, the same seed); last, replicate 0 with the next child seed of `seed` (the
     simulation's own noise, to compare the swings with). None without priors."""
@@ -181,7 +159,7 @@ def _p99(x: np.ndarray) -> float:
 
 
 def _sensitivity(
-    priors: Sequence[Prior], kernel: KernelParams, runs: Sequence[_Run]
+    priors: Sequence[Prior], kernel: KernelParams, runs: Sequence[Run]
 ) -> tuple[Sensitivity, ...]:
     """The ranking from `_sensitivity_tasks`' runs (low, high per prior, in order; the last,
     the noise run, is not used here)."""
@@ -196,15 +174,24 @@ def _sensitivity(
 
 
 def _run_all(
-    tasks: list[_Task], costs: LineCosts, jobs: int | None, progress: bool = False
-) -> list[_Run]:
+    tasks: list[Task], costs: LineCosts, jobs: int | None, progress: bool = False
+) -> list[Run]:
+    if tasks and tasks[0].engine == "analytic":
+        # milliseconds each, and no level-2 table: worker processes would cost more
+        return [_one(t) for t in tasks]
+    return _simulate_all(tasks, costs, jobs, progress)
+
+
+def _simulate_all(
+    tasks: list[Task], costs: LineCosts, jobs: int | None, progress: bool = False
+) -> list[Run]:
     """Fill `costs` (which every task holds), then run the tasks, in up to `jobs` workers;
     with `progress`, a progress bar on stderr (where it is a terminal)."""
     # Level 2 is asked everything first (its runs spread over the workers too), so that every
     # replicate gets the same complete table.
     workers = min(len(tasks), jobs if jobs is not None else len(os.sched_getaffinity(0)))
 
-    def shown(runs: Iterable[_Run]) -> list[_Run]:
+    def shown(runs: Iterable[Run]) -> list[Run]:
         if not progress:
             return list(runs)
         return list(tqdm(runs, total=len(tasks), desc="simulations", file=sys.stderr, disable=None))
@@ -219,7 +206,7 @@ def _run_all(
 
 
 def _summary(
-    runs: Sequence[_Run], misfit_sd: float, base_s: float
+    runs: Sequence[Run], misfit_sd: float, base_s: float
 ) -> tuple[dict[str, Interval], dict[str, Interval], dict[str, Interval]]:
     """The launch and mount-phase statistics and the other values, with their intervals (the
     launch's above its fixed base `base_s`)."""
@@ -304,11 +291,8 @@ def run_workload(
         },
         systemd=runs[0].systemd,
         calibration=calibration,
-        level=[
-            "level 3: kernel mount path and workload (simpy)",
-            costs.level,
-            "level 1: machine graph (per-CPU sums, line latencies)",
-        ],
+        level=_levels(opts.engine, costs),
+        engine=_engine(opts.engine),
         replicates=opts.replicates,
         seed=opts.seed,
         kernel=kernel.name,
@@ -322,3 +306,25 @@ def run_workload(
         sensitivity=sens,
         sensitivity_noise_s=noise,
     )
+
+
+def _levels(engine: str, costs: LineCosts) -> list[str]:
+    """The levels that answered, from the top."""
+    if engine == "analytic":
+        return [
+            "level 3: analytic burst model (closed form, cohsim.kernel.analytic)",
+            "level 1: machine graph (per-CPU sums)",
+        ]
+    return [
+        "level 3: kernel mount path and workload (simpy)",
+        costs.level,
+        "level 1: machine graph (per-CPU sums, line latencies)",
+    ]
+
+
+def _engine(engine: str) -> dict[str, Any]:
+    """The prediction's `engine` block: which engine answered, and what it reports
+    differently from the simulation."""
+    if engine == "analytic":
+        return {"name": "analytic", **NOTES}
+    return {"name": "des"}

@@ -72,6 +72,8 @@ class Prediction:
     sensitivity: tuple[Sensitivity, ...] = ()
     #: the nominal launch p99's change with another seed alone: swings below it are noise
     sensitivity_noise_s: float = 0.0
+    #: which engine answered level 3 ("des" or "analytic") and what it reports differently
+    engine: dict[str, Any] = field(default_factory=lambda: {"name": "des"})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class Prediction:
             "systemd": self.systemd,
             "calibration": self.calibration,
             "level": self.level,
+            "engine": self.engine,
             "replicates": self.replicates,
             "seed": self.seed,
             "kernel": self.kernel,
