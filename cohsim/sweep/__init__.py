@@ -1,0 +1,26 @@
+"""Sweeps: many predictions over a grid of instances, counts, strategies and hardware variants.
+
+`grid` builds the points (cohsim.sweep.grid), `run_points` / `run_sweep` compute them on Dask
+or in this process, each kept on disk under its inputs' digest (cohsim.sweep.cache), and
+return one flat `Row` per point in grid order (cohsim.sweep.row), which `csv_text` and
+`json_doc` write (cohsim.sweep.outputs) and `sweep_figure` draws (cohsim.sweep.plot).
+"""
+
+from cohsim.sweep.grid import Point, grid, select_instances, variants_of
+from cohsim.sweep.options import SweepOptions
+from cohsim.sweep.row import COLUMNS, Row, csv_text
+from cohsim.sweep.runner import Sweep, run_points, run_sweep
+
+__all__ = [
+    "COLUMNS",
+    "Point",
+    "Row",
+    "Sweep",
+    "SweepOptions",
+    "csv_text",
+    "grid",
+    "run_points",
+    "run_sweep",
+    "select_instances",
+    "variants_of",
+]

@@ -1,0 +1,147 @@
+"""A sweep's points kept on disk: each finished point is one file, named by its inputs' digest.
+
+A point's row depends only on its inputs, so it is kept in `<dir>/<digest>.json`, where the
+digest is the sha256 of every input that can change the answer:
+
+- the machine as TOML (cohsim.machine.catalog.machine_to_toml, after the point's SMT and
+  socket variant: another variant is another machine);
+- the kernel model file's text, and the calibration: the named fit's text, "none", or (by
+  default) the text of every committed fit, since the one that applies is chosen among them;
+- the point's strategy, container and layer counts; the run options (seed, replicates,
+  deadline, engine, hand-off model, background, priors) and the runtime;
+- the cohsim version and a digest of cohsim's source (every module but the command line's
+  and the plots'): changed code makes new files, never a stale answer.
+
+A file is written atomically (a temporary file renamed into place) the moment its point is
+known, so an interrupted sweep (Ctrl-C, a killed worker or process) has lost only the points
+in flight, and never leaves half a file: running it again computes only what is missing.
+A file that cannot be read, or does not answer its digest, is ignored and written again.
+Values are JSON numbers, read back bit for bit, so a row from the cache is the row the
+prediction gives: the same output bytes, cached or not.
+
+Where: `SweepOptions.cache` if given; else `$COHSIM_CACHE/sweep` (`COHSIM_CACHE=off` turns it
+off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cohsim import __version__, provenance
+from cohsim.io import catalog_dir, fits_dir, read_text
+from cohsim.kernel.costs import DEFAULT_KERNEL
+from cohsim.machine.catalog import Catalog, machine_to_toml
+from cohsim.predict.options import RunOptions
+from cohsim.sweep.grid import Point
+
+SCHEMA = 1
+#: cohsim's packages whose source does not change a prediction's row
+_NOT_CODE = ("cli", "plots")
+
+
+def default_dir() -> Path | None:
+    """The sweep cache's directory from the environment, or None when `COHSIM_CACHE=off`."""
+    env = os.environ.get("COHSIM_CACHE", "")
+    if env.lower() == "off":
+        return None
+    if env:
+        return Path(env) / "sweep"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "cohsim" / "sweep"
+
+
+@functools.cache
+def code_digest() -> str:
+    """sha256 over cohsim's source that a prediction runs (file names too)."""
+    root = Path(__file__).resolve().parent.parent
+    files = sorted(p for p in root.rglob("*.py") if p.relative_to(root).parts[0] not in _NOT_CODE)
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
+def _kernel_text(kernel: str | None) -> str:
+    name = kernel if kernel is not None else DEFAULT_KERNEL
+    path = Path(name) if name.endswith(".toml") else catalog_dir() / "kernel" / f"{name}.toml"
+    return read_text(path)
+
+
+@functools.cache
+def _fit_text(calibration: str | None) -> str:
+    if calibration == "none":
+        return "none"
+    if calibration is not None:
+        return read_text(Path(calibration))
+    return "\0".join(f"{p.name}\0{read_text(p)}" for p in sorted(fits_dir().glob("*.json")))
+
+
+def run_inputs(run: RunOptions) -> dict[str, Any]:
+    """The run options that change a prediction's answer (not how many processes run it)."""
+    return {
+        "seed": run.seed,
+        "replicates": run.replicates,
+        "deadline_s": run.deadline_s,
+        "engine": run.engine,
+        "handoff_model": run.handoff_model,
+        "background": run.background,
+        "priors": run.priors,
+    }
+
+
+def point_digest(
+    point: Point,
+    catalog: Catalog,
+    run: RunOptions,
+    *,
+    kernel: str | None = None,
+    calibration: str | None = None,
+    runtime: str = "runc",
+) -> str:
+    """The key of one point: every input of its prediction (an unknown instance, or a variant
+    its machine does not have, is a CohsimError)."""
+    doc = {
+        "schema": SCHEMA,
+        "machine": machine_to_toml(point.machine(catalog)),
+        "kernel": _kernel_text(kernel),
+        "calibration": _fit_text(calibration),
+        "point": point.to_dict(),
+        "run": run_inputs(run),
+        "runtime": runtime,
+        "cohsim_version": __version__,
+        "code": code_digest(),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def load(folder: Path | None, key: str) -> dict[str, Any] | None:
+    """The row kept for `key`, or None (no cache, no file, or one that does not answer it)."""
+    if folder is None:
+        return None
+    try:
+        doc = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+        if doc.get("schema") != SCHEMA or doc.get("digest") != key:
+            return None
+        row = doc["row"]
+        return row if isinstance(row, dict) else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def save(folder: Path | None, key: str, row: dict[str, Any]) -> None:
+    """Keep `row` for `key` (quietly nothing where the folder cannot be written: the cache
+    only saves time)."""
+    if folder is None:
+        return
+    doc = {"schema": SCHEMA, "digest": key, "row": row}
+    try:
+        provenance.write_atomic(folder / f"{key}.json", json.dumps(doc, sort_keys=True) + "\n")
+    except OSError:
+        pass

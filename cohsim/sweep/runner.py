@@ -1,0 +1,223 @@
+"""Running a sweep: every point's prediction, computed once, kept, and returned in grid order.
+
+`run_sweep` names each point by its inputs' digest (cohsim.sweep.cache), takes the points the
+cache already holds, and computes the others as independent tasks: in this process when
+there are few (or `workers=1`), else on Dask, a local cluster of worker processes (one
+thread each) or an existing cluster (`scheduler`). Each result is written to the cache the
+moment it comes back, so an interrupted sweep (Ctrl-C, a killed worker: Dask runs its tasks
+again elsewhere, or a killed process) loses only the points in flight, and running it again
+computes only what is missing. Points with the same digest are computed once.
+
+The rows come back in the points' order, whatever order the tasks finish in, and a point's
+row is the same whoever computes it (every point runs `predict` with jobs=1 from the same
+seed): same seed, same rows, whatever the number of workers or the scheduler. A cluster's
+workers must run the same cohsim code as this process (each task says which it ran; other
+code is a CohsimError, since its rows would be kept under this code's digests).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from cohsim.errors import CohsimError
+from cohsim.machine.catalog import Catalog
+from cohsim.predict.api import predict
+from cohsim.predict.options import RunOptions
+from cohsim.sweep import cache
+from cohsim.sweep.grid import Point
+from cohsim.sweep.options import SERIAL_POINTS, SweepOptions
+from cohsim.sweep.row import Row, row_of
+
+
+@dataclass(frozen=True)
+class Task:
+    """One point to compute, with what the client resolved for it."""
+
+    point: Point
+    digest: str
+    vcpus: int
+    sockets: int
+    run: RunOptions
+    kernel: str | None
+    calibration: str | None
+    runtime: str
+
+
+def compute(task: Task) -> tuple[dict[str, Any], str]:
+    """A task's row (as a dict) and the code digest it ran with: what a worker runs."""
+    pt = task.point
+    p = predict(
+        instance=pt.instance,
+        containers=pt.containers,
+        layers=pt.layers,
+        strategy=pt.strategy,
+        smt=pt.smt,
+        sockets=pt.sockets,
+        kernel=task.kernel,
+        calibration=task.calibration,
+        runtime=task.runtime,
+        options=task.run,
+    )
+    row = row_of(
+        pt, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine, digest=task.digest
+    )
+    return row.to_dict(), cache.code_digest()
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a sweep gave: the rows in the points' order, and how many were computed."""
+
+    rows: list[Row]
+    computed: int  #: points computed by this call
+    cached: int  #: points read from the cache
+
+
+def tasks_of(points: Sequence[Point], options: SweepOptions) -> list[Task]:
+    """Every point's task (same order; an unknown instance is a CohsimError, before any
+    work)."""
+    catalog = Catalog()
+    run = options.point_run
+    out = []
+    for pt in points:
+        m = pt.machine(catalog)
+        key = cache.point_digest(
+            pt,
+            catalog,
+            run,
+            kernel=options.kernel,
+            calibration=options.calibration,
+            runtime=options.runtime,
+        )
+        out.append(
+            Task(
+                pt,
+                key,
+                m.topology.vcpus,
+                m.topology.sockets,
+                run,
+                options.kernel,
+                options.calibration,
+                options.runtime,
+            )
+        )
+    return out
+
+
+def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> Sweep:
+    """Every point's row, in the points' order: from the cache, or computed (and kept)."""
+    options = options or SweepOptions()
+    tasks = tasks_of(points, options)
+    folder = options.cache_dir()
+    rows: dict[str, Row] = {}
+    for t in tasks:
+        doc = cache.load(folder, t.digest) if t.digest not in rows else None
+        if doc is not None:
+            try:
+                rows[t.digest] = Row.from_dict(doc)
+            except (KeyError, TypeError):
+                pass  # an older row layout: computed again
+    cached = len(rows)
+    todo = list({t.digest: t for t in tasks if t.digest not in rows}.values())
+    bar = tqdm(
+        total=cached + len(todo),
+        initial=cached,
+        disable=not options.progress,
+        file=sys.stderr,
+        unit="point",
+        desc="sweep",
+        dynamic_ncols=True,
+    )
+
+    def done(key: str, doc: dict[str, Any], code: str) -> None:
+        if code != cache.code_digest():
+            raise CohsimError(
+                "a Dask worker runs other cohsim code than this process (install the same "
+                "cohsim on the workers)"
+            )
+        cache.save(folder, key, doc)
+        rows[key] = Row.from_dict(doc)
+        bar.update(1)
+
+    with bar:
+        if not todo:
+            pass
+        elif options.scheduler is None and (
+            options.local_workers() == 1 or len(todo) <= SERIAL_POINTS
+        ):
+            for t in todo:
+                done(t.digest, *compute(t))
+        else:
+            _on_dask(todo, options, done)
+    return Sweep([rows[t.digest] for t in tasks], computed=len(todo), cached=cached)
+
+
+def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> list[Row]:
+    """Every point's row, in the points' order (`run_sweep`'s rows)."""
+    return run_sweep(points, options).rows
+
+
+@contextmanager
+def _client(options: SweepOptions, n: int) -> Iterator[Any]:
+    """A Dask client: of the cluster at `options.scheduler`, or of a local cluster of `n`
+    worker processes, one thread each (closed on the way out)."""
+    from distributed import Client, LocalCluster
+
+    quiet = {"silence_logs": logging.ERROR}
+    if options.scheduler is None:
+        with (
+            LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                **quiet,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+        return
+    timeout = options.connect_timeout_s
+    try:
+        client = Client(options.scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CohsimError(
+            f"cannot reach the Dask scheduler at {options.scheduler} within {timeout:g} s "
+            f"({type(exc).__name__})"
+        ) from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise CohsimError(
+                f"the Dask scheduler at {options.scheduler} has no workers "
+                f"(none joined within {timeout:g} s)"
+            ) from exc
+        yield client
+
+
+def _on_dask(
+    todo: Sequence[Task], options: SweepOptions, done: Callable[[str, dict[str, Any], str], None]
+) -> None:
+    """Compute `todo` on Dask, calling `done` in this process as each comes back."""
+    from distributed import as_completed
+
+    n = min(options.local_workers(), len(todo))
+    with _client(options, n) as client:
+        futures = {
+            client.submit(compute, t, key=f"cohsim-point-{t.digest}", pure=False): t.digest
+            for t in todo
+        }
+        try:
+            for fut in as_completed(futures):
+                doc, code = fut.result()
+                done(futures[fut], doc, code)
+        finally:
+            client.cancel(list(futures))
