@@ -22,6 +22,7 @@ describes an instance.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -457,12 +458,25 @@ def default_fit(instance_or_family: str) -> Calibration | None:
     is "*"); its lock parameters only to the instances/families it names. Exact instance
     matches win; then a family match; then any kernel fit (`cohsim.calibrate.fitjson.choose_fit`).
     """
-    loaded = [load_fit(p) for p in sorted(fits_dir().glob("*.json"))]
+    paths = sorted(fits_dir().glob("*.json"))
+    loaded = _committed_fits(tuple((str(p), p.stat().st_mtime_ns) for p in paths))
+    return choose_fit(loaded, instance_or_family, _family(instance_or_family))
+
+
+@functools.lru_cache(maxsize=4)
+def _committed_fits(files: tuple[tuple[str, int], ...]) -> tuple[Calibration, ...]:
+    """The committed fits, read once per process (keyed by path and modification time: a
+    fit rewritten since is read again). Predictions only read them."""
+    return tuple(load_fit(path) for path, _ in files)
+
+
+@functools.lru_cache(maxsize=256)
+def _family(instance_or_family: str) -> str:
+    """The catalog family of an instance (a family's own name otherwise)."""
     try:
-        family = Catalog().get(instance_or_family).family
+        return Catalog().get(instance_or_family).family
     except CohsimError:
-        family = instance_or_family
-    return choose_fit(loaded, instance_or_family, family)
+        return instance_or_family
 
 
 def calibrate(

@@ -42,8 +42,7 @@ def percpu_sum_ns(machine: Machine, kernel: KernelParams) -> float:
     """One walk over every CPU's line (a per-CPU counter sum, a per-CPU area's zeroing): the
     mean level-1 latency from a CPU, summed over the CPUs, over the lines fetched at a time
     (`percpu_mlp`)."""
-    lat = machine.latency_matrix(0)
-    return float(lat.sum(axis=1).mean()) / kernel.percpu_mlp
+    return machine.percpu_walk_ns / kernel.percpu_mlp
 
 
 class CallCosts:

@@ -361,6 +361,14 @@ class Machine:
             table[c] = v
         return table[cls]
 
+    @cached_property
+    def percpu_walk_ns(self) -> float:
+        """One walk over every CPU's line, one line at a time: the mean, over the CPUs, of the
+        latencies from that CPU to every CPU (home socket 0). A per-CPU counter's sum or a
+        per-CPU area's zeroing costs this over the lines fetched at a time
+        (cohsim.kernel.callcost.percpu_sum_ns). Computed once per machine."""
+        return float(self.latency_matrix(0).sum(axis=1).mean())
+
     # ----- what-if variants ------------------------------------------------------------------
 
     def with_smt(self, enabled: bool) -> Machine:
