@@ -18,6 +18,7 @@ from cohsim.cli import calibrate as cli_calibrate
 from cohsim.cli import lock as cli_lock
 from cohsim.cli import machine as cli_machine
 from cohsim.cli import predict as cli_predict
+from cohsim.cli import sweep as cli_sweep
 from cohsim.cli import trace as cli_trace
 from cohsim.errors import CohsimError
 
@@ -36,7 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     # Each group of commands lives in its own cli_* module with a register() function.
-    for module in (cli_machine, cli_lock, cli_predict, cli_bench, cli_calibrate, cli_trace):
+    for module in (
+        cli_machine,
+        cli_lock,
+        cli_predict,
+        cli_bench,
+        cli_calibrate,
+        cli_trace,
+        cli_sweep,
+    ):
         module.register(sub, _add_json)
 
     return parser

@@ -8,7 +8,8 @@ return one flat `Row` per point in grid order (cohsim.sweep.row), which `csv_tex
 
 from cohsim.sweep.grid import Point, grid, select_instances, variants_of
 from cohsim.sweep.options import SweepOptions
-from cohsim.sweep.row import COLUMNS, Row, csv_text
+from cohsim.sweep.outputs import csv_text, json_doc, json_text
+from cohsim.sweep.row import COLUMNS, Row
 from cohsim.sweep.runner import Sweep, run_points, run_sweep
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "Sweep",
     "SweepOptions",
     "csv_text",
+    "json_doc",
+    "json_text",
     "grid",
     "run_points",
     "run_sweep",

@@ -9,15 +9,12 @@ provenance (cohsim version, seed, replicates, the point's digest).
 
 Every field is a string, an integer, a bool or a float rounded once, here, to a fixed number
 of decimals (`DECIMALS`), so a row read back from the sweep cache (JSON keeps floats bit for
-bit) is the row the prediction gave, and the CSV (`csv_text`) and JSON written from rows are
-the same bytes however the points were computed.
+bit) is the row the prediction gave, and the CSV and JSON written from rows are
+the same bytes however the points were computed (cohsim.sweep.outputs).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -134,21 +131,3 @@ def row_of(
         replicates=p.replicates,
         digest=digest,
     )
-
-
-def _cell(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
-
-
-def csv_text(rows: Sequence[Row]) -> str:
-    """Tidy CSV: a header of `COLUMNS`, one line per row, in the rows' order."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(COLUMNS)
-    for r in rows:
-        w.writerow([_cell(v) for v in r.to_dict().values()])
-    return out.getvalue()

@@ -1,0 +1,253 @@
+"""`cohsim sweep`: predictions over a grid, on Dask, kept on disk, written as CSV, JSON and a plot.
+
+Thin layer over cohsim.sweep: the flags name the grid (instances or a family, container and
+layer counts, strategies, variants) and the run (engine, seed, replicates, deadline), and
+where it runs (`--scheduler`, `--workers`) and is kept (`--cache`). Everything that can be
+wrong with the request (an unknown instance or family, a count that is not a positive
+integer, an output path that cannot be written, an unreachable scheduler) is one error line
+and exit 1 before any output file exists; the outputs are written atomically at the end.
+Ctrl-C leaves every finished point in the cache (the same command resumes) and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cohsim import provenance
+from cohsim.cli.args import add_seed, positive_float, positive_int
+from cohsim.cli.outputs import check_dir, check_file, check_plot, writing
+from cohsim.errors import CohsimError
+from cohsim.machine.catalog import Catalog
+from cohsim.predict.options import ENGINES, RunOptions
+from cohsim.sweep import (
+    Point,
+    Row,
+    SweepOptions,
+    csv_text,
+    grid,
+    json_text,
+    run_sweep,
+    select_instances,
+)
+from cohsim.workload.synth import STRATEGIES
+
+_RUN = RunOptions()  #: the run options' defaults, which the flags show
+_SWEEP = SweepOptions()  #: the sweep options' defaults
+
+
+def counts(text: str, flag: str) -> list[int]:
+    """A comma-separated list of positive integers ("10,50,100"); anything else is a
+    CohsimError naming the flag."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        try:
+            n = int(item)
+        except ValueError:
+            raise CohsimError(f"{flag}: {item!r} is not an integer") from None
+        if n < 1:
+            raise CohsimError(f"{flag}: {n} is not a positive count")
+        out.append(n)
+    return out
+
+
+def strategies(text: str) -> list[str]:
+    """`--strategy`: one strategy, a comma-separated list, or "all"."""
+    if text == "all":
+        return list(STRATEGIES)
+    names = [s.strip() for s in text.split(",")]
+    for s in names:
+        if s not in STRATEGIES:
+            raise CohsimError(
+                f"--strategy: unknown strategy {s!r} (expected {', '.join(STRATEGIES)} or all)"
+            )
+    return names
+
+
+def points_of(args: argparse.Namespace, catalog: Catalog) -> list[Point]:
+    """The grid the flags name (an unknown instance or family, or a bad count, is a
+    CohsimError)."""
+    names = None if args.instances in (None, "all") else args.instances.split(",")
+    return grid(
+        catalog,
+        select_instances(catalog, [n.strip() for n in names] if names else None, args.family),
+        counts(args.containers, "--containers"),
+        counts(args.layers, "--layers"),
+        strategies(args.strategy),
+        variants=args.variants,
+    )
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    for path in (args.csv, args.json):
+        if path not in (None, "-"):
+            check_file(path)
+    check_plot(args.plot)
+    if args.cache is not None and args.cache.lower() != "off":
+        check_dir(args.cache)
+
+
+def _print(rows: list[Row]) -> None:
+    print(
+        f"{'instance':<18s} {'variant':<8s} {'strategy':<14s} {'cont':>5s} {'lay':>4s} "
+        f"{'p50 s':>8s} {'p99 s':>8s} {'[p99 interval]':>20s} {'fail':>6s}  dominant"
+    )
+    for r in rows:
+        iv = f"[{r.launch_p99_lo_s:.3f}, {r.launch_p99_hi_s:.3f}]"
+        print(
+            f"{r.instance:<18s} {r.variant:<8s} {r.strategy:<14s} {r.containers:>5d} "
+            f"{r.layers:>4d} {r.launch_p50_s:8.3f} {r.launch_p99_s:8.3f} {iv:>20s} "
+            f"{r.failures:6g}  {r.dominant}"
+        )
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    _check_outputs(args)
+    catalog = Catalog()
+    points = points_of(args, catalog)
+    options = SweepOptions(
+        run=RunOptions(
+            seed=args.seed,
+            replicates=args.replicates,
+            deadline_s=args.deadline,
+            engine=args.engine,
+        ),
+        cache=args.cache,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=not args.no_progress,
+        kernel=args.kernel,
+        calibration=args.calibration,
+    )
+    try:
+        sweep = run_sweep(points, options)
+    except KeyboardInterrupt:
+        where = options.cache_dir()
+        kept = (
+            f"finished points are kept in {where}; the same command resumes"
+            if where
+            else ("the cache is off: nothing was kept")
+        )
+        print(f"cohsim: interrupted ({kept})", file=sys.stderr)
+        return 130
+    written = []
+    for path, text in (
+        (args.csv, csv_text(sweep.rows)),
+        (args.json, json_text(sweep.rows, options)),
+    ):
+        if path not in (None, "-"):
+            with writing(path):
+                provenance.write_atomic(path, text)
+            written.append(path)
+    if args.plot:
+        from cohsim.plots.save import save_figure
+        from cohsim.sweep.plot import sweep_figure
+
+        save_figure(sweep_figure(sweep.rows), args.plot)
+        written.append(args.plot)
+    if args.json == "-":
+        print(json_text(sweep.rows, options), end="")
+        return 0
+    _print(sweep.rows)
+    print(
+        f"{len(sweep.rows)} points: {sweep.computed} computed, {sweep.cached} from the cache"
+        + (f"; wrote {', '.join(written)}" if written else "")
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> None:
+    """Add `sweep` to the cohsim parser (its --json takes a file, or prints on stdout)."""
+    p = sub.add_parser(
+        "sweep",
+        help="predictions over a grid of instances, counts and strategies (Dask, cached)",
+        description="Predict every point of instances x variants x strategies x layers x "
+        "containers; points run on Dask and are kept on disk by the digest of their inputs, so "
+        "re-running or extending a sweep computes only new points.",
+    )
+    p.add_argument(
+        "--instances",
+        metavar="LIST|all",
+        help="comma-separated catalog names, or all (default: every instance type)",
+    )
+    p.add_argument("--family", help="every instance type of one family (e.g. genoa)")
+    p.add_argument(
+        "--containers",
+        default="10,50,100",
+        metavar="N,N,...",
+        help="container counts (default %(default)s)",
+    )
+    p.add_argument(
+        "--layers", default="50", metavar="N,N,...", help="image layer counts (default %(default)s)"
+    )
+    p.add_argument(
+        "--strategy",
+        default=STRATEGIES[0],
+        metavar="S|all",
+        help=f"{', '.join(STRATEGIES)}, a comma-separated list, or all (default %(default)s)",
+    )
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="also SMT off and one socket where the hardware has them",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=_RUN.engine,
+        help="level 3's engine (default %(default)s)",
+    )
+    add_seed(p, _RUN.seed)
+    p.add_argument(
+        "--replicates",
+        type=positive_int,
+        default=_RUN.replicates,
+        help="simulations per point (default %(default)s)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=positive_float,
+        default=_RUN.deadline_s,
+        help="seconds; slower containers count as failures (default %(default)g)",
+    )
+    p.add_argument("--kernel", help="kernel parameters: a name under models/kernel/ or a TOML")
+    p.add_argument(
+        "--calibration",
+        metavar="FIT.json",
+        help="a fit, or none (default: the committed fit that describes each machine)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="an existing Dask scheduler (tcp://host:8786); default a local cluster",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        help="the local cluster's worker processes (default: the CPUs this process "
+        "may use; 1 runs every point in this process)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR|off",
+        help="where finished points are kept (default $COHSIM_CACHE/sweep or "
+        "~/.cache/cohsim/sweep); off: nowhere",
+    )
+    p.add_argument("--csv", metavar="FILE", help="tidy CSV, one row per point")
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="the rows and provenance as JSON in FILE (no FILE: on stdout)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="launch p99 and p50 vs containers per instance, with intervals (PNG/SVG/PDF)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_sweep)
