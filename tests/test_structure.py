@@ -33,7 +33,10 @@ RANK = {
     "cohsim.calibrate": 4,
     "cohsim.predict": 5,
     "cohsim.plots": 6,
-    "cohsim.cli": 7,
+    "cohsim.sweep": 6,
+    "cohsim.plan": 7,
+    "cohsim.report": 8,
+    "cohsim.cli": 9,
 }
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
