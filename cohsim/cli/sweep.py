@@ -168,6 +168,14 @@ def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> N
         "containers; points run on Dask and are kept on disk by the digest of their inputs, so "
         "re-running or extending a sweep computes only new points.",
     )
+    add_grid_flags(p)
+    _run_flags(p)
+    _output_flags(p)
+    p.set_defaults(func=_sweep)
+
+
+def add_grid_flags(p: argparse.ArgumentParser) -> None:
+    """--instances/--family, --containers, --layers, --strategy, --variants."""
     p.add_argument(
         "--instances",
         metavar="LIST|all",
@@ -194,6 +202,10 @@ def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> N
         action="store_true",
         help="also SMT off and one socket where the hardware has them",
     )
+
+
+def _run_flags(p: argparse.ArgumentParser) -> None:
+    """How each point runs, and where the sweep runs and keeps its points."""
     p.add_argument(
         "--engine",
         choices=ENGINES,
@@ -236,6 +248,10 @@ def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> N
         help="where finished points are kept (default $COHSIM_CACHE/sweep or "
         "~/.cache/cohsim/sweep); off: nowhere",
     )
+
+
+def _output_flags(p: argparse.ArgumentParser) -> None:
+    """--csv, --json [FILE], --plot, --no-progress."""
     p.add_argument("--csv", metavar="FILE", help="tidy CSV, one row per point")
     p.add_argument(
         "--json",
@@ -250,4 +266,3 @@ def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> N
         help="launch p99 and p50 vs containers per instance, with intervals (PNG/SVG/PDF)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.set_defaults(func=_sweep)
