@@ -1,0 +1,84 @@
+"""The sweep cache: a point's key changes with every input of its prediction, and a file that
+does not answer its key is not believed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from cohsim.predict.options import RunOptions
+from cohsim.sweep import Point, SweepOptions, cache
+
+BASE = Point("r5.metal", 10, 5)
+RUN = RunOptions(seed=1, replicates=2)
+
+
+def key(catalog, point=BASE, run=RUN, **kw):
+    return cache.point_digest(point, catalog, run, **kw)
+
+
+def test_the_key_changes_with_every_input(catalog, tmp_path):
+    fit = tmp_path / "fit.json"
+    fit.write_text("{}")
+    keys = [
+        key(catalog),
+        key(catalog, replace(BASE, instance="m5.metal")),
+        key(catalog, replace(BASE, containers=11)),
+        key(catalog, replace(BASE, layers=6)),
+        key(catalog, replace(BASE, strategy="common-parent")),
+        key(catalog, replace(BASE, smt=False)),
+        key(catalog, replace(BASE, sockets=1)),
+        key(catalog, run=replace(RUN, seed=2)),
+        key(catalog, run=replace(RUN, replicates=3)),
+        key(catalog, run=replace(RUN, deadline_s=10.0)),
+        key(catalog, run=replace(RUN, engine="analytic")),
+        key(catalog, runtime="none"),
+        key(catalog, calibration="none"),
+        key(catalog, calibration=str(fit)),
+    ]
+    assert len(set(keys)) == len(keys)
+    assert all(len(k) == 64 for k in keys)
+
+
+def test_the_key_ignores_how_a_point_runs(catalog):
+    """Processes and the record do not change a row: the same file answers."""
+    assert key(catalog, run=replace(RUN, jobs=1)) == key(catalog, run=replace(RUN, jobs=7))
+    # sockets=2 on a two-socket machine is the machine itself: the same TOML, but another point
+    assert key(catalog) != key(catalog, replace(BASE, sockets=2))
+
+
+def test_a_machine_file_edit_changes_the_key(catalog, tmp_path):
+    text = catalog.path("r5.metal").read_text()
+    assert "freq_ghz = 3.1" in text
+    edited = tmp_path / "r5.metal.toml"
+    edited.write_text(text.replace("freq_ghz = 3.1", "freq_ghz = 3.0", 1))
+    same = tmp_path / "same" / "r5.metal.toml"
+    same.parent.mkdir()
+    same.write_text(text)
+    assert key(catalog, Point(str(same), 10, 5)) != key(catalog, Point(str(edited), 10, 5))
+
+
+def test_load_and_save(tmp_path):
+    row = {"a": 0.1 + 0.2, "b": "x", "n": 3}
+    cache.save(tmp_path, "k1", row)
+    assert cache.load(tmp_path, "k1") == row  # floats bit for bit
+    assert cache.load(tmp_path, "k2") is None
+    assert cache.load(None, "k1") is None
+    # a file that answers another key, or is half a file, is not believed
+    (tmp_path / "k3.json").write_text((tmp_path / "k1.json").read_text())
+    (tmp_path / "k4.json").write_text('{"schema": 1, "digest": "k4", "row": {"a"')
+    assert cache.load(tmp_path, "k3") is None and cache.load(tmp_path, "k4") is None
+    assert json.loads((tmp_path / "k1.json").read_text())["digest"] == "k1"
+    assert not list(tmp_path.glob(".*"))  # no temporary files left
+
+
+def test_where_the_cache_lives(monkeypatch, tmp_path):
+    monkeypatch.setenv("COHSIM_CACHE", str(tmp_path))
+    assert SweepOptions().cache_dir() == tmp_path / "sweep"
+    assert SweepOptions(cache=tmp_path / "mine").cache_dir() == tmp_path / "mine"
+    assert SweepOptions(cache="off").cache_dir() is None
+    monkeypatch.setenv("COHSIM_CACHE", "off")
+    assert SweepOptions().cache_dir() is None
+    monkeypatch.delenv("COHSIM_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert SweepOptions().cache_dir() == tmp_path / "xdg" / "cohsim" / "sweep"
