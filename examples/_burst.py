@@ -1,0 +1,87 @@
+"""What the teaching examples share: their command line, the burst they predict, and the
+launch-vs-containers panel. Not an example itself: mesh_vs_chiplet.py, common_parent_knee.py
+and smt_and_sockets.py import it (Python puts a script's own folder on the import path).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib.axes import Axes
+
+import cohsim.plots  # noqa: F401  (files only: selects matplotlib's Agg backend first)
+from cohsim.predict import Prediction, predict
+
+
+def parser(doc: str | None, out: str) -> argparse.ArgumentParser:
+    """The flags every example takes; `out` is the default figure file."""
+    ap = argparse.ArgumentParser(
+        description=(doc or "").split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+    )
+    ap.add_argument("--containers", default="10,25,50,100", help="burst sizes, e.g. 10,50,100")
+    ap.add_argument("--layers", type=int, default=50, help="layers of the image (default 50)")
+    ap.add_argument(
+        "--engine",
+        choices=("analytic", "des"),
+        default="analytic",
+        help="level 3's engine: the closed-form burst model (fast, the default) or the "
+        "discrete-event simulation (the reference, seconds per point)",
+    )
+    ap.add_argument("--replicates", type=int, default=4, help="replicates per point (default 4)")
+    ap.add_argument("--seed", type=int, default=0, help="the one seed (default 0)")
+    ap.add_argument("--out", default=out, help=f"figure file, .png/.svg/.pdf (default {out})")
+    return ap
+
+
+def counts(ap: argparse.ArgumentParser, text: str) -> list[int]:
+    """The burst sizes in `text` ("10,50,100"), ascending; a bad list is the parser's error."""
+    try:
+        ns = sorted({int(x) for x in text.split(",")})
+    except ValueError:
+        ap.error(f"--containers must be whole numbers separated by commas, not {text!r}")
+    if ns[0] < 1:
+        ap.error("--containers must be at least 1")
+    return ns
+
+
+def burst(args: argparse.Namespace, ns: Sequence[int], **target: Any) -> list[Prediction]:
+    """One prediction per burst size on the machine and strategy `target` names."""
+    return [
+        predict(
+            containers=n,
+            layers=args.layers,
+            engine=args.engine,
+            replicates=args.replicates,
+            seed=args.seed,
+            **target,
+        )
+        for n in ns
+    ]
+
+
+def plot_launch(ax: Axes, preds: Sequence[Prediction], label: str, color: str) -> None:
+    """Launch p50 (solid) and p99 (dashed, its interval as error bars) against containers."""
+    xs = [p.containers for p in preds]
+    p99 = [p.launch_s["p99"] for p in preds]
+    ax.plot(xs, [p.launch_s["p50"].value for p in preds], "o-", color=color, label=f"{label} p50")
+    err = [[i.value - i.low for i in p99], [i.high - i.value for i in p99]]
+    ax.errorbar(
+        xs,
+        [i.value for i in p99],
+        yerr=err,
+        fmt="--",
+        capsize=3,
+        color=color,
+        alpha=0.6,
+        label=f"{label} p99 (interval)",
+    )
+    ax.set_xlabel("containers launched at once")
+    ax.set_ylabel("launch latency (s)")
+    ax.legend(fontsize=7)
+
+
+def pct(a: float, b: float) -> float:
+    """How much larger `a` is than `b`, in per cent."""
+    return 100.0 * (a / b - 1.0)
