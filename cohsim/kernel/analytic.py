@@ -58,17 +58,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cohsim.errors import CohsimError
+from cohsim.kernel.analytic_arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import Step, plan_calls
+from cohsim.kernel.plan import plan_calls
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import Trace
+
+#: the spreads `BurstModel.run` knows (the module docstring)
+SPREADS = ("gated", "lockstep", "uniform")
 
 
 @dataclass
 class AnalyticResult:
-    """What the lockstep model gives for one burst (ns unless said)."""
+    """What the burst model gives for one burst (ns unless said)."""
 
     containers: int
     mount_ns: float  #: the last container's mount phase
@@ -87,14 +93,18 @@ class AnalyticResult:
     #: each container's launch (first call to the runtime's end), without the fixed base
     launch_each_ns: tuple[float, ...] = ()
 
-    def peaks(self, st: _State) -> None:
-        self.peak_mounts = max(self.peak_mounts, round(st.mounts))
-        self.ring_peak = max(self.ring_peak, round(st.ring))
-        self.windows_peak = max(self.windows_peak, round(st.windows))
+    def peaks(self, states: Array) -> None:
+        """Raise the peaks to the largest of `states` (rows of M, R, B, W)."""
+        if len(states):
+            top = states.max(axis=0)
+            self.peak_mounts = max(self.peak_mounts, round(float(top[0])))
+            self.ring_peak = max(self.ring_peak, round(float(top[1])))
+            self.windows_peak = max(self.windows_peak, round(float(top[3])))
 
 
 class BurstModel:
-    """The burst model of one burst on one machine (see the module): `run(spread)`."""
+    """The burst model of one burst on one machine (see the module): `estimate()`, or
+    `run(spread)` for one assumption about the containers' spread."""
 
     def __init__(
         self,
@@ -120,11 +130,15 @@ class BurstModel:
         self.sum_ns = percpu_sum_ns(machine, kernel)
         self.cc = CallCosts(kernel, self.sum_ns)
         self.steps = plan_calls(first, kernel, layers, self.sum_ns)
-        self.node_mounts = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
+        self.a = StepArrays(self.steps, self.cc, math.exp(kernel.call_sigma**2 / 2))
+        nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
+        self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
         self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
-        self.mean_factor = math.exp(kernel.call_sigma**2 / 2)
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
         self.smt = self._smt(min(self.n, machine.vcpus))
+        names = sorted(set(self.a.names))
+        self._op_ids = np.array([names.index(x) for x in self.a.names])
+        self._op_names = names
 
     def _smt(self, busy: int) -> float:
         t = self.m.topology
@@ -132,83 +146,117 @@ class BurstModel:
             return 1.0
         return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
 
-    def _write_hold(self, s: Step, st: _State) -> float:
-        """One container's namespace_sem write hold for step `s` in state `st`, the nested
-        mount_lock section included (0 for an op that takes none)."""
-        hold = self.cc.write_hold_ns(s, st)
-        if not hold:
-            return 0.0
-        return hold * self.mean_factor + s.ml_work + s.op.per_mount_lock_ns * st.mounts
-
-    def _read_hold(self, s: Step, st: _State) -> float:
-        op = s.op
-        hold = s.reads * (op.layer_read_ns * self.mean_factor + self.sum_ns)
-        if op.ns_read_ns or op.per_mount_read_ns:
-            extra = self.cc.slave_line_ns(st) if s.own_ns else 0.0
-            hold += op.ns_read_ns + (op.per_mount_read_ns + extra) * st.mounts
-        return hold
-
-    def _own(self, s: Step, h: float, r: float, st: _State) -> tuple[float, float, float]:
-        """One container's own path through step `s` (ns), its mount_lock-only section and
-        its puts."""
-        u = (s.walk_ns + s.cpu) * self.mean_factor * self.smt
-        ml_alone = 0.0 if h else s.ml_work
-        puts = self.cc.puts(s, st.mounts, st)
-        own = (u + h + r + ml_alone) * self.share + s.think + s.op.rcu * self.gp_ns
-        return own, ml_alone, puts
-
     def estimate(self) -> AnalyticResult:
-        """The model's best estimate of the burst (what `predict(engine="analytic")` answers).
+        """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
+        the gated spread (the module docstring; docs/analytic.md has its agreement)."""
+        return self.run("gated")
 
-        For now the uniform spread, the nearer of the two on most of docs/analytic.md's grid
-        (within 20 %, but +36 to +49 % on common-parent at 100 containers)."""
-        return self._uniform()
-
-    def run(self, spread: str = "lockstep") -> AnalyticResult:
+    def run(self, spread: str = "gated") -> AnalyticResult:
         """The burst under one assumption about the containers' spread (the module's)."""
+        if spread == "gated":
+            return self._gated()
         if spread == "lockstep":
             return self._lockstep()
         if spread == "uniform":
             return self._uniform()
-        raise CohsimError(f"unknown spread {spread!r} (lockstep or uniform)")
+        raise CohsimError(f"unknown spread {spread!r} ({', '.join(SPREADS)})")
+
+    # ----- pricing ---------------------------------------------------------------------------
+
+    def _price(self, st: Array, idx: slice | Array, share: float) -> tuple[Array, ...]:
+        """For calls `idx` at states `st`: one container's write hold h, read holds r, own
+        path o = (u + h + r + mount_lock alone) c + think + grace periods, and the mount_lock
+        work each container leaves to be served one after another (puts, a lone section)."""
+        a = self.a
+        h, r = a.holds(st, idx), a.reads(st, idx)
+        alone = a.ml_alone[idx]
+        u = a.unlocked[idx] * self.smt
+        own = (u + h + r + alone) * share + a.think[idx] + a.rcu[idx] * self.gp_ns
+        serial = a.put_count(st, idx) * self.sum_ns + alone
+        return h, r, own, serial
+
+    def _tally(self, out: AnalyticResult, idx: slice | Array, h: Array, serial: Array,
+               times: float) -> None:  # fmt: skip
+        """Add `times` containers' holds of calls `idx` to the lock tallies."""
+        a, ops = self.a, self._op_ids[idx]
+        by_op = np.bincount(ops, weights=h * times, minlength=len(self._op_names))
+        for i in np.flatnonzero(by_op):
+            name = self._op_names[i]
+            out.ns_write_by_op[name] = out.ns_write_by_op.get(name, 0.0) + float(by_op[i])
+        out.ns_write_ns += float(h.sum()) * times
+        out.ns_acquisitions += int(np.count_nonzero(h)) * round(times)
+        nested = np.where(h > 0, a.ml_nested[idx], 0.0)
+        out.ml_hold_ns += float((serial + nested).sum()) * times
+
+    def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
+        """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
+        the last write hold in it (0: none)."""
+        if hi <= lo:
+            return 0.0, 0.0
+        n, a = self.n, self.a
+        eff = a.effect[lo:hi]
+        before = st0 + n * (np.cumsum(eff, axis=0) - eff)
+        mid = before + (n - 1) / 2.0 * eff  # the holds are linear in the state
+        idx = slice(lo, hi)
+        h, r, own, serial = self._price(mid, idx, self.share)
+        self._tally(out, idx, h, serial, n)
+        out.grace_periods += int(a.rcu[idx].sum())
+        out.peaks(before + n * eff)
+        wrote = np.flatnonzero(h)
+        return float((np.maximum(n * h + r, own) + n * serial).sum()), (
+            float(h[wrote[-1]]) if len(wrote) else 0.0
+        )
+
+    # ----- the spreads -----------------------------------------------------------------------
 
     def _lockstep(self) -> AnalyticResult:
-        n, out = self.n, AnalyticResult(self.n, 0.0, 0.0, 0.0)
-        st, total, tail = _State(self.node_mounts, 1.0, 0.0, 0.0), 0.0, 0.0
-        for s in self.steps:
-            mid = st.moved(s, (n - 1) / 2.0)  # the holds are linear in the state
-            h, r = self._write_hold(s, mid), self._read_hold(s, mid)
-            tail = h or tail
-            own, ml_alone, puts = self._own(s, h, r, mid)
-            total += max(n * h + r, own) + n * (puts * self.sum_ns + ml_alone)
-            _tally(out, s, n, h, puts * self.sum_ns + (s.ml_work if h else ml_alone))
-            st = st.moved(s, float(n))
-            out.peaks(st)
+        out = AnalyticResult(self.n, 0.0, 0.0, 0.0)
+        total, tail = self._in_step(out, 0, len(self.steps), self.start)
         return self._finish(out, total, tail)
 
-    def _uniform(self, rounds: int = 40) -> AnalyticResult:
-        n, steps = self.n, self.steps
-        mine, own_so_far = [], _State(0.0, 0.0, 0.0, 0.0)
-        for s in steps:  # one container's own contribution after each of its calls
-            own_so_far = own_so_far.moved(s, 1.0)
-            mine.append(own_so_far)
-        times = [1.0] * len(steps)
+    def _gated(self) -> AnalyticResult:
+        """In step up to the first gate and from the last; one at a time between them."""
+        n, a = self.n, self.a
+        if n == 1 or len(a.gates) < 2:
+            return self._lockstep()
+        g1, g2 = int(a.gates[0]), int(a.gates[-1])
+        out = AnalyticResult(n, 0.0, 0.0, 0.0)
+        first, _ = self._in_step(out, 0, g1 + 1, self.start)
+        # between the gates: the others wait at one gate or the other, half and half on average
+        idx = slice(g1 + 1, g2)
+        mine = a.own[idx]
+        parked, done = a.own[g1 + 1], a.own[g2]
+        st = self.start + (n - 1) / 2.0 * (parked + done) + mine
+        h, r, own, serial = self._price(st, idx, 1.0)
+        self._tally(out, idx, h, serial, n)
+        out.grace_periods += int(a.rcu[idx].sum()) * n
+        out.peaks(self.start + (n - 1) * parked + mine)
+        out.peaks(self.start + (n - 1) * done + mine)
+        middle = max(n * float(h.sum()), float(own.sum())) + n * float(serial.sum())
+        last, tail = self._in_step(out, g2, len(self.steps), self.start + n * done)
+        return self._finish(out, first + middle + last, tail)
+
+    def _uniform(self, rounds: int = 40, tol: float = 1e-6) -> AnalyticResult:
+        n, a = self.n, self.a
+        mine, before = a.own[1:], a.own[:-1]
+        times = np.ones(len(self.steps))
         for _ in range(rounds):
-            avg = _State.average(mine, times)
-            out, holds, new = AnalyticResult(n, 0.0, 0.0, 0.0), [], []
-            for j, s in enumerate(steps):
-                st = avg.scaled(n - 1).plus(mine[j - 1] if j else None, self.node_mounts)
-                h, r = self._write_hold(s, st), self._read_hold(s, st)
-                own, ml_alone, puts = self._own(s, h, r, st)
-                holds.append(h)
-                new.append(own + n * (puts * self.sum_ns + ml_alone))
-                _tally(out, s, n, h, puts * self.sum_ns + (s.ml_work if h else ml_alone))
-                out.peaks(st)
-            writes = sum(1 for h in holds if h)
-            round_ns = out.ns_write_ns / max(1, writes) * (n - 1) / n
-            times = [t + (round_ns if h else 0.0) for t, h in zip(new, holds, strict=True)]
-        tail = next((h for h in reversed(holds) if h), 0.0)
-        return self._finish(out, max(out.ns_write_ns, sum(times)), tail)
+            avg = times @ mine / times.sum()
+            st = self.start + (n - 1) * avg + before
+            h, r, own, serial = self._price(st, slice(None), self.share)
+            writes = int(np.count_nonzero(h))
+            round_ns = n * float(h.sum()) / max(1, writes) * (n - 1) / n
+            new = own + n * serial + np.where(h > 0, round_ns, 0.0)
+            done = np.abs(new - times).max() <= tol * new.max()
+            times = new
+            if done:
+                break
+        out = AnalyticResult(n, 0.0, 0.0, 0.0)
+        self._tally(out, slice(None), h, serial, n)
+        out.grace_periods = int(a.rcu.sum())
+        out.peaks(st)
+        tail = float(h[np.flatnonzero(h)[-1]]) if writes else 0.0
+        return self._finish(out, max(out.ns_write_ns, float(times.sum())), tail)
 
     def _finish(self, out: AnalyticResult, mount_ns: float, tail: float) -> AnalyticResult:
         """The mount phase `mount_ns` is the last container's; the others finish one write
@@ -217,51 +265,8 @@ class BurstModel:
         out.mount_ns = mount_ns
         runtime = self.k.runtime_cpu_ns * self.smt * self.share
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
-        out.mount_each_ns = tuple(max(0.0, mount_ns - (n - 1 - i) * tail) for i in range(n))
-        out.launch_each_ns = tuple(m + runtime for m in out.mount_each_ns)
+        each = np.maximum(0.0, mount_ns - (n - 1 - np.arange(n)) * tail)
+        out.mount_each_ns = tuple(each.tolist())
+        out.launch_each_ns = tuple((each + runtime).tolist())
         out.peak_read_ns = self.cc.full_read_ns(out.peak_mounts, out.ring_peak)
         return out
-
-
-@dataclass(frozen=True)
-class _State:
-    """What the holds depend on: mounts in the table, the root's peer group, its binds under
-    the root, the live namespace copies."""
-
-    mounts: float
-    ring: float
-    binds: float
-    windows: float
-
-    def moved(self, s: Step, times: float) -> _State:
-        """After `times` containers made call `s`."""
-        return _State(self.mounts + times * s.delta, self.ring + times * s.ring,
-                      self.binds + times * s.binds, self.windows + times * s.window)  # fmt: skip
-
-    def scaled(self, f: float) -> _State:
-        return _State(self.mounts * f, self.ring * f, self.binds * f, self.windows * f)
-
-    def plus(self, other: _State | None, node_mounts: float) -> _State:
-        """This (the others' share) plus one container's own so far and the node's base."""
-        o = other or _State(0.0, 0.0, 0.0, 0.0)
-        return _State(node_mounts + self.mounts + o.mounts, 1.0 + self.ring + o.ring,
-                      self.binds + o.binds, self.windows + o.windows)  # fmt: skip
-
-    @staticmethod
-    def average(states: list[_State], weights: list[float]) -> _State:
-        w = sum(weights)
-        return _State(
-            sum(x.mounts * t for x, t in zip(states, weights, strict=True)) / w,
-            sum(x.ring * t for x, t in zip(states, weights, strict=True)) / w,
-            sum(x.binds * t for x, t in zip(states, weights, strict=True)) / w,
-            sum(x.windows * t for x, t in zip(states, weights, strict=True)) / w,
-        )
-
-
-def _tally(out: AnalyticResult, s: Step, n: int, h: float, ml: float) -> None:
-    if h:
-        out.ns_write_ns += n * h
-        out.ns_write_by_op[s.name] = out.ns_write_by_op.get(s.name, 0.0) + n * h
-        out.ns_acquisitions += n
-    out.ml_hold_ns += n * ml
-    out.grace_periods += s.op.rcu

@@ -1,0 +1,135 @@
+"""A burst's planned calls as arrays, for the analytic burst model (cohsim.kernel.analytic).
+
+The model prices every call j of a container at the node's state S it finds (mounts in the
+table M, the root's peer group R, its binds under the root B, the live namespace copies W).
+What a call costs in a state is defined once, in cohsim.kernel.callcost (`CallCosts`, which
+the simulation uses too); this module does not restate it. Every cost there is linear in the
+state (a sum of per-mount, per-peer, per-child and per-slave terms), so it is read off
+`CallCosts` itself at the zero state and at one unit of each component:
+
+    cost_j(S) = c_j(0) + sum_x [c_j(e_x) - c_j(0)] S_x,     x in {M, R, B, W},
+
+once per distinct call (a burst's plan repeats a few dozen distinct calls hundreds of times),
+and the model then prices whole sequences of states at once with numpy. The one term that is
+not linear is a mountinfo read in a runtime's own (slave) namespace: each of its M lines
+walks the root group, R^2 / M peer steps a line (`CallCosts.slave_line_ns`), R^2 in all; it
+is read off the same way at R = 1 and scaled by R^2. `tests/kernel/test_analytic_arrays.py`
+checks the arrays against `CallCosts` at random states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cohsim.kernel.callcost import CallCosts
+from cohsim.kernel.plan import Step
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Point:
+    """A node state (cohsim.kernel.callcost.NodeState) at one point; the basis of the read-off."""
+
+    mounts: float
+    ring: float
+    binds: float
+    windows: float
+
+
+#: the zero state and one unit of each component, in the order of `States` columns
+_BASIS = (
+    Point(0.0, 0.0, 0.0, 0.0),
+    Point(1.0, 0.0, 0.0, 0.0),
+    Point(0.0, 1.0, 0.0, 0.0),
+    Point(0.0, 0.0, 1.0, 0.0),
+    Point(0.0, 0.0, 0.0, 1.0),
+)
+
+
+def _linear(f: object, s: Step) -> list[float]:
+    """[f(0), df/dM, df/dR, df/dB, df/dW] for a cost f(step, state) linear in the state."""
+    vals = [float(f(s, p)) for p in _BASIS]  # type: ignore[operator]
+    return [vals[0]] + [v - vals[0] for v in vals[1:]]
+
+
+class StepArrays:
+    """The plan of one container as arrays over its calls j = 0..J-1 (module docstring).
+
+    - `effect` (J x 4): what call j does to (M, R, B, W);
+    - `write` (J x 5): its namespace_sem write hold's coefficients [const, M, R, B, W], the
+      call's mean variation e^{sigma^2/2} and its nested mount_lock section included; zero for
+      a call that takes no write hold (`writes` says which do);
+    - `read` (J x 2) and `read_r2` (J): its read holds, const + per-mount, and the slave
+      read's R^2 coefficient;
+    - `puts` (J x 3): the mounts it puts after its grace period, [const, M, W];
+    - `unlocked` (J): its path walks and unlocked work, the mean variation included;
+    - `ml_alone`, `ml_nested` (J): its mount_lock section outside namespace_sem, or nested in
+      its write hold (the fixed work: what the lock's hold tally counts);
+    - `think`, `rcu` (J): the think time before it and its grace periods;
+    - `own` (J + 1 x 4): one container's own contribution to the state before each call;
+    - `gates`: the calls with per-layer read sections (an overlay's private clones).
+    """
+
+    def __init__(self, steps: list[Step], cc: CallCosts, mean_factor: float) -> None:
+        cache: dict[Step, tuple[list[float], ...]] = {}
+        rows = []
+        for s in steps:
+            row = cache.get(s)
+            if row is None:
+                row = cache[s] = self._row(s, cc, mean_factor)
+            rows.append(row)
+        self.names = [s.name for s in steps]
+        self.effect = np.array([r[0] for r in rows], dtype=float).reshape(-1, 4)
+        self.write = np.array([r[1] for r in rows], dtype=float).reshape(-1, 5)
+        self.writes = self.write.any(axis=1)
+        self.read = np.array([r[2] for r in rows], dtype=float).reshape(-1, 2)
+        self.read_r2 = np.array([r[3][0] for r in rows], dtype=float)
+        self.puts = np.array([r[4] for r in rows], dtype=float).reshape(-1, 3)
+        misc = np.array([r[5] for r in rows], dtype=float).reshape(-1, 5)
+        self.unlocked, self.ml_alone, self.ml_nested, self.think, self.rcu = misc.T
+        #: one container's own contribution to the state before each call (J + 1 rows)
+        self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
+        self.gates = np.flatnonzero([s.reads > 0 for s in steps])
+
+    @staticmethod
+    def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
+        op = s.op
+        effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
+        if op.ns_write_ns or op.per_mount_write_ns:
+            w = [mf * c for c in _linear(cc.write_hold_ns, s)]
+            w[0] += s.ml_work
+            w[1] += op.per_mount_lock_ns
+            ml_alone = 0.0
+        else:
+            w, ml_alone = [0.0] * 5, s.ml_work
+        read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
+        r2 = 0.0
+        if op.ns_read_ns or op.per_mount_read_ns:
+            read[0] += op.ns_read_ns
+            read[1] += op.per_mount_read_ns
+            if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
+                r2 = cc.slave_line_ns(Point(1.0, 1.0, 0.0, 0.0))
+        p = _linear(lambda st, pt: cc.puts(st, pt.mounts, pt), s)
+        puts = [p[0], p[1], p[4]]
+        nested = s.ml_work if ml_alone == 0.0 and any(w) else 0.0
+        misc = [(s.walk_ns + s.cpu) * mf, ml_alone, nested, float(s.think), float(op.rcu)]
+        return effect, w, read, [r2], puts, misc
+
+    def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
+        """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""
+        w = self.write[idx]
+        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+
+    def reads(self, st: Array, idx: slice | Array = slice(None)) -> Array:
+        """Read holds of calls `idx` at states `st`."""
+        r = self.read[idx]
+        return r[:, 0] + r[:, 1] * st[:, 0] + self.read_r2[idx] * st[:, 1] ** 2
+
+    def put_count(self, st: Array, idx: slice | Array = slice(None)) -> Array:
+        """Mounts calls `idx` put after their grace periods at states `st`."""
+        p = self.puts[idx]
+        return p[:, 0] + p[:, 1] * st[:, 0] + p[:, 2] * st[:, 3]
