@@ -175,6 +175,19 @@ class BurstModel:
         serial = a.put_count(st, idx) * self.sum_ns + alone
         return h, r, own, serial
 
+    def _cohort_grace(self, h: Array, rcu: Array) -> Array:
+        """How long the last of a cohort waits for the grace periods of a call it makes in
+        step (h: each one's write hold, served one after another). A caller needs a grace
+        period that starts after its call; the first caller starts one, and everyone who asks
+        while it runs waits for the next, which starts when it ends: the last, (n - 1) h
+        after the first, waits for the end of the one after the one running then, at
+        (floor((n - 1) h / G) + 2) G; woken together, they do the same for a second one."""
+        g, n = self.gp_ns, self.n
+        if n == 1:
+            return rcu * g
+        first = (np.floor((n - 1) * h / g) + 2.0) * g
+        return np.where(rcu > 0, first + (rcu - 1) * 2.0 * g, 0.0)
+
     def _tally(self, out: AnalyticResult, idx: slice | Array, h: Array, serial: Array,
                times: float) -> None:  # fmt: skip
         """Add `times` containers' holds of calls `idx` to the lock tallies."""
@@ -199,6 +212,7 @@ class BurstModel:
         mid = before + (n - 1) / 2.0 * eff  # the holds are linear in the state
         idx = slice(lo, hi)
         h, r, own, serial = self._price(mid, idx, self.share)
+        own += self._cohort_grace(h, a.rcu[idx]) - a.rcu[idx] * self.gp_ns
         self._tally(out, idx, h, serial, n)
         out.grace_periods += int(a.rcu[idx].sum())
         out.peaks(before + n * eff)
