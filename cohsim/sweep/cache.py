@@ -9,8 +9,9 @@ digest is the sha256 of every input that can change the answer:
   default) the text of every committed fit, since the one that applies is chosen among them;
 - the point's strategy, container and layer counts; the run options (seed, replicates,
   deadline, engine, hand-off model, background, priors) and the runtime;
-- the cohsim version and a digest of cohsim's source (every module but the command line's
-  and the plots'): changed code makes new files, never a stale answer.
+- the cohsim version and a digest of cohsim's source (what a prediction runs and this
+  package, not the command line or the plots): changed code makes new files, never a stale
+  answer.
 
 A file is written atomically (a temporary file renamed into place) the moment its point is
 known, so an interrupted sweep (Ctrl-C, a killed worker or process) has lost only the points
@@ -40,8 +41,9 @@ from cohsim.predict.options import RunOptions
 from cohsim.sweep.grid import Point
 
 SCHEMA = 1
-#: cohsim's packages whose source does not change a prediction's row
-_NOT_CODE = ("cli", "plots")
+#: cohsim's packages whose source makes a row (with cohsim's own modules): what a prediction
+#: runs, and this package; not the faces above it (cli, plots, plan)
+_CODE = ("machine", "lock", "workload", "kernel", "bench", "calibrate", "predict", "sweep")
 
 
 def default_dir() -> Path | None:
@@ -58,9 +60,9 @@ def default_dir() -> Path | None:
 
 @functools.cache
 def code_digest() -> str:
-    """sha256 over cohsim's source that a prediction runs (file names too)."""
+    """sha256 over the cohsim source that makes a row (file names too)."""
     root = Path(__file__).resolve().parent.parent
-    files = sorted(p for p in root.rglob("*.py") if p.relative_to(root).parts[0] not in _NOT_CODE)
+    files = sorted([*root.glob("*.py"), *(p for pkg in _CODE for p in (root / pkg).rglob("*.py"))])
     h = hashlib.sha256()
     for p in files:
         h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")

@@ -1,0 +1,101 @@
+"""An interrupted sweep resumes: the points finished before Ctrl-C or a kill stay in the cache,
+no output file is half-written, and running the same command again computes only the missing
+points and writes the same bytes as a sweep never interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MACHINES
+
+from cohsim.cli.app import main
+
+#: 2 machines x 2 layer counts x 3 container counts: 12 points of 0.1-0.3 s each
+GRID = ["--instances", ",".join(MACHINES), "--containers", "2,4,6", "--layers", "2,4",
+        "--replicates", "2", "--seed", "5", "--no-progress"]  # fmt: skip
+POINTS = 12
+
+
+def _outputs(folder: Path) -> list[str]:
+    return ["--csv", str(folder / "s.csv"), "--json", str(folder / "s.json")]
+
+
+def _read(folder: Path) -> tuple[bytes, bytes]:
+    return (folder / "s.csv").read_bytes(), (folder / "s.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[bytes, bytes]:
+    """The CSV and JSON of the sweep run through, without a cache."""
+    out = tmp_path_factory.mktemp("reference")
+    assert main(["sweep", *GRID, "--workers", "1", "--cache", "off", *_outputs(out)]) == 0
+    return _read(out)
+
+
+def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) -> tuple[int, str]:
+    """Start the sweep as a user would, stop it with `how` once `after` points are kept; its
+    exit status and stderr."""
+    cache = tmp_path / "cache"
+    cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", workers,
+           "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        give_up = time.monotonic() + 120
+        while len(list(cache.glob("*.json"))) < after:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < give_up, "no points kept in 120 s"
+            time.sleep(0.02)
+        if how == signal.SIGKILL:
+            os.killpg(proc.pid, how)  # the process and its Dask workers, at once
+        else:
+            proc.send_signal(how)  # Ctrl-C, to the sweep's process
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, err
+
+
+def _resume(tmp_path: Path, capsys) -> str:
+    capsys.readouterr()
+    code = main(["sweep", *GRID, "--workers", "1", "--cache", str(tmp_path / "cache"),
+                 *_outputs(tmp_path)])  # fmt: skip
+    assert code == 0
+    return capsys.readouterr().out
+
+
+def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, reference):
+    code, err = _interrupt(tmp_path, "1", signal.SIGINT, after=3)
+    assert code == 130
+    assert err.strip().splitlines() == [
+        f"cohsim: interrupted (finished points are kept in {tmp_path / 'cache'}; the same "
+        "command resumes)"
+    ]
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
+    kept = len(list((tmp_path / "cache").glob("*.json")))
+    assert 3 <= kept < POINTS
+    out = _resume(tmp_path, capsys)
+    assert f"{POINTS} points: {POINTS - kept} computed, {kept} from the cache" in out, out
+    assert _read(tmp_path) == reference
+
+
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow, id="dask")])
+def test_a_killed_sweep_resumes(tmp_path, capsys, reference, workers):
+    """SIGKILL to the sweep's process group (with 2 workers, its Dask cluster too)."""
+    code, _ = _interrupt(tmp_path, workers, signal.SIGKILL, after=3)
+    assert code == -signal.SIGKILL
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
+    kept = len(list((tmp_path / "cache").glob("*.json")))
+    assert 3 <= kept < POINTS
+    out = _resume(tmp_path, capsys)
+    assert f"{POINTS} points: {POINTS - kept} computed, {kept} from the cache" in out, out
+    assert _read(tmp_path) == reference
