@@ -17,6 +17,7 @@ from cohsim.cli import bench as cli_bench
 from cohsim.cli import calibrate as cli_calibrate
 from cohsim.cli import lock as cli_lock
 from cohsim.cli import machine as cli_machine
+from cohsim.cli import plan as cli_plan
 from cohsim.cli import predict as cli_predict
 from cohsim.cli import sweep as cli_sweep
 from cohsim.cli import trace as cli_trace
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_machine,
         cli_lock,
         cli_predict,
+        cli_plan,
         cli_bench,
         cli_calibrate,
         cli_trace,

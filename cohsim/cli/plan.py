@@ -1,0 +1,203 @@
+"""`cohsim plan`: which instance type for N containers launched at once, ranked.
+
+Parses the flags into one `PlanOptions` (cohsim.plan.api), checks the `--html` path before any
+work, calls `plan`, and prints the table (cohsim.plan.table) or, with `--json`, the same table
+as one JSON document; with `--html FILE` it also writes the self-contained report
+(cohsim.report). Counts are checked by `PlanOptions`, so a negative one is one error line and
+exit 1, like an unknown instance or an unreachable scheduler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from cohsim import provenance
+from cohsim.cli.args import add_seed
+from cohsim.cli.outputs import check_file
+from cohsim.errors import CohsimError
+from cohsim.plan import SORTS, PlanOptions, plan
+from cohsim.plan.table import render
+from cohsim.predict.options import ENGINES
+from cohsim.workload.synth import STRATEGIES
+
+_DEFAULTS = PlanOptions()
+
+
+def _count(text: str) -> int:
+    """An integer; its range is PlanOptions' to check (one error line, exit 1)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(","))
+
+
+def options_of(args: argparse.Namespace) -> PlanOptions:
+    """The one options object the flags describe."""
+    return PlanOptions(
+        containers=args.containers,
+        layers=args.layers,
+        strategy=args.strategy,
+        deadline_s=args.deadline,
+        instances=args.instances,
+        family=args.family,
+        variants=args.variants,
+        engine=args.engine,
+        sort=args.sort,
+        seed=args.seed,
+        replicates=args.replicates,
+        max_burst=args.max_burst,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=sys.stderr.isatty() and not args.json,
+    )
+
+
+def _html_path(path: str) -> None:
+    if not path.lower().endswith((".html", ".htm")):
+        raise CohsimError("the report is an HTML file: name it FILE.html", path)
+    check_file(path)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    options = options_of(args)
+    if args.html:
+        _html_path(args.html)
+    result = plan(options)
+    if args.html:
+        from cohsim.report import write_report  # matplotlib only when reporting
+
+        write_report(args.html, result)
+    if args.json:
+        doc = result.to_dict()
+        doc["provenance"] = {**doc["provenance"], **provenance.stamp(command="plan")}
+        print(provenance.dumps(doc), end="")
+    else:
+        print(render(result), end="")
+        if args.html:
+            print(f"report: {args.html}")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add `plan` to the cohsim parser."""
+    d = _DEFAULTS
+    p = sub.add_parser(
+        "plan",
+        help="rank instance types for a burst of containers: launch p50/p99, failures, "
+        "the largest burst that meets the deadline",
+        description="Which instance type for N containers of an L-layer image, all launched "
+        "at once, each up within the deadline? Every candidate is ranked by the largest "
+        "burst whose launch p99 meets the deadline (a search over the container count), "
+        "per vCPU. There is no price column: the repository has no sourced price table, and "
+        "cohsim does not invent prices.",
+    )
+    p.add_argument(
+        "--containers",
+        type=_count,
+        default=d.containers,
+        help="containers launched at once (default %(default)s)",
+    )
+    p.add_argument(
+        "--layers", type=_count, default=d.layers, help="image layers (default %(default)s)"
+    )
+    p.add_argument(
+        "--strategy",
+        choices=[*STRATEGIES, "all"],
+        default=d.strategy,
+        help="containerd's idmap strategy, or all three (default %(default)s)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=_number,
+        default=d.deadline_s,
+        help="seconds each container must be up within (default %(default)g)",
+    )
+    _candidates(p)
+    _running(p)
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write one self-contained HTML report (no network, no other files)",
+    )
+    add_seed(p, d.seed)
+    add_json(p)
+    p.set_defaults(func=_plan)
+
+
+def _candidates(p: argparse.ArgumentParser) -> None:
+    """The flags that say which machines and strategies compete, and how they are ranked."""
+    d = _DEFAULTS
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--instances",
+        type=_names,
+        metavar="LIST",
+        help="comma-separated catalog names (default, or 'all': every instance type of the "
+        "catalog)",
+    )
+    which.add_argument(
+        "--family",
+        metavar="F",
+        help="the instance types of one catalog family ('genoa', 'sapphirerapids')",
+    )
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="also each machine with SMT off and with one socket, where the hardware allows",
+    )
+    p.add_argument(
+        "--sort",
+        choices=list(SORTS),
+        default=d.sort,
+        help="the column to rank by (default %(default)s)",
+    )
+
+
+def _running(p: argparse.ArgumentParser) -> None:
+    """The flags that say how the points are computed."""
+    d = _DEFAULTS
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=d.engine,
+        help="level 3's engine: analytic (the closed-form burst model, fast) or des (the "
+        "simulation, the reference; minutes for the whole catalog) (default %(default)s)",
+    )
+    p.add_argument(
+        "--replicates",
+        type=_count,
+        default=d.replicates,
+        help="replicates per point (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-burst",
+        type=_count,
+        default=d.max_burst,
+        help="the largest burst the bisection tries (default %(default)s)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a Dask scheduler to run the points on (default: a local cluster)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_count,
+        help="local worker processes (default: the CPUs this process may use; 1: none, "
+        "every point in this process)",
+    )

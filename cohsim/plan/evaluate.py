@@ -1,0 +1,97 @@
+"""How a plan's points are evaluated by default: the sweep engine, or predictions one by one.
+
+`sweep_evaluator` hands each round's points to cohsim.sweep.run_points, which caches them on
+disk by the digest of every input and gives them back in order. A plan asks for its points
+in rounds (cohsim.plan.burst), a dozen calls where a sweep makes one; so that the rounds do not
+each start a cluster, the evaluator starts one local Dask cluster, the first time a round has
+more points than the sweep computes in-process, and sends every later round to it, closing it
+when the plan is done. With `scheduler`, every round goes to that cluster instead; with
+`workers=1`, every point runs in this process.
+
+`predict_evaluator` runs `cohsim.predict.predict` on each point in turn, in this process:
+what a direct prediction gives, with nothing in between (the tests compare the two).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+
+from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
+from cohsim.predict import RunOptions, predict
+from cohsim.sweep import Point, SweepOptions, run_points
+from cohsim.sweep.options import SERIAL_POINTS
+
+
+def predict_evaluator(run: RunOptions) -> Evaluate:
+    """Each point a direct prediction with `run`'s options, one after another."""
+
+    def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
+        return [
+            from_prediction(
+                predict(
+                    instance=p.candidate.instance,
+                    containers=p.containers,
+                    layers=p.layers,
+                    strategy=p.candidate.strategy,
+                    smt=p.candidate.smt,
+                    sockets=p.candidate.sockets,
+                    options=run,
+                ),
+                run.engine,
+            )
+            for p in probes
+        ]
+
+    return evaluate
+
+
+def _points(probes: Sequence[Probe]) -> list[Point]:
+    return [
+        Point(
+            p.candidate.instance,
+            p.containers,
+            p.layers,
+            strategy=p.candidate.strategy,
+            smt=p.candidate.smt,
+            sockets=p.candidate.sockets,
+        )
+        for p in probes
+    ]
+
+
+@contextmanager
+def sweep_evaluator(sweep: SweepOptions) -> Iterator[Evaluate]:
+    """Each round's points through the sweep engine, on one cluster for the whole plan."""
+    with ExitStack() as stack:
+        state = {"sweep": sweep}
+
+        def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
+            current = state["sweep"]
+            if (
+                current.scheduler is None
+                and current.local_workers() > 1
+                and len(probes) > SERIAL_POINTS
+            ):
+                address = stack.enter_context(_local_cluster(current.local_workers()))
+                current = state["sweep"] = replace(current, scheduler=address)
+            return [from_row(r.to_dict()) for r in run_points(_points(probes), current)]
+
+        yield evaluate
+
+
+@contextmanager
+def _local_cluster(workers: int) -> Iterator[str]:
+    """A local Dask cluster of `workers` processes, one thread each: its scheduler's address."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as cluster:
+        yield str(cluster.scheduler_address)

@@ -1,0 +1,88 @@
+"""A plan as text: the question, who answered, and the ranked table (`cohsim plan` without
+`--json`). The same figures as `Plan.to_dict`, rounded for reading: seconds to 0.01 s
+(milliseconds for the mountinfo read), intervals in brackets."""
+
+from __future__ import annotations
+
+from cohsim.plan.api import PRICE_NOTE, Plan, PlanRow
+from cohsim.predict.intervals import Interval
+
+#: (header, width) of each column, in order
+COLUMNS = (
+    ("#", 3),
+    ("machine", 24),
+    ("vCPUs", 5),
+    ("strategy", 13),
+    ("launch p50 s", 20),
+    ("launch p99 s", 20),
+    ("fail", 5),
+    ("safe burst", 16),
+    ("/vCPU", 6),
+    ("peak mounts", 11),
+    ("read ms", 8),
+    ("dominant", 0),
+)
+
+
+def span(iv: Interval, digits: int = 2) -> str:
+    """'value [low, high]'."""
+    return f"{iv.value:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
+
+
+def mechanism(name: str) -> str:
+    """The dominant mechanism, "-" where nothing held namespace_sem."""
+    return name or "-"
+
+
+def burst_text(row: PlanRow) -> str:
+    b = row.burst
+
+    def n(x: int) -> str:
+        return f"{x}+" if x >= b.max_burst else str(x)
+
+    return f"{n(b.value)} [{n(b.low)}, {n(b.high)}]"
+
+
+def cells(rank: int, row: PlanRow) -> list[str]:
+    """One row's cells, as the table prints them."""
+    c, at = row.candidate, row.at
+    return [
+        str(rank),
+        c.machine_label,
+        str(c.vcpus),
+        c.strategy,
+        span(at.launch_p50),
+        span(at.launch_p99),
+        f"{at.failures.value:g}",
+        burst_text(row),
+        f"{row.burst_per_vcpu:.2f}",
+        str(at.peak_mount_table),
+        f"{at.read_host_s * 1e3:.2f}",
+        mechanism(at.dominant),
+    ]
+
+
+def render(plan: Plan) -> str:
+    """The plan as lines of text."""
+    o = plan.options
+    lines = [
+        f"Which machine for {o.containers} containers x {o.layers} layers ({o.strategy}), "
+        f"launched at once, each up within {o.deadline_s:g} s?",
+        f"  answered by the {', '.join(plan.engines) or o.engine} engine; {len(plan.rows)} "
+        f"candidates, {plan.points} points in {plan.rounds} rounds; seed {o.seed}, "
+        f"{o.replicates} replicates a point",
+        f"  ranked by {o.sort} ('safe burst': the most containers launched at once whose "
+        f"p99 meets the deadline, [at the p99's high end, at its low end]; + at the "
+        f"ceiling {o.max_burst})",
+        f"  {PRICE_NOTE}",
+        "",
+    ]
+    widths = [w for _, w in COLUMNS]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.ljust(w) if w else v for v, w in zip(values, widths, strict=True))
+
+    lines.append(line([h for h, _ in COLUMNS]).rstrip())
+    for i, row in enumerate(plan.rows, 1):
+        lines.append(line(cells(i, row)).rstrip())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""`cohsim plan` on the command line (cohsim.cli.plan): the table, --json as the same table,
+and bad input as one error line with exit 1 and no output file."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+from fakeplan import FakeEvaluator
+
+import cohsim.cli.plan as cli_plan
+from cohsim.cli.app import main
+from cohsim.plan import plan
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """`plan` answered by the stand-in evaluator (no simulation)."""
+    evaluator = FakeEvaluator()
+    monkeypatch.setattr(cli_plan, "plan", functools.partial(plan, evaluate=evaluator))
+    return evaluator
+
+
+def test_table_and_json_give_the_same_rows(fake, capsys):
+    argv = ["plan", "--instances", "r5.metal,m7a.24xlarge", "--strategy", "all", "--sort", "p99"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["question"]["containers"] == 100 and doc["sort"] == "p99"
+    assert doc["provenance"]["command"] == "plan" and doc["provenance"]["seed"] == 0
+    assert len(doc["rows"]) == 6
+    body = text.split("dominant")[1].strip().splitlines()
+    assert [line.split()[1:4:2] for line in body] == [
+        [r["machine"], r["strategy"]] for r in doc["rows"]
+    ]
+    p99s = [r["launch_p99_s"]["value"] for r in doc["rows"]]
+    assert p99s == sorted(p99s)
+    assert "answered by the fake engine" in text and "no price column" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--instances", "m7a.24xlarg"], "unknown instance 'm7a.24xlarg'; did you mean"),
+        (["--containers", "-5"], "containers must be a positive integer, not -5"),
+        (["--layers", "0"], "layers must be a positive integer, not 0"),
+        (["--family", "zen9"], "unknown family 'zen9'"),
+        (["--deadline", "-1"], "deadline must be positive"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_1(fake, capsys, argv, message):
+    assert main(["plan", *argv]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("cohsim: error: ") and message in err
+    assert fake.rounds == []  # refused before any point ran
+
+
+@pytest.mark.parametrize("name", ["sub/dir-is-a-file/r.html", "report.png"])
+def test_an_unwritable_report_is_refused_before_any_work(fake, capsys, tmp_path, name):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "dir-is-a-file").write_text("x")
+    target = tmp_path / name
+    assert main(["plan", "--instances", "r5.metal", "--html", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err
+    assert fake.rounds == []
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["dir-is-a-file", "sub"]
+
+
+def test_an_unreachable_scheduler_is_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("COHSIM_CACHE", "off")  # a cached point would not need the scheduler
+    argv = ["plan", "--instances", "m7a.24xlarge", "--containers", "3", "--layers", "2",
+            "--scheduler", "tcp://127.0.0.1:9"]  # fmt: skip
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
