@@ -216,7 +216,7 @@ def _on_dask(
             for t in todo
         }
         try:
-            for fut in as_completed(futures):
+            for fut in as_completed(futures, loop=client.loop):
                 doc, code = fut.result()
                 done(futures[fut], doc, code)
         finally:
