@@ -12,6 +12,8 @@ from typing import Any
 from matplotlib.axes import Axes
 
 import cohsim.plots  # noqa: F401  (files only: selects matplotlib's Agg backend first)
+from cohsim.machine.catalog import ARCHETYPES, Catalog
+from cohsim.machine.model import Machine
 from cohsim.predict import Prediction, predict
 
 
@@ -29,7 +31,12 @@ def parser(doc: str | None, out: str) -> argparse.ArgumentParser:
         help="level 3's engine: the closed-form burst model (fast, the default) or the "
         "discrete-event simulation (the reference, seconds per point)",
     )
-    ap.add_argument("--replicates", type=int, default=4, help="replicates per point (default 4)")
+    ap.add_argument(
+        "--replicates",
+        type=int,
+        default=8,
+        help="replicates per point (default 8: with fewer draws the intervals are very wide)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="the one seed (default 0)")
     ap.add_argument("--out", default=out, help=f"figure file, .png/.svg/.pdf (default {out})")
     return ap
@@ -44,6 +51,11 @@ def counts(ap: argparse.ArgumentParser, text: str) -> list[int]:
     if ns[0] < 1:
         ap.error("--containers must be at least 1")
     return ns
+
+
+def machine(catalog: Catalog, name: str) -> Machine:
+    """An instance type by name, or the catalog's representative of an interconnect kind."""
+    return catalog.get(catalog.archetype(name).instance if name in ARCHETYPES else name)
 
 
 def burst(args: argparse.Namespace, ns: Sequence[int], **target: Any) -> list[Prediction]:
