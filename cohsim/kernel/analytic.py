@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -64,12 +65,38 @@ from cohsim.errors import CohsimError
 from cohsim.kernel.analytic_arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import plan_calls
+from cohsim.kernel.plan import Step, plan_calls
 from cohsim.machine.model import Machine
-from cohsim.workload.trace import Trace
+from cohsim.workload.trace import SyscallEvent, Trace
 
 #: the spreads `BurstModel.run` knows (the module docstring)
 SPREADS = ("gated", "lockstep", "uniform")
+
+#: the last few plans, by (events, kernel, layers, per-CPU sum): a replicate asks for the burst
+#: and for one container alone (the same calls), and planning is most of a model's cost
+_PLANS: dict[tuple[int, int, int | None, float], tuple[Any, ...]] = {}
+_PLANS_KEPT = 8
+
+
+def _planned(
+    events: tuple[SyscallEvent, ...],
+    kernel: KernelParams,
+    layers: int | None,
+    sum_ns: float,
+    cc: CallCosts,
+) -> tuple[list[Step], StepArrays]:
+    """The planned calls (cohsim.kernel.plan) and their arrays, reused while the same events
+    and kernel objects come again (the entry keeps them, so an id is not reused meanwhile)."""
+    key = (id(events), id(kernel), layers, sum_ns)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is events and hit[1] is kernel:
+        return hit[2], hit[3]
+    steps = plan_calls(events, kernel, layers, sum_ns)
+    arrays = StepArrays(steps, cc, math.exp(kernel.call_sigma**2 / 2))
+    if len(_PLANS) >= _PLANS_KEPT:
+        del _PLANS[next(iter(_PLANS))]
+    _PLANS[key] = (events, kernel, steps, arrays)
+    return steps, arrays
 
 
 @dataclass
@@ -129,8 +156,7 @@ class BurstModel:
         self.m, self.k, self.n = machine, kernel, len(threads)
         self.sum_ns = percpu_sum_ns(machine, kernel)
         self.cc = CallCosts(kernel, self.sum_ns)
-        self.steps = plan_calls(first, kernel, layers, self.sum_ns)
-        self.a = StepArrays(self.steps, self.cc, math.exp(kernel.call_sigma**2 / 2))
+        self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
         self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus

@@ -75,28 +75,33 @@ class StepArrays:
     """
 
     def __init__(self, steps: list[Step], cc: CallCosts, mean_factor: float) -> None:
-        cache: dict[Step, tuple[list[float], ...]] = {}
-        rows = []
+        index: dict[tuple[object, ...], int] = {}  # a distinct call -> its row
+        which: list[int] = []
+        rows: list[list[float]] = []
         for s in steps:
-            row = cache.get(s)
-            if row is None:
-                row = cache[s] = self._row(s, cc, mean_factor)
-            rows.append(row)
+            key = (id(s.op), *s[:2], *s[3:])  # the op by identity: hashing it is slow
+            i = index.get(key)
+            if i is None:
+                i = index[key] = len(rows)
+                rows.append(sum(self._row(s, cc, mean_factor), []))
+            which.append(i)
+        table = np.array(rows, dtype=float)[which]
         self.names = [s.name for s in steps]
-        self.effect = np.array([r[0] for r in rows], dtype=float).reshape(-1, 4)
-        self.write = np.array([r[1] for r in rows], dtype=float).reshape(-1, 5)
+        self.effect = table[:, 0:4]
+        self.write = table[:, 4:9]
         self.writes = self.write.any(axis=1)
-        self.read = np.array([r[2] for r in rows], dtype=float).reshape(-1, 2)
-        self.read_r2 = np.array([r[3][0] for r in rows], dtype=float)
-        self.puts = np.array([r[4] for r in rows], dtype=float).reshape(-1, 3)
-        misc = np.array([r[5] for r in rows], dtype=float).reshape(-1, 5)
-        self.unlocked, self.ml_alone, self.ml_nested, self.think, self.rcu = misc.T
+        self.read = table[:, 9:11]
+        self.read_r2 = table[:, 11]
+        self.puts = table[:, 12:15]
+        self.unlocked, self.ml_alone, self.ml_nested, self.think, self.rcu = table[:, 15:20].T
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
-        self.gates = np.flatnonzero([s.reads > 0 for s in steps])
+        self.gates = np.flatnonzero(table[:, 20])
 
     @staticmethod
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
+        """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
+        ml_alone, ml_nested, think, rcu, and whether it is a gate."""
         op = s.op
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
         if op.ns_write_ns or op.per_mount_write_ns:
@@ -117,7 +122,7 @@ class StepArrays:
         puts = [p[0], p[1], p[4]]
         nested = s.ml_work if ml_alone == 0.0 and any(w) else 0.0
         misc = [(s.walk_ns + s.cpu) * mf, ml_alone, nested, float(s.think), float(op.rcu)]
-        return effect, w, read, [r2], puts, misc
+        return effect, w, read, [r2], puts, misc, [float(s.reads > 0)]
 
     def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""
