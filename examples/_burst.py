@@ -12,9 +12,11 @@ from typing import Any
 from matplotlib.axes import Axes
 
 import cohsim.plots  # noqa: F401  (files only: selects matplotlib's Agg backend first)
+from cohsim.lock.handoff import sweep
 from cohsim.machine.catalog import ARCHETYPES, Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict import Prediction, predict
+from cohsim.units import per_s_to_gap_ns
 
 
 def parser(doc: str | None, out: str) -> argparse.ArgumentParser:
@@ -92,6 +94,17 @@ def plot_launch(ax: Axes, preds: Sequence[Prediction], label: str, color: str) -
     ax.set_xlabel("containers launched at once")
     ax.set_ylabel("launch latency (s)")
     ax.legend(fontsize=7)
+
+
+def handoff_ns(m: Machine, threads: list[int], seed: int, repeats: int = 4) -> list[float]:
+    """Level 2 (pause_bench in simulation): a mount_lock (qspinlock) hand-off when `threads`
+    scattered CPUs of `m` all want it, ns: the time between acquisitions less the section.
+    Each the mean of `repeats` seeds: the order the queue settles in decides whether a
+    two-socket machine's hand-offs cross the socket link (r5.metal: 90 to 225 ns by seed)."""
+    asked = [n for n in threads for _ in range(repeats)]
+    runs = sweep(m, asked, lock="qspinlock", placement="scatter", acquisitions=300, seed=seed)
+    gaps = [per_s_to_gap_ns(r.acquisitions_per_s) - r.cs_ns for r in runs]
+    return [sum(gaps[i : i + repeats]) / repeats for i in range(0, len(gaps), repeats)]
 
 
 def pct(a: float, b: float) -> float:

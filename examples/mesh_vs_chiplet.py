@@ -21,25 +21,13 @@ number of CPUs contending.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from _burst import burst, counts, parser, pct, plot_launch
+from _burst import burst, counts, handoff_ns, machine, parser, pct, plot_launch
 
-from cohsim.lock.handoff import sweep
-from cohsim.machine.catalog import ARCHETYPES, Catalog
-from cohsim.machine.model import Machine
+from cohsim.machine.catalog import Catalog
 from cohsim.plots.save import save_figure
 from cohsim.predict import Prediction
-from cohsim.units import per_s_to_gap_ns
 
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
-
-
-def handoff_ns(machine: Machine, threads: list[int], seed: int) -> list[float]:
-    """Level 2: a mount_lock (qspinlock) hand-off when `threads` scattered CPUs all want it,
-    ns (the time between acquisitions less the 100 ns critical section)."""
-    runs = sweep(
-        machine, threads, lock="qspinlock", placement="scatter", acquisitions=1000, seed=seed
-    )
-    return [per_s_to_gap_ns(r.acquisitions_per_s) - r.cs_ns for r in runs]
 
 
 def order(values: dict[str, float]) -> str:
@@ -89,8 +77,7 @@ def main() -> None:
     args = ap.parse_args()
     ns = counts(ap, args.containers)
     catalog = Catalog()
-    kinds = args.machines.split(",")
-    machines = [catalog.get(catalog.archetype(k).instance if k in ARCHETYPES else k) for k in kinds]
+    machines = [machine(catalog, name) for name in args.machines.split(",")]
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     last: dict[str, Prediction] = {}
@@ -100,7 +87,7 @@ def main() -> None:
         label = f"{m.name} ({m.topology.interconnect})"
         plot_launch(left, preds, label, color)
         last[m.name] = preds[-1]
-        threads = sorted({2, 8, 32, m.vcpus})
+        threads = sorted({4, 16, m.vcpus})
         hand[m.name] = handoff_ns(m, threads, args.seed)
         right.plot(threads, hand[m.name], "o-", color=color, label=label)
     left.set_title(
