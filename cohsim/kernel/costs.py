@@ -32,6 +32,7 @@ Format history: schema 1 — path, rcu, percpu, background, launch, ops.*, sourc
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -385,5 +386,16 @@ def load_kernel(name_or_path: str | Path | None = None) -> KernelParams:
     """Read kernel parameters: a TOML path, or a name under models/kernel/ (default linux-6.18)."""
     text = str(name_or_path) if name_or_path is not None else DEFAULT_KERNEL
     path = Path(text) if text.endswith(".toml") else catalog_dir() / "kernel" / f"{text}.toml"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = -1  # read_toml says what is wrong with it
+    return _load_kernel(path, stamp)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_kernel(path: Path, stamp: int) -> KernelParams:
+    """A kernel file read once per process (keyed by path and modification time: a file
+    rewritten since is read again); KernelParams is frozen, so callers may share it."""
     doc = read_toml(path, "kernel parameter file")
     return kernel_from_dict(doc, str(path))

@@ -10,6 +10,7 @@ run is one `RunOptions` (`cohsim.predict.options`), passed whole or as keywords.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Unpack
 
@@ -117,7 +118,7 @@ def burst_workload(
     flags and counts as `synthesize(strategy, containers, layers, runtime=runtime)`; only the
     (cost-free) path names repeat, which keeps a 1,000-container prediction from spending
     seconds writing paths."""
-    one = synthesize(strategy, 1, layers, seed=check_seed(seed), runtime=runtime)
+    one = _one_container(strategy, layers, check_seed(seed), runtime)
     events = one.threads[0].events
     first = one.threads[0].tid
     threads = tuple(ThreadTrace(first + k, events) for k in range(containers))
@@ -127,3 +128,10 @@ def burst_workload(
         format="synth",
         meta=one.meta,
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _one_container(strategy: str, layers: int, seed: int, runtime: str) -> Trace:
+    """One container's synthesised sequence, made once per process for each set of inputs
+    (a Trace is frozen: every burst of it shares it)."""
+    return synthesize(strategy, 1, layers, seed=seed, runtime=runtime)

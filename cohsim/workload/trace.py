@@ -203,7 +203,14 @@ def mount_ops(trace: Trace) -> int:
     lowerdir+ layers are; counted on the open_tree so that it does not depend on close being
     traced). Per container: per-layer 2 x (1 + 2L), common-parent 2 x 3, lowerdir-plus 2 x (1 + L).
     """
-    return sum(e.mount_op for t in trace.threads for e in t.events)
+    counted: dict[int, int] = {}  # threads sharing one events tuple (a burst) count it once
+    total = 0
+    for t in trace.threads:
+        n = counted.get(id(t.events))
+        if n is None:
+            n = counted[id(t.events)] = sum(e.mount_op for e in t.events)
+        total += n
+    return total
 
 
 # --------------------------------------------------------------------------- assembly
