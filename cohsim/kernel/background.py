@@ -18,19 +18,17 @@ Each needs a CPU like any task (ordinary priority). Their cost grows with the mo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import simpy
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment, Proc
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns
-
-Proc = Generator[simpy.Event, Any, None]
 
 #: one read() of mountinfo returns at most one seq_file page (fs/seq_file.c seq_read_iter()
 #: fills m->buf, PAGE_SIZE on x86-64 and on arm64's default 4 KiB pages);
@@ -44,7 +42,7 @@ class BackgroundReaders:
 
     def __init__(
         self,
-        env: simpy.Environment,
+        env: Environment,
         kernel: KernelParams,
         cpus: CPUs,
         table: MountTable,
@@ -72,7 +70,7 @@ class BackgroundReaders:
             since = self.table.dirty_since
             wait = self.systemd_next_ok - self.env.now
             if wait > 0:
-                yield self.env.timeout(wait)
+                yield wait
             self.table.dirty = self.env.event()  # a change since systemd's last re-read
             ev = self.cpus.acquire(1)
             if ev is not None:
@@ -80,7 +78,7 @@ class BackgroundReaders:
             t0 = self.env.now
             yield from self.sections.read_mountinfo(op, lines=lines)
             parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
-            yield self.env.timeout(round(parse))
+            yield round(parse)
             self.cpus.release()
             cost = self.env.now - t0
             self.rereads += 1
@@ -100,7 +98,7 @@ class BackgroundReaders:
         op = self.k.op("mountinfo_read")
         while rate > 0 and not until.triggered:
             gap = self.rng.exponential(per_s_to_gap_ns(rate))
-            yield self.env.timeout(round(gap))
+            yield round(gap)
             if until.triggered:
                 return
             ev = self.cpus.acquire(1)

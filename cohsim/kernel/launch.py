@@ -61,13 +61,12 @@ from collections.abc import Generator
 from typing import Any
 
 import numpy as np
-import simpy
 
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment
+from cohsim.kernel.engine import Environment, Proc, Yield
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
@@ -78,8 +77,6 @@ from cohsim.kernel.records import LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.rwsem import RWSem
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
-
-Proc = Generator[simpy.Event, Any, None]
 
 
 class _Waits:
@@ -235,7 +232,7 @@ class LaunchSim:
         ends = [e for e in self.kernel_until.values() if e > now]
         return float(min(ends) - now) if ends else 0.0
 
-    def _resume(self, slept: bool) -> Generator[simpy.Event, Any, float]:
+    def _resume(self, slept: bool) -> Generator[Yield, Any, float]:
         """Back onto a CPU after blocking; returns the run-queue wait. With every CPU taken the
         thread waits its turn (ahead of ordinary runnable work) on a CPU someone hands over;
         with one idle, a thread that really slept pays the wake-up first: the IPI and the idle
@@ -252,15 +249,15 @@ class LaunchSim:
         table = self.k.wake_table
         wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
         if wake:
-            yield self.env.timeout(round(wake))
+            yield round(wake)
         return 0.0
 
-    def _cpu(self, ns: float, tid: int) -> simpy.Event:
+    def _cpu(self, ns: float, tid: int) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
         took = round(ns * self._smt_table[self.cpus.busy])
         self.kernel_until[tid] = self.env.now + took
-        return self.env.timeout(took)
+        return took
 
     # ----- the threads ---------------------------------------------------------------------
 
@@ -279,7 +276,7 @@ class LaunchSim:
         """One thread: arrive, take a CPU, run its calls, then the container's runtime."""
         env = self.env
         if arrival:
-            yield env.timeout(arrival)
+            yield arrival
         start = env.now
         w = _Waits()
         t0 = env.now
@@ -310,7 +307,7 @@ class LaunchSim:
         found = table.mounts  # the old root's detach puts every mount of the copy it found
         puts = 0.0
         if think:
-            yield env.timeout(think)
+            yield think
         t_call = env.now
         f = self.call_factor()  # one per call, drawn for every call (common random numbers)
         if walk_ns or cpu:
@@ -394,13 +391,13 @@ class LaunchSim:
         self.ml.busy_bg += 1
         self.user_running += 1
         debt0 = self.ml.debt_per_cpu
-        yield self.env.timeout(round(self.k.runtime_cpu_ns * self._smt()))
+        yield round(self.k.runtime_cpu_ns * self._smt())
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
             owed = self.ml.debt_per_cpu - debt0
             if owed < 1000:
                 break
             debt0 = self.ml.debt_per_cpu
-            yield self.env.timeout(round(owed))
+            yield round(owed)
         self.ml.busy_bg -= 1
         self.user_running -= 1
 

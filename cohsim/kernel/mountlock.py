@@ -42,10 +42,9 @@ import numpy as np
 import simpy
 
 from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.engine import Environment, Proc, Yield
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, LockStats
-
-Proc = Generator[simpy.Event, Any, None]
 
 
 class MountLock:
@@ -54,7 +53,7 @@ class MountLock:
 
     def __init__(
         self,
-        env: simpy.Environment,
+        env: Environment,
         costs: LineCosts,
         kernel: KernelParams,
         vcpus: int,
@@ -89,7 +88,7 @@ class MountLock:
 
     # ----- writers -------------------------------------------------------------------------
 
-    def acquire(self) -> Generator[simpy.Event, Any, float]:
+    def acquire(self) -> Generator[Yield, Any, float]:
         """Take the spinlock (FIFO, spinning on the CPU); return the line cost still to pay
         before the section's work: the hand-off to us plus the wait for the line exclusive
         behind the CPUs spinning on it."""
@@ -140,7 +139,7 @@ class MountLock:
         """Hold the lock for `base_ns` of work after `line_ns` of line transfer, lengthened
         by the background CPUs it attracts into spinning (one timeout for all of it)."""
         k, h = self._hold_start(base_ns, line_ns)
-        yield self.env.timeout(round(line_ns + h))
+        yield round(line_ns + h)
         self._hold_end(k, h)
 
     def _hold_start(self, base_ns: float, line_ns: float) -> tuple[float, float]:
@@ -158,7 +157,7 @@ class MountLock:
             self.debt_per_cpu += spin / max(self.busy_bg, 1.0)
         self.bg_spinners = 0.0
 
-    def section(self, work_ns: float, tid: int) -> Generator[simpy.Event, Any, float]:
+    def section(self, work_ns: float, tid: int) -> Generator[Yield, Any, float]:
         """A writer's whole section: take, hold for `work_ns` (and the line costs), release.
         Returns how long it took, waits included (ns). `hold` is written out here: this is
         the hot path, one generator fewer per section."""
@@ -167,7 +166,7 @@ class MountLock:
         line = (yield from self.acquire()) if self.busy else self.take()
         t0 = env.now + round(line)
         k, h = self._hold_start(work_ns, line)
-        yield env.timeout(round(line + h))
+        yield round(line + h)
         self._hold_end(k, h)
         st = self.stats
         st.acquisitions += 1
@@ -215,7 +214,7 @@ class MountLock:
             yield self.released
         k = self.seq_spinners
         self.seq_spinners -= 1
-        yield self.env.timeout(round(self.costs.reader_ns(k)))
+        yield round(self.costs.reader_ns(k))
         st.wait_ns += self.env.now - t0
         st.acquisitions += 1
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
-import simpy
-
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment, Yield
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.records import LaunchRecord, LockStats
 from cohsim.kernel.rwsem import RWSem
@@ -30,7 +29,7 @@ from cohsim.kernel.rwsem import RWSem
 RSPIN_NS = 8000
 
 #: a simulated step that returns how long it waited (ns)
-Waited = Generator[simpy.Event, Any, float]
+Waited = Generator[Yield, Any, float]
 
 
 class NamespaceSections:
@@ -38,7 +37,7 @@ class NamespaceSections:
 
     def __init__(
         self,
-        env: simpy.Environment,
+        env: Environment,
         sem: RWSem,
         cpus: CPUs,
         kernel: KernelParams,
@@ -88,7 +87,7 @@ class NamespaceSections:
             st.wait_ns += self.env.now - t0
         waited = self.env.now - t0
         hold = round(hold_ns)
-        yield self.env.timeout(hold)
+        yield hold
         st.hold_ns += hold
         st.acquisitions += 1
         self.sem.release(False)

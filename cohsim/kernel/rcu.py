@@ -18,14 +18,12 @@ period that started after its call has ended.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable
 
 import simpy
 
+from cohsim.kernel.engine import Environment, Proc
 from cohsim.kernel.mountlock import MountLock
-
-Proc = Generator[simpy.Event, Any, None]
 
 
 class GracePeriods:
@@ -34,7 +32,7 @@ class GracePeriods:
 
     def __init__(
         self,
-        env: simpy.Environment,
+        env: Environment,
         ml: MountLock,
         gp_ns: float,
         cpu_wait: Callable[[], float],
@@ -63,7 +61,7 @@ class GracePeriods:
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
         target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
-        yield self.env.timeout(round(self.cpu_wait() + self.gp_ns))
+        yield round(self.cpu_wait() + self.gp_ns)
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:

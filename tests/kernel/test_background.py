@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import simpy
 
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
 from cohsim.kernel.records import LockStats
@@ -18,7 +18,7 @@ from cohsim.kernel.rwsem import RWSem
 
 
 def make(**kernel_values: float):
-    env = simpy.Environment()
+    env = Environment()
     kernel = dataclasses.replace(load_kernel(), **kernel_values)
     cpus = CPUs(env, 4)
 

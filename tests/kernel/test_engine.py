@@ -1,5 +1,6 @@
-"""The launch simulation's clock (cohsim.kernel.engine): simpy's Environment with its hot paths
-written out must step the very same events in the very same order as simpy's own."""
+"""The launch simulation's clock (cohsim.kernel.engine): bare-generator processes and integer
+timeouts must step the very same events in the very same order as simpy's own Environment with
+Process and Timeout events."""
 
 from __future__ import annotations
 
@@ -41,9 +42,97 @@ def test_timeouts_and_events_fire_in_simpys_order():
         Environment().timeout(-1)
 
 
+class SimpyReference(simpy.Environment):
+    """simpy's own Environment running the engine's processes: each yielded int becomes a
+    Timeout, made where the process yields it (where simpy draws its id)."""
+
+    def process(self, generator):
+        def adapted():
+            value = None
+            while True:
+                try:
+                    target = generator.send(value)
+                except StopIteration:
+                    return
+                value = yield (self.timeout(target) if isinstance(target, int) else target)
+
+        return super().process(adapted())
+
+
+def test_integer_timeouts_processes_and_events_keep_simpys_order():
+    """Processes yielding ints, events, conditions and already-processed events, started at
+    different times and waking each other: the same trace on simpy through the adapter."""
+    logs = []
+    for env in (SimpyReference(), Environment()):
+        log: list[tuple[int, str]] = []
+        gate = env.event()
+
+        def opener(env=env, gate=gate, log=log):
+            yield 5
+            gate.succeed()
+            log.append((env.now, "open"))
+            yield 0
+            log.append((env.now, "after zero"))
+
+        def waiter(name, env=env, gate=gate, log=log):
+            yield gate
+            log.append((env.now, name))
+            yield gate  # processed already: goes on at once
+            log.append((env.now, name + " again"))
+            yield gate | env.timeout(3)
+            log.append((env.now, name + " cond"))
+
+        def spawner(env=env, log=log):
+            yield 2
+            env.process(waiter("late"))
+            yield 6
+            log.append((env.now, "spawner"))
+
+        env.process(waiter("a"))
+        env.process(opener())
+        env.process(waiter("b"))
+        env.process(spawner())
+        env.run()
+        logs.append((log, env.now))
+    assert logs[0] == logs[1]
+    assert logs[1][0][0] == (5, "open")
+    with pytest.raises(ValueError, match="Negative delay"):
+        env = Environment()
+
+        def bad():
+            yield -1
+
+        env.process(bad())
+        env.run()
+
+
+def test_run_until_a_time_or_an_event_as_simpy():
+    for env in (SimpyReference(), Environment()):
+        seen = []
+
+        def ticker(env=env, seen=seen):
+            while True:
+                yield 10
+                seen.append(env.now)
+
+        env.process(ticker())
+        env.run(until=35)
+        assert env.now == 35 and seen == [10, 20, 30]
+        done = env.event()
+
+        def finisher(env=env, done=done):
+            yield 7
+            done.succeed("v")
+
+        env.process(finisher())
+        assert env.run(until=done) == "v" and env.now == 42
+        assert env.run(until=done) == "v"  # processed already
+
+
 def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
-    """The whole simulation, once on the fast clock and once on simpy's: the same results,
-    to the nanosecond (a newer simpy whose internals moved would show here)."""
+    """The whole simulation, once on the fast clock and once on simpy's (through the
+    adapter): the same results, to the nanosecond (a newer simpy whose internals moved would
+    show here)."""
     m, k = catalog.get("m7i.metal-24xl"), load_kernel()
     trace = burst_workload("per-layer", 12, 4, seed=2)
     costs = LineCosts(m, seed=2)
@@ -56,7 +145,7 @@ def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
         return rows, sim.env.now, type(sim.env)
 
     fast = run()
-    monkeypatch.setattr(launch, "Environment", simpy.Environment)
+    monkeypatch.setattr(launch, "Environment", SimpyReference)
     plain = run()
-    assert fast[2] is Environment and plain[2] is simpy.Environment
+    assert fast[2] is Environment and plain[2] is SimpyReference
     assert plain[:2] == fast[:2]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-import simpy
 
 from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
@@ -23,7 +23,7 @@ def costs(catalog):
 
 
 def make(costs, daemon_cpus=0.0):
-    env = simpy.Environment()
+    env = Environment()
     kernel = dataclasses.replace(load_kernel(), daemon_cpus=daemon_cpus)
     ml = MountLock(env, costs, kernel, 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord())
     return env, ml

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 
-import simpy
-
 from cohsim.kernel.costs import OpCost, load_kernel
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
 from cohsim.kernel.records import LaunchRecord, LockStats
@@ -16,7 +15,7 @@ from cohsim.kernel.rwsem import RWSem
 
 
 def make(cpus_n: int = 2, mounts: int = 10):
-    env = simpy.Environment()
+    env = Environment()
     cpus = CPUs(env, cpus_n)
 
     def resume(slept: bool):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import simpy
 
 from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.rcu import GracePeriods
@@ -22,7 +22,7 @@ def costs(catalog):
 
 
 def make(costs, cpu_wait=lambda: 0.0):
-    env = simpy.Environment()
+    env = Environment()
     ml = MountLock(
         env, costs, load_kernel(), 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord()
     )
