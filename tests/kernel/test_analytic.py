@@ -1,5 +1,5 @@
-"""Level 3 in closed form (cohsim.kernel.analytic): the burst model's bookkeeping, and how it
-brackets the simulation."""
+"""Level 3 in closed form (cohsim.kernel.analytic): the burst model's bookkeeping, its
+estimate's contract, and its agreement with the simulation on a few cheap points."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.analytic import BurstModel
+from cohsim.kernel.analytic import SPREADS, BurstModel
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
@@ -16,11 +16,12 @@ from cohsim.workload.synth import synthesize
 
 
 def test_one_container_is_its_own_path(catalog):
-    """Alone, both spreads give the container's own path: the lock is never shared."""
+    """Alone, every spread gives the container's own path: the lock is never shared."""
     m, k = catalog.get("c6gd.metal"), load_kernel()
     model = BurstModel(m, k, burst_workload("per-layer", 1, 3), layers=3)
-    a, b = model.run("lockstep"), model.run("uniform")
-    assert a.mount_ns == pytest.approx(b.mount_ns, rel=1e-9)
+    a, *others = (model.run(s) for s in SPREADS)
+    for b in others:
+        assert a.mount_ns == pytest.approx(b.mount_ns, rel=1e-9)
     assert a.launch_ns == pytest.approx(a.mount_ns + k.runtime_cpu_ns + k.base_launch_ns)
     assert a.grace_periods == 6 + 4  # containerd's six unmounts, runc's four
 
@@ -29,16 +30,20 @@ def test_the_table_and_the_group_follow_the_burst(catalog):
     """In step, the peer group peaks at every container's binds of one pass, and every
     container's namespace copy is open at once."""
     m, k = catalog.get("m7a.24xlarge"), load_kernel()
-    a = BurstModel(m, k, burst_workload("per-layer", 20, 5), layers=5, node_mounts=50).run()
+    model = BurstModel(m, k, burst_workload("per-layer", 20, 5), layers=5, node_mounts=50)
+    a = model.run("lockstep")
     assert a.ring_peak == 1 + 20 * 5 and a.windows_peak == 20
     # the second pass's binds are still there when its overlay is mounted, beside the first's
     assert a.peak_mounts == 50 + 20 * 5 + 2 * 20
     assert a.ns_write_ns == pytest.approx(sum(a.ns_write_by_op.values()))
+    # gated: the others wait at the gates with their binds, so the group peaks at all of them
+    g = model.estimate()
+    assert g.ring_peak == a.ring_peak and g.ns_write_ns > a.ns_write_ns
 
 
 def test_more_containers_take_longer_and_grow_faster_than_linearly(catalog):
     m, k = catalog.get("r5.metal"), load_kernel()
-    t = {n: BurstModel(m, k, burst_workload("per-layer", n, 20), layers=20).run().mount_ns
+    t = {n: BurstModel(m, k, burst_workload("per-layer", n, 20), layers=20).estimate().mount_ns
          for n in (25, 50, 100)}  # fmt: skip
     assert t[25] < t[50] < t[100] and t[100] / t[50] > t[50] / t[25] > 1.0
 
@@ -49,30 +54,6 @@ def test_only_bursts_of_identical_containers(catalog):
         BurstModel(m, k, synthesize("per-layer", 2, 2, seed=0), layers=2)
     with pytest.raises(CohsimError, match="unknown spread"):
         BurstModel(m, k, burst_workload("per-layer", 1, 1), layers=1).run("even")
-
-
-@pytest.mark.parametrize(
-    ("instance", "strategy", "n", "layers"),
-    [
-        ("m7a.24xlarge", "per-layer", 10, 50),
-        ("r5.metal", "per-layer", 50, 20),
-        ("m7i.metal-24xl", "common-parent", 100, 50),
-        ("m7i.metal-24xl", "common-parent", 10, 1),
-    ],
-)
-def test_the_two_spreads_bracket_the_simulation(catalog, instance, strategy, n, layers):
-    """The simulation's mount phase p50 lies between the lockstep and the uniform-spread
-    estimates, each widened by 20 % (docs/analytic.md: on this grid it lies inside them
-    unwidened; on other points it does not, by up to 17 %)."""
-    m, k = catalog.get(instance), load_kernel()
-    trace = burst_workload(strategy, n, layers, seed=1)
-    model = BurstModel(m, k, trace, layers=layers)
-    lo, hi = sorted((model.run("lockstep").mount_ns, model.run("uniform").mount_ns))
-    costs = LineCosts(m, seed=1)
-    costs.prefill()
-    res = LaunchSim(m, k, trace, costs=costs, seed=1, layers=layers).run()
-    des = float(np.median([r.mounts_done_ns - r.start_ns for r in res]))
-    assert 0.8 * lo <= des <= 1.2 * hi
 
 
 @pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
@@ -90,3 +71,55 @@ def test_the_estimate_gives_every_container_its_phases(catalog, strategy):
     assert all(lo > mo for lo, mo in zip(a.launch_each_ns, a.mount_each_ns, strict=True))
     assert a.mount_each_ns[0] < a.mount_each_ns[-1]
     assert a.peak_mounts > 0 and set(a.peak_read_ns) == {"host", "container"}
+
+
+def test_the_estimate_is_monotone_in_containers(catalog):
+    """More containers of the same image: a later median and a later last container, more
+    lock work, a larger table."""
+    m, k = catalog.get("c6gd.metal"), load_kernel()
+    runs = [
+        BurstModel(m, k, burst_workload("per-layer", n, 10, seed=1), layers=10).estimate()
+        for n in (1, 2, 5, 10, 40, 100, 200)
+    ]
+    for a, b in zip(runs, runs[1:], strict=False):
+        assert np.median(a.mount_each_ns) < np.median(b.mount_each_ns)
+        assert a.mount_ns < b.mount_ns and a.ns_write_ns < b.ns_write_ns
+        assert a.peak_mounts < b.peak_mounts
+
+
+def test_grace_periods_of_a_cohort_wait_for_the_next(catalog):
+    """In step, the last of a cohort that asks for a grace period while the first's runs waits
+    for the one after it: two grace periods for its call, where one container alone waits one."""
+    m, k = catalog.get("r5.metal"), load_kernel()
+    model = BurstModel(m, k, burst_workload("lowerdir-plus", 10, 5, seed=1), layers=5)
+    h, rcu = np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 2.0])
+    g = model.gp_ns
+    assert model._cohort_grace(h, rcu).tolist() == pytest.approx([0.0, 2 * g, 4 * g])
+    h_long = np.array([g])  # (n - 1) h = 9 G: the last asks during the tenth
+    assert model._cohort_grace(h_long, np.array([1.0]))[0] == pytest.approx(11 * g)
+
+
+@pytest.mark.parametrize(
+    ("instance", "strategy", "n", "layers"),
+    [
+        ("m7a.24xlarge", "per-layer", 10, 100),
+        ("m7a.24xlarge", "lowerdir-plus", 10, 50),
+        ("c6gd.metal", "per-layer", 50, 20),
+        ("c6gd.metal", "common-parent", 50, 20),
+    ],
+)
+def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n, layers):
+    """estimate()'s mount phase p50 and launch p99 (without the fixed base: stricter) within
+    15 % of the simulation's (seed 1, nominal kernel). docs/analytic.md: on the 96-point grid
+    it is within 15 % on 83 points for the p50 and on 95 for the p99 with the base; on these
+    four, measured -1 to +5 % (p50) and -4 to +2 % (p99)."""
+    m, k = catalog.get(instance), load_kernel()
+    trace = burst_workload(strategy, n, layers, seed=1)
+    a = BurstModel(m, k, trace, layers=layers).estimate()
+    costs = LineCosts(m, seed=1)
+    costs.prefill()
+    res = LaunchSim(m, k, trace, costs=costs, seed=1, layers=layers).run()
+    des_mount = float(np.median([r.mounts_done_ns - r.start_ns for r in res]))
+    des_launch = float(np.percentile([r.end_ns - r.start_ns for r in res], 99))
+    assert float(np.median(a.mount_each_ns)) == pytest.approx(des_mount, rel=0.15)
+    assert float(np.percentile(a.launch_each_ns, 99)) == pytest.approx(des_launch, rel=0.15)
