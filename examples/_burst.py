@@ -44,6 +44,14 @@ def parser(doc: str | None, out: str) -> argparse.ArgumentParser:
     return ap
 
 
+def header(args: argparse.Namespace) -> None:
+    """Say which engine answered and how (the findings below are the model's, not a host's)."""
+    print(
+        f"{args.layers}-layer image; level 3 answered by the {args.engine} engine, "
+        f"{args.replicates} replicate(s) a point, seed {args.seed}."
+    )
+
+
 def counts(ap: argparse.ArgumentParser, text: str) -> list[int]:
     """The burst sizes in `text` ("10,50,100"), ascending; a bad list is the parser's error."""
     try:

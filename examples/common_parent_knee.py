@@ -21,7 +21,7 @@ Figure: launch p50/p99 against containers, and namespace_sem's write holds per c
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from _burst import burst, counts, machine, parser, plot_launch
+from _burst import burst, counts, header, machine, parser, plot_launch
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.plan import plan_calls
@@ -114,6 +114,7 @@ def main() -> None:
     right.set_title("namespace_sem's write holds: what each container makes the others wait for")
     right.legend(fontsize=7)
     save_figure(fig, args.out)
+    header(args)
     report(runs, args.layers, m.vcpus)
     print(f"Figure: {args.out}")
 

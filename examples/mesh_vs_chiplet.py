@@ -21,7 +21,7 @@ number of CPUs contending.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from _burst import burst, counts, handoff_ns, machine, parser, pct, plot_launch
+from _burst import burst, counts, handoff_ns, header, machine, parser, pct, plot_launch
 
 from cohsim.machine.catalog import Catalog
 from cohsim.plots.save import save_figure
@@ -99,6 +99,7 @@ def main() -> None:
     right.set_title("level 2: mount_lock hand-off (qspinlock)", fontsize=9)
     right.legend(fontsize=7)
     save_figure(fig, args.out)
+    header(args)
     report(ns[-1], last, hand)
     print(f"Figure: {args.out}")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib.pyplot as plt
-from _burst import burst, counts, handoff_ns, machine, parser, pct, plot_launch
+from _burst import burst, counts, handoff_ns, header, machine, parser, pct, plot_launch
 
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -82,6 +82,7 @@ def main() -> None:
         (f"SMT off on {smt.name}", smt, smt.with_smt(False), {"smt": False}),
         (f"One socket of {two.name}", two, two.with_sockets(1), {"sockets": 1}),
     ]
+    header(args)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for (what, base, alt, variant), ax in zip(choices, axes, strict=True):
         runs = [burst(args, ns, instance=base.name, **kw) for kw in ({}, variant)]
