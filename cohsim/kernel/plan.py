@@ -15,7 +15,7 @@ in calibration).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -102,6 +102,29 @@ class CallFactors:
         return self.buf[self.i - 1]
 
 
+class _Recent:
+    """The last few results of a function of frozen objects, by the objects' identity (the
+    objects are kept, so an id is not reused while its entry lives)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self.entries: dict[tuple[Any, ...], tuple[tuple[object, ...], Any]] = {}
+
+    def get(self, objs: tuple[object, ...], rest: tuple[Any, ...]) -> Any:
+        hit = self.entries.get((*map(id, objs), *rest))
+        if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+            return hit[1]
+        return None
+
+    def put(self, objs: tuple[object, ...], rest: tuple[Any, ...], value: Any) -> None:
+        if len(self.entries) >= self.size:
+            del self.entries[next(iter(self.entries))]
+        self.entries[(*map(id, objs), *rest)] = (objs, value)
+
+
+_PLANS, _CALLS = _Recent(), _Recent()
+
+
 def plan_calls(
     events: tuple[SyscallEvent, ...],
     kernel: KernelParams,
@@ -112,30 +135,74 @@ def plan_calls(
     per-layer namespace_sem read sections, its mount_lock section's work (ns; 0: none) and
     what it does to the mount table. `layers` fixes every call's layer count (None: count
     them from the trace); `percpu_sum_ns` is what the per-CPU counter sum costs inside the
-    mount_lock section of an op that does one."""
-    k, state = kernel, ThreadState()
+    mount_lock section of an op that does one.
+
+    The last few plans are remembered by their inputs' identity (events and kernel are
+    frozen: the engines' models of one replicate plan once), and what the calls are and do,
+    which no kernel changes, by the events' (each replicate's drawn kernel only re-prices
+    them). A new list is returned each time."""
+    steps = _PLANS.get((events, kernel), (layers, percpu_sum_ns))
+    if steps is None:
+        steps = _price(_classified(events, layers), kernel, percpu_sum_ns)
+        _PLANS.put((events, kernel), (layers, percpu_sum_ns), steps)
+    return list(steps)
+
+
+class _Call(NamedTuple):
+    """What one call is and does, whatever the kernel's costs."""
+
+    think: int
+    name: str
+    layers: int
+    delta: int
+    ring: int
+    binds: int
+    group_walk: bool
+    own_ns: bool
+    window: int
+    allocs: int
+    puts: int
+
+
+def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_Call, ...]:
+    """Each event classified (cohsim.kernel.classify) with its effects, once per events."""
+    done = _CALLS.get((events,), (layers,))
+    if done is not None:
+        return cast(tuple[_Call, ...], done)
+    state = ThreadState()
     layer_counts = layers_of(events) if layers is None else [layers] * len(events)
-    steps: list[Step] = []
+    calls = []
     for i, e in enumerate(events):
         think = 0
         if i and events[i - 1].duration_ns is not None:
             think = max(0, e.start_ns - events[i - 1].end_ns)
         own_ns = state.in_own_ns  # before this call: its unshare itself copies the host's
         name = classify(e, state)
-        op = k.op(name)
         n = layer_counts[i]
-        walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
-        cpu = op.cpu_ns + op.per_layer_cpu_ns * n
-        ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
         delta = 0 if own_ns else TABLE_DELTA.get(name, 0)
         ring, binds = state.ring_delta, state.binds_delta
         group_walk = (ring != 0 or binds != 0) and name != "close_detached"
         window = WINDOW.get(name, 0) if e.ok else 0
-        reads = op.layer_reads * n
         allocs, puts = (ALLOCS.get(name, 0), PUTS.get(name, 0)) if e.ok else (0, 0)
         if name in PER_LAYER_PUTS:
             puts += n
-        step = Step(think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, delta,
-                    group_walk, own_ns, window, allocs, puts)  # fmt: skip
-        steps.append(step)
+        calls.append(_Call(think, name, n, delta, ring, binds, group_walk, own_ns, window,
+                           allocs, puts))  # fmt: skip
+    out = tuple(calls)
+    _CALLS.put((events,), (layers,), out)
+    return out
+
+
+def _price(calls: tuple[_Call, ...], k: KernelParams, percpu_sum_ns: float) -> list[Step]:
+    """The calls with the kernel's costs: the plan."""
+    steps: list[Step] = []
+    for c in calls:
+        op, n = k.op(c.name), c.layers
+        walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
+        cpu = op.cpu_ns + op.per_layer_cpu_ns * n
+        ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
+        reads = op.layer_reads * n
+        steps.append(Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta, c.ring,
+                          c.binds, c.delta, c.group_walk, c.own_ns, c.window, c.allocs,
+                          c.puts))  # fmt: skip
     return steps
