@@ -1,56 +1,53 @@
-"""Level 3 in closed form: a burst of identical containers as one bottleneck, step by step.
+"""Level 3 in closed form: a burst of identical containers, call by call, as one bottleneck.
 
-Status: a first version for issue 20, not yet an engine of `cohsim predict`. It brackets the
-simulation from two sides on most of a small grid and misses it on others;
-`benchmarks/bench_analytic.py` prints the agreement and docs/analytic.md records it.
+`predict(..., engine="analytic")` answers with `BurstModel.estimate()`; the discrete-event
+simulation (cohsim.kernel.launch) stays the reference. docs/analytic.md has the equations at
+length and the measured agreement (`benchmarks/bench_analytic.py` prints it).
 
-The discrete-event simulation (cohsim.kernel.launch) runs every call of every container. For
-the question a capacity planner asks most (N containers of one image, all launched at once) a
-much cheaper model answers from the same kernel costs. The N containers run the same planned
-calls (cohsim.kernel.plan); the model moves them through those calls together ("lockstep", a
-fluid approximation), and at each call j prices:
+The N containers run the same planned calls j = 1..J (cohsim.kernel.plan). At each call the
+model prices, from the node's state S it finds (mounts M, the root's peer group R, its binds
+under the root B, the live namespace copies W; what each costs there is CallCosts', the one
+definition the simulation uses too, read into arrays by cohsim.kernel.analytic_arrays):
 
-- the namespace_sem write hold of one container's call, h_j, from the state the call finds
-  (the same terms as the simulation: the op's own hold, per mount in the table, each new
-  mount's per-CPU area, the walk over the root's peer group and children, the propagation
-  into every live slave namespace, the nested mount_lock section). The state -- mounts in the
-  table, the peer group, its binds under the root, the live namespace copies -- changes by
-  the call's effect times N over the step; the holds are linear in it, so the step's mean
-  hold is the hold at the state halfway through the step;
-- its namespace_sem read holds r_j (an overlay's per-layer clones, a mountinfo read: one
-  container's, since readers share the lock);
-- its work outside the locks u_j (path walks and unlocked work, slowed by SMT when the busy
-  threads outnumber the cores, and shared out when they outnumber the CPUs);
-- its grace periods (callers in one step share them: one grace period each) and the puts of
-  detached mounts after them (one mount_lock section with a per-CPU sum per mount, serial).
+- one container's namespace_sem write hold h_j(S), its nested mount_lock section included;
+- its read holds r_j(S) (an overlay's per-layer clones, a mountinfo read);
+- its own path o_j = (u_j + h_j + r_j) c + think, u_j its path walks and unlocked work (SMT's
+  slowdown past the core count), c = max(1, N / (CPUs - daemon CPUs));
+- the mount_lock work it leaves to be served one after another: p_j(S) puts of detached
+  mounts (a per-CPU sum each) and a section outside namespace_sem.
 
-namespace_sem is one lock for the whole node, so the N write holds of a step are served one
-after another while each container's own path (u_j + h_j + r_j) runs beside them. A step
-takes
+In step (``lockstep``), every container makes call j together; the state moves by N times
+its effect over the call, and the holds (linear in it) are taken halfway through:
 
-    D_j = max(N h_j + r_j, (u_j + h_j + r_j) c) + g_j G + N p_j s,
+    D_j = max(N h_j + r_j, o_j + Γ_j) + N p_j,
 
-where c = max(1, N / CPUs) is the CPU sharing, G the grace period, g_j its grace periods,
-p_j the puts per container and s one per-CPU sum. The mount phase is the sum of the D_j; the
-runtime's CPU work follows (shared the same way); the launch adds the kernel's fixed base.
-Every container finishes together in this model: p50 = p99 = max. Call-to-call variation is
-taken at its mean (exp(sigma^2 / 2)).
+Γ_j the grace periods' wait of the cohort's last: a caller needs a grace period that starts
+after its call; the first starts one and those who ask while it runs wait for the next, so
+the last, (N - 1) h_j after the first, waits until (floor((N - 1) h_j / G) + 2) G, and a second
+grace period (an overlay's) costs 2 G more (G = one expedited grace period; alone: G each).
 
-Two assumptions about how far the containers drift apart bracket what the simulation does:
+Gated (``gated``, the estimate). A call with per-layer read sections (an overlay's private
+clones: readers sleep, and a release hands namespace_sem to a spinning writer before any
+sleeper) is a gate: the cohort piles up there while any writer runs. The model runs in step
+up to the first gate g1 and from the last g2 on; between them the containers pass one at a
+time, the others waiting at one gate or the other, (N - 1) / 2 at each on average (their
+binds alive: the peer group stays full), their own paths overlapping the lock's work:
 
-- ``lockstep`` (above): the containers stay in step, so no container's namespace copy is open
-  while the others make their binds, and the peer group grows and shrinks with each pass.
-- ``uniform``: the containers are spread evenly over their sequences (a mean field): every
-  call sees the node's own mounts plus N - 1 times the time-average of one container's own
-  contribution (its binds alive, its copy open), and its own so far. The time each call
-  takes is its own path plus, for a write, one round of everyone's holds; the averages and
-  the times are iterated to a fixed point. The mount phase is then max(N x the write holds of
-  one container, its own path with the rounds).
+    D_mid = max(N Σ h_j(S_j), Σ o_j) + N Σ p_j,
+    S_j = S_0 + (N - 1)/2 (C_{g1+1} + C_{g2}) + C_j,   C_j one container's own contribution
+                                                         before call j, c = 1 (the others sleep).
 
-What it leaves out, and where it disagrees with the simulation (docs/analytic.md has the
-measured agreement): the containers' drift out of step (readers then wait behind writers of
-other phases, and the simulation's spread between p50 and max), the run queue's order, the
-background readers (systemd, probes) and walkers on mount_lock, the wake-up latencies.
+The mount phase is T = Σ_{j<=g1} D_j + D_mid + Σ_{j>=g2} D_j; the containers finish one last
+write hold apart (served one after another), the last at T; each launch adds the runtime's
+CPU work × SMT × c (the kernel's fixed base is the caller's to add).
+
+A third spread, ``uniform`` (a mean field: each call sees N - 1 times the time-average of one
+container's contribution, iterated to a fixed point), is kept for comparison.
+
+What it leaves out: the background readers of mountinfo (systemd's re-read steals
+namespace_sem from woken writers until their 4 ms hand-off: at 100 containers x 50 layers
+per-layer it adds 3-11 % in the simulation), the run queue's order, mount_lock's walkers, the
+wake-up latencies, and the spread of finishing times beyond one write hold.
 """
 
 from __future__ import annotations
