@@ -18,6 +18,7 @@ from cohsim.cli.args import add_seed
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
 from cohsim.plan import SORTS, PlanOptions, plan
+from cohsim.plan.evaluate import sweep_evaluator
 from cohsim.plan.table import render
 from cohsim.predict.options import ENGINES
 from cohsim.workload.synth import STRATEGIES
@@ -75,11 +76,12 @@ def _plan(args: argparse.Namespace) -> int:
     options = options_of(args)
     if args.html:
         _html_path(args.html)
-    result = plan(options)
-    if args.html:
-        from cohsim.report import write_report  # matplotlib only when reporting
+    with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
+        result = plan(options, evaluate=evaluate)
+        if args.html:
+            from cohsim.report import gather, write_report  # matplotlib only when reporting
 
-        write_report(args.html, result)
+            write_report(args.html, gather(result, evaluate))
     if args.json:
         doc = result.to_dict()
         doc["provenance"] = {**doc["provenance"], **provenance.stamp(command="plan")}

@@ -19,14 +19,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 
+from cohsim.machine.catalog import Catalog
 from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
 from cohsim.predict import RunOptions, predict
 from cohsim.sweep import Point, SweepOptions, run_points
 from cohsim.sweep.options import SERIAL_POINTS
 
 
-def predict_evaluator(run: RunOptions) -> Evaluate:
-    """Each point a direct prediction with `run`'s options, one after another."""
+def predict_evaluator(run: RunOptions, catalog: Catalog | None = None) -> Evaluate:
+    """Each point a direct prediction with `run`'s options, one after another (the catalog
+    read once)."""
+    catalog = catalog or Catalog()
 
     def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
         return [
@@ -38,6 +41,7 @@ def predict_evaluator(run: RunOptions) -> Evaluate:
                     strategy=p.candidate.strategy,
                     smt=p.candidate.smt,
                     sockets=p.candidate.sockets,
+                    catalog=catalog,
                     options=run,
                 ),
                 run.engine,

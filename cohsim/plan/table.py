@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from cohsim.plan.api import PRICE_NOTE, Plan, PlanRow
+from cohsim.plan.burst import SafeBurst
 from cohsim.predict.intervals import Interval
 
 #: (header, width) of each column, in order
@@ -34,8 +35,8 @@ def mechanism(name: str) -> str:
     return name or "-"
 
 
-def burst_text(row: PlanRow) -> str:
-    b = row.burst
+def burst_text(b: SafeBurst) -> str:
+    """'value [low, high]', + on a figure at the search's ceiling."""
 
     def n(x: int) -> str:
         return f"{x}+" if x >= b.max_burst else str(x)
@@ -54,7 +55,7 @@ def cells(rank: int, row: PlanRow) -> list[str]:
         span(at.launch_p50),
         span(at.launch_p99),
         f"{at.failures.value:g}",
-        burst_text(row),
+        burst_text(row.burst),
         f"{row.burst_per_vcpu:.2f}",
         str(at.peak_mount_table),
         f"{at.read_host_s * 1e3:.2f}",

@@ -3,22 +3,26 @@ and bad input as one error line with exit 1 and no output file."""
 
 from __future__ import annotations
 
-import functools
 import json
+from contextlib import contextmanager
 
 import pytest
 from fakeplan import FakeEvaluator
 
 import cohsim.cli.plan as cli_plan
 from cohsim.cli.app import main
-from cohsim.plan import plan
 
 
 @pytest.fixture
 def fake(monkeypatch):
     """`plan` answered by the stand-in evaluator (no simulation)."""
     evaluator = FakeEvaluator()
-    monkeypatch.setattr(cli_plan, "plan", functools.partial(plan, evaluate=evaluator))
+
+    @contextmanager
+    def fake_sweep(options):
+        yield evaluator
+
+    monkeypatch.setattr(cli_plan, "sweep_evaluator", fake_sweep)
     return evaluator
 
 
@@ -78,3 +82,14 @@ def test_an_unreachable_scheduler_is_one_line(capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
+
+
+def test_html_writes_the_report_beside_the_table(fake, capsys, tmp_path):
+    target = tmp_path / "out" / "plan.html"
+    argv = ["plan", "--instances", "r5.metal,m7a.24xlarge", "--html", str(target), "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    text = target.read_text(encoding="utf-8")
+    assert "<title>cohsim plan: 100 containers x 50 layers, each up within 30 s</title>" in text
+    assert text.count('<tr class="candidate">') == len(doc["rows"]) == 2
+    assert [p.name for p in target.parent.iterdir()] == ["plan.html"]  # no temporary left

@@ -1,0 +1,166 @@
+"""What a plan's report shows beyond the ranked table, computed from the plan: `gather`.
+
+The table (cohsim.plan) answers "which machine"; a colleague reading the report also asks how
+the answer moves with the load, where the time goes, what the alternatives to buying a larger
+machine would buy, and how sure the figures are. `gather` computes, with the plan's own
+evaluator (the same points, cached) and options:
+
+- `curves`: the launch p50 and p99 (with interval) against the container count for the top
+  `curve_top` rows: the points the search already evaluated, and a grid from a tenth of the
+  question's count to past the largest safe burst;
+- `fixes`: for each of the top `top` rows, the same search for the row with each fix applied
+  where it applies -- the layers' common parent mapped once (common-parent), lowerdirs passed
+  as fds (lowerdir-plus), SMT off, one socket -- with its p99 at the question's count;
+- `details`: one full prediction (cohsim.predict) of each of the top rows at the question's
+  count: what held namespace_sem and, where the engine reports it, the launch by mechanism;
+  the first with the unknowns ranked by their effect on the p99 (`explain`);
+- `priors`: the kernel model's priors (what each is, and the measurement that would pin it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from cohsim.kernel.costs import Prior, load_kernel
+from cohsim.machine.catalog import Catalog
+from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst, safe_bursts
+from cohsim.plan.outcome import Evaluate
+from cohsim.predict import Prediction, predict
+
+#: the container counts of a curve, as fractions of the question's count
+CURVE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One candidate's outcomes by container count."""
+
+    candidate: Candidate
+    points: dict[int, Outcome]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A top row with one fix applied: its p99 at the question's count and its safe burst."""
+
+    base: PlanRow
+    name: str  #: "common-parent", "lowerdir-plus", "SMT off", "one socket"
+    candidate: Candidate
+    at: Outcome
+    burst: SafeBurst
+
+
+@dataclass(frozen=True)
+class Detail:
+    """A top row's full prediction at the question's count."""
+
+    row: PlanRow
+    prediction: Prediction
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the report shows."""
+
+    plan: Plan
+    curves: tuple[Curve, ...]
+    fixes: tuple[Fix, ...]
+    details: tuple[Detail, ...]
+    priors: dict[str, Prior]
+
+
+def fixes_of(c: Candidate, catalog: Catalog) -> list[tuple[str, Candidate]]:
+    """Each fix that changes `c`, with the candidate it gives (vCPUs counted again)."""
+    topo = catalog.get(c.instance).topology
+    out = [
+        (s, replace(c, strategy=s)) for s in ("common-parent", "lowerdir-plus") if c.strategy != s
+    ]
+    if c.smt and topo.threads_per_core > 1:
+        per_core = topo.threads_per_core
+        out.append(("SMT off", replace(c, smt=False, vcpus=c.vcpus // per_core)))
+    if c.sockets is None and topo.sockets > 1:
+        out.append(("one socket", replace(c, sockets=1, vcpus=c.vcpus // topo.sockets)))
+    return out
+
+
+def curve_counts(row: PlanRow, containers: int) -> list[int]:
+    """The counts a curve adds to the searched ones: fractions of the question's count, and
+    a third past the largest safe burst."""
+    counts = {max(1, round(containers * f)) for f in CURVE_FRACTIONS}
+    counts.add(min(row.burst.max_burst, max(1, round(row.burst.high * 4 / 3))))
+    return sorted(counts)
+
+
+def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
+    o = plan.options
+    rows = plan.rows[:top]
+    wanted = [
+        (i, n)
+        for i, row in enumerate(rows)
+        for n in curve_counts(row, o.containers)
+        if n not in row.burst.probes
+    ]
+    outs = evaluate([Probe(rows[i].candidate, n, o.layers) for i, n in wanted]) if wanted else []
+    points = [dict(r.burst.probes) for r in rows]
+    for (i, n), out in zip(wanted, outs, strict=True):
+        points[i][n] = out
+    return tuple(
+        Curve(r.candidate, dict(sorted(p.items()))) for r, p in zip(rows, points, strict=True)
+    )
+
+
+def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[Fix, ...]:
+    o = plan.options
+    named = [
+        (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
+    ]
+    bursts = safe_bursts(
+        [c for _, _, c in named],
+        evaluate,
+        layers=o.layers,
+        deadline_s=o.deadline_s,
+        start=o.containers,
+        max_burst=o.max_burst,
+    )
+    return tuple(
+        Fix(row, name, c, b.probes[o.containers], b)
+        for (row, name, c), b in zip(named, bursts, strict=True)
+    )
+
+
+def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
+    o = plan.options
+    out = []
+    for i, row in enumerate(plan.rows[:top]):
+        c = row.candidate
+        p = predict(
+            instance=c.instance,
+            containers=o.containers,
+            layers=o.layers,
+            strategy=c.strategy,
+            smt=c.smt,
+            sockets=c.sockets,
+            catalog=catalog,
+            options=replace(o.run, explain=i == 0),
+        )
+        out.append(Detail(row, p))
+    return tuple(out)
+
+
+def gather(
+    plan: Plan,
+    evaluate: Evaluate,
+    *,
+    top: int = 3,
+    curve_top: int = 5,
+    catalog: Catalog | None = None,
+) -> ReportData:
+    """The report's content for `plan` (see the module's docstring)."""
+    catalog = catalog or Catalog()
+    return ReportData(
+        plan=plan,
+        curves=_curves(plan, evaluate, curve_top),
+        fixes=_fixes(plan, evaluate, top, catalog),
+        details=_details(plan, top, catalog),
+        priors={p.key: p for p in load_kernel(None).priors},
+    )

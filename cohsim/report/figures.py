@@ -1,0 +1,121 @@
+"""The report's pictures: launch against containers, who held namespace_sem, what the fixes
+buy. Each plot function draws on the `ax` it is given and returns what it drew;
+`data_uri` turns a figure into PNG bytes inside a data: URI, so the report carries its
+pictures in itself (no file beside it, nothing fetched)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from cohsim.report.content import Curve, Detail, Fix  # noqa: E402
+
+DPI = 100
+
+
+def data_uri(fig: Figure) -> str:
+    """The figure as a PNG data: URI (fixed metadata: the same figure gives the same bytes);
+    the figure is closed."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def plot_curves(
+    curves: tuple[Curve, ...], deadline_s: float, containers: int, ax: Axes
+) -> list[Any]:
+    """Launch p99 (solid, with its interval as a band) and p50 (dashed) against containers,
+    one colour per candidate; the deadline and the question's count as guides."""
+    drawn: list[Any] = []
+    for i, curve in enumerate(curves):
+        color = f"C{i % 10}"
+        ns = sorted(curve.points)
+        p99 = [curve.points[n].launch_p99 for n in ns]
+        ax.fill_between(ns, [v.low for v in p99], [v.high for v in p99], color=color, alpha=0.15)
+        (line,) = ax.plot(
+            ns, [v.value for v in p99], color=color, marker=".", label=curve.candidate.label
+        )
+        ax.plot(ns, [curve.points[n].launch_p50.value for n in ns], color=color, ls="--", lw=0.8)
+        drawn.append(line)
+    ax.axhline(deadline_s, color="red", lw=1, ls=":", label=f"deadline {deadline_s:g} s")
+    ax.axvline(containers, color="grey", lw=1, ls=":", label=f"the question: {containers}")
+    ax.set_yscale("log")
+    ax.set_xlabel("containers launched at once")
+    ax.set_ylabel("launch latency (s): p99 solid with interval, p50 dashed")
+    ax.set_title("launch latency against the burst, top candidates", fontsize=10)
+    ax.legend(fontsize=7)
+    return drawn
+
+
+def held(d: Detail) -> dict[str, float]:
+    """namespace_sem's write holds by mechanism in a detail's prediction (s; {} if none)."""
+    b = d.prediction.breakdown
+    return dict(b.ns_write_s) if b else {}
+
+
+def plot_holders(details: tuple[Detail, ...], ax: Axes) -> list[Any]:
+    """namespace_sem held for writing, by the mechanism of the call that held it: one stacked
+    bar per top candidate (s, the nominal replicate)."""
+    holds = [held(d) for d in details]
+    mechanisms = list(dict.fromkeys(m for h in holds for m in h))
+    labels = [d.row.candidate.label for d in details]
+    left = [0.0] * len(details)
+    drawn: list[Any] = []
+    for j, m in enumerate(mechanisms):
+        widths = [h.get(m, 0.0) for h in holds]
+        label = m.replace("_", " ")
+        drawn.append(ax.barh(labels, widths, left=left, color=f"C{j % 10}", label=label))
+        left = [a + w for a, w in zip(left, widths, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlabel("s namespace_sem was held for writing during the burst")
+    ax.set_title("what every lock wait waited for: namespace_sem's holders", fontsize=10)
+    if mechanisms:
+        ax.legend(fontsize=7, ncol=min(4, len(mechanisms)))
+    return drawn
+
+
+def plot_fixes(fixes: tuple[Fix, ...], ax: Axes) -> list[Any]:
+    """Each top candidate's safe burst as it is and with each fix (bars; the interval as
+    error bars)."""
+    rows: list[tuple[str, int, int, int]] = []
+    seen: set[str] = set()
+    for f in fixes:
+        base = f.base
+        if base.candidate.label not in seen:
+            seen.add(base.candidate.label)
+            b = base.burst
+            rows.append((f"{base.candidate.label} (as is)", b.value, b.low, b.high))
+        rows.append((f"  + {f.name}", f.burst.value, f.burst.low, f.burst.high))
+    if not rows:
+        ax.text(0.5, 0.5, "no fix applies", ha="center")
+        return []
+    ys = list(range(len(rows)))
+    values = [r[1] for r in rows]
+    err = [[r[1] - r[2] for r in rows], [r[3] - r[1] for r in rows]]
+    colors = ["C7" if "(as is)" in r[0] else "C2" for r in rows]
+    bars = ax.barh(ys, values, xerr=err, color=colors, capsize=3)
+    ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("safe burst: containers at once within the deadline at p99")
+    ax.set_title("what each fix would buy", fontsize=10)
+    return [bars]
+
+
+def figure(draw: Any, *args: Any, size: tuple[float, float] = (9.0, 5.0)) -> str:
+    """A one-panel figure drawn by `draw(*args, ax)`, as a data: URI."""
+    fig, ax = plt.subplots(figsize=size)
+    draw(*args, ax)
+    fig.tight_layout()
+    return data_uri(fig)

@@ -1,0 +1,300 @@
+"""The report as one self-contained HTML document: `render`.
+
+One file a planner can mail to a colleague: no network, no file beside it. The style sheet
+and the one script are inline, the pictures are PNG data: URIs (cohsim.report.figures), and
+every text from the model is escaped. Sections: the question; the ranked table (the same
+cells as `cohsim plan`'s, cohsim.plan.table); launch against containers; where the time
+goes (namespace_sem's holders, and the launch by mechanism where the engine reports it);
+what each fix would buy; the uncertainty and what would narrow it; provenance.
+
+The script runs on load and writes into `#image-check` how many of the document's images
+decoded (complete, with a natural width): a browser test reads it from the rendered DOM.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from cohsim import __version__, provenance
+from cohsim.plan import PRICE_NOTE
+from cohsim.plan.table import COLUMNS, burst_text, cells, span
+from cohsim.report.content import Detail, ReportData
+from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
+
+STYLE = """
+body { font-family: sans-serif; margin: 2em auto; padding: 0 1.5em; max-width: 1400px; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
+th { background: #f0f0f0; }
+tr:nth-child(even) td { background: #fafafa; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.note { color: #555; font-size: 0.9em; }
+code { background: #f4f4f4; padding: 0 0.2em; }
+"""
+
+CHECK = """
+window.addEventListener("load", function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  var p = document.getElementById("image-check");
+  p.setAttribute("data-loaded", String(ok));
+  p.setAttribute("data-total", String(imgs.length));
+  p.textContent = ok === imgs.length ? "all " + imgs.length + " images loaded"
+    : (imgs.length - ok) + " of " + imgs.length + " images did not load";
+});
+"""
+
+
+def _table(headers: list[str], rows: list[list[str]], ident: str = "", cls: str = "") -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    row_cls = f' class="{cls}"' if cls else ""
+    body = "".join(
+        f"<tr{row_cls}>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows
+    )
+    id_attr = f' id="{ident}"' if ident else ""
+    return f"<table{id_attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _img(uri: str, alt: str) -> str:
+    return f'<p><img src="{uri}" alt="{escape(alt)}"></p>'
+
+
+def title(data: ReportData) -> str:
+    o = data.plan.options
+    return (
+        f"cohsim plan: {o.containers} containers x {o.layers} layers, "
+        f"each up within {o.deadline_s:g} s"
+    )
+
+
+def _question(data: ReportData) -> str:
+    p, o = data.plan, data.plan.options
+    engines = ", ".join(p.engines) or o.engine
+    return (
+        f"<h1>{escape(title(data))}</h1>"
+        f"<p>Which instance type should run {o.containers} containers of a {o.layers}-layer "
+        f"image ({escape(o.strategy)}), all launched at once, each up within "
+        f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, answered by the "
+        f"<b>{escape(engines)}</b> engine ({p.points} points in {p.rounds} rounds; seed "
+        f"{o.seed}, {o.replicates} replicates a point).</p>"
+        f'<p class="note">Ranked by {escape(o.sort)}. Safe burst: the most containers '
+        f"launched at once whose launch p99 meets the deadline, [with the p99's high end, "
+        f"with its low end]; + marks the search's ceiling ({o.max_burst}). "
+        f"{escape(PRICE_NOTE)}.</p>"
+    )
+
+
+def _ranking(data: ReportData) -> str:
+    rows = [cells(i, r) for i, r in enumerate(data.plan.rows, 1)]
+    return "<h2>Ranked candidates</h2>" + _table(
+        [h for h, _ in COLUMNS], rows, ident="ranking", cls="candidate"
+    )
+
+
+def _curves(data: ReportData) -> str:
+    o = data.plan.options
+    uri = figure(plot_curves, data.curves, o.deadline_s, o.containers)
+    return (
+        "<h2>Launch latency against the burst</h2>"
+        + _img(uri, "launch p50 and p99 against containers for the top candidates")
+        + '<p class="note">Points: those the safe-burst search evaluated, and a grid from a '
+        "tenth of the question's count to past the largest safe burst.</p>"
+    )
+
+
+def _launch_by_mechanism(d: Detail) -> str:
+    b = d.prediction.breakdown
+    if b is None or not b.mean_s:
+        return ""
+    rows = [
+        [c.replace("_", " "), f"{v * 1e3:.1f}", f"{b.slowest_s.get(c, 0.0) * 1e3:.1f}"]
+        for c, v in b.mean_s.items()
+        if v or b.slowest_s.get(c)
+    ]
+    rows.append(["base (fixed)", f"{b.base_s * 1e3:.1f}", f"{b.base_s * 1e3:.1f}"])
+    return f"<h3>{escape(d.row.candidate.label)}: launch by mechanism (ms)</h3>" + _table(
+        ["mechanism", "mean container", "slowest container"], rows
+    )
+
+
+def _breakdown(data: ReportData) -> str:
+    if not data.details:
+        return ""
+    uri = figure(plot_holders, data.details, size=(9.0, 1.5 + 0.6 * len(data.details)))
+    rows = []
+    for d in data.details:
+        b = d.prediction.breakdown
+        held = b.ns_write_s if b else {}
+        rows.append(
+            [d.row.candidate.label, d.row.at.dominant or "-"]
+            + [", ".join(f"{k.replace('_', ' ')} {v:.3f} s" for k, v in held.items())]
+        )
+    engine: dict[str, Any] = d.prediction.engine if isinstance(d.prediction.engine, dict) else {}
+    missing = engine.get("not_modelled", "")
+    return (
+        "<h2>Where the time goes</h2>"
+        + _img(uri, "namespace_sem write holds by mechanism for the top candidates")
+        + _table(["candidate", "dominant", "namespace_sem held for writing"], rows)
+        + "".join(_launch_by_mechanism(d) for d in data.details)
+        + (
+            f'<p class="note">Not modelled by this engine: {escape(missing)}.</p>'
+            if missing
+            else ""
+        )
+    )
+
+
+def _fixes(data: ReportData) -> str:
+    if not data.fixes:
+        return "<h2>What each fix would buy</h2><p>No fix applies to the top candidates.</p>"
+    uri = figure(plot_fixes, data.fixes, size=(9.0, 1.5 + 0.35 * (len(data.fixes) + 3)))
+    rows = []
+    for f in data.fixes:
+        base = f.base.burst.value
+        gain = f"x {f.burst.value / base:.2f}" if base else "-"
+        rows.append(
+            [f.base.candidate.label, f.name, f.candidate.machine_label, str(f.candidate.vcpus),
+             span(f.at.launch_p99), burst_text(f.burst), gain]
+        )  # fmt: skip
+    return (
+        "<h2>What each fix would buy</h2>"
+        + _img(uri, "safe burst of the top candidates with each fix")
+        + _table(
+            [
+                "candidate",
+                "fix",
+                "machine",
+                "vCPUs",
+                "launch p99 s at the question",
+                "safe burst",
+                "burst vs as is",
+            ],
+            rows,
+            ident="fixes",
+        )  # fmt: skip
+        + '<p class="note">common-parent: the layers\' common parent mapped once (containerd '
+        "2.2); lowerdir-plus: idmapped lowerdirs passed as fds (Linux 6.7+); SMT off and one "
+        "socket: the same instance with fewer, less contended CPUs.</p>"
+    )
+
+
+def _uncertainty(data: ReportData) -> str:
+    rows = []
+    for d in data.details:
+        p99, b = d.row.at.launch_p99, d.row.burst
+        rows.append(
+            [d.row.candidate.label, span(p99), f"{p99.high - p99.low:.2f}",
+             f"{b.low} .. {b.high}", str(b.high - b.low),
+             str(d.prediction.interval.get("method", ""))]
+        )  # fmt: skip
+    out = ["<h2>How sure, and what would narrow it</h2>"]
+    out.append(
+        _table(
+            [
+                "candidate",
+                "launch p99 s",
+                "p99 interval width s",
+                "safe burst range",
+                "width",
+                "interval",
+            ],
+            rows,
+        )  # fmt: skip
+    )
+    first = data.details[0].prediction if data.details else None
+    if first is not None and first.sensitivity:
+        out.append(
+            f"<h3>The unknowns, ranked by their effect on {escape(first.machine)}'s p99</h3>"
+            f'<p class="note">Each prior at its low and high end, the others nominal; another '
+            f"seed alone moves the p99 {first.sensitivity_noise_s:.3f} s.</p>"
+        )
+        out.append(
+            _table(
+                ["prior", "range", "p99 at low s", "p99 at high s", "swing s", "to pin it"],
+                [
+                    [
+                        r.prior.key,
+                        f"{r.prior.low:g} .. {r.prior.high:g}",
+                        f"{r.launch_p99_low_s:.3f}",
+                        f"{r.launch_p99_high_s:.3f}",
+                        f"{r.swing_s:.3f}",
+                        r.prior.measure,
+                    ]
+                    for r in first.sensitivity
+                ],
+                ident="sensitivity",
+            )  # fmt: skip
+        )
+    if first is not None:
+        drawn = first.priors.get("drawn", [])
+        out.append(
+            f"<p>Priors drawn in the replicates ({len(drawn)}): the kernel model's numbers "
+            "that no measurement identifies on a large machine. Pin one with a measurement "
+            "(e.g. <code>--node-mounts</code>) to narrow every interval.</p>"
+        )
+        out.append(
+            _table(
+                ["prior", "range", "what it rests on", "the measurement that pins it"],
+                [
+                    [
+                        k,
+                        f"{data.priors[k].low:g} .. {data.priors[k].high:g}",
+                        data.priors[k].why,
+                        data.priors[k].measure,
+                    ]
+                    for k in drawn
+                    if k in data.priors
+                ],
+            )  # fmt: skip
+        )
+    return "".join(out)
+
+
+def _provenance(data: ReportData) -> str:
+    p = data.plan
+    doc = p.to_dict()
+    first = data.details[0].prediction if data.details else None
+    facts = [
+        ["cohsim", __version__],
+        ["engine asked / answered", f"{p.options.engine} / {', '.join(p.engines)}"],
+        ["seed, replicates", f"{p.options.seed}, {p.options.replicates}"],
+        ["plan document", provenance.text_digest(provenance.dumps(doc))],
+    ]
+    if first is not None:
+        facts += [
+            ["kernel model", first.kernel],
+            ["calibration (fit)", first.calibration],
+            ["levels that answered", "; ".join(first.level)],
+        ]
+    digests = [[r.candidate.label, str(r.at.containers), r.at.digest] for r in p.rows]
+    return (
+        "<h2>Provenance</h2>"
+        + _table(["what", "value"], facts, ident="provenance")
+        + "<details><summary>digest of every row's point at the question's count</summary>"
+        + _table(["candidate", "containers", "digest"], digests)
+        + "</details>"
+    )
+
+
+def render(data: ReportData) -> str:
+    """The whole document."""
+    body = "".join(
+        (
+            _question(data),
+            _ranking(data),
+            _curves(data),
+            _breakdown(data),
+            _fixes(data),
+            _uncertainty(data),
+            _provenance(data),
+        )
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title(data))}</title><style>{STYLE}</style></head><body>"
+        f"{body}"
+        '<p id="image-check" class="note">images not checked (scripts off)</p>'
+        f"<script>{CHECK}</script></body></html>\n"
+    )
