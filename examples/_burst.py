@@ -16,6 +16,7 @@ from cohsim.lock.handoff import sweep
 from cohsim.machine.catalog import ARCHETYPES, Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict import Prediction, predict
+from cohsim.predict.options import ENGINES
 from cohsim.units import per_s_to_gap_ns
 
 
@@ -28,7 +29,7 @@ def parser(doc: str | None, out: str) -> argparse.ArgumentParser:
     ap.add_argument("--layers", type=int, default=50, help="layers of the image (default 50)")
     ap.add_argument(
         "--engine",
-        choices=("analytic", "des"),
+        choices=ENGINES,
         default="analytic",
         help="level 3's engine: the closed-form burst model (fast, the default) or the "
         "discrete-event simulation (the reference, seconds per point)",
