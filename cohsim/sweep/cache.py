@@ -26,10 +26,10 @@ off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +58,9 @@ def default_dir() -> Path | None:
     return base / "cohsim" / "sweep"
 
 
-@functools.cache
 def code_digest() -> str:
-    """sha256 over the cohsim source that makes a row (file names too)."""
+    """sha256 over the cohsim source that makes a row (file names too), as the files are now
+    (read again each time: about 6 ms)."""
     root = Path(__file__).resolve().parent.parent
     files = sorted([*root.glob("*.py"), *(p for pkg in _CODE for p in (root / pkg).rglob("*.py"))])
     h = hashlib.sha256()
@@ -69,20 +69,30 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-@functools.cache
-def _kernel_text(kernel: str | None) -> str:
-    name = kernel if kernel is not None else DEFAULT_KERNEL
-    path = Path(name) if name.endswith(".toml") else catalog_dir() / "kernel" / f"{name}.toml"
-    return read_text(path)
+@dataclass(frozen=True)
+class Shared:
+    """The inputs every point of a sweep shares, read once when the sweep starts."""
 
+    kernel: str  #: the kernel model file's text
+    calibration: str  #: the fit's text, "none", or every committed fit's name and text
+    runtime: str  #: the container runtime's name
+    code: str  #: `code_digest()`
 
-@functools.cache
-def _fit_text(calibration: str | None) -> str:
-    if calibration == "none":
-        return "none"
-    if calibration is not None:
-        return read_text(Path(calibration))
-    return "\0".join(f"{p.name}\0{read_text(p)}" for p in sorted(fits_dir().glob("*.json")))
+    @classmethod
+    def read(
+        cls, kernel: str | None = None, calibration: str | None = None, runtime: str = "runc"
+    ) -> Shared:
+        """Read the files now (a missing kernel or fit file is a CohsimError naming it)."""
+        name = kernel if kernel is not None else DEFAULT_KERNEL
+        path = Path(name) if name.endswith(".toml") else catalog_dir() / "kernel" / f"{name}.toml"
+        if calibration == "none":
+            fit = "none"
+        elif calibration is not None:
+            fit = read_text(Path(calibration))
+        else:
+            fits = sorted(fits_dir().glob("*.json"))
+            fit = "\0".join(f"{p.name}\0{read_text(p)}" for p in fits)
+        return cls(read_text(path), fit, runtime, code_digest())
 
 
 def run_inputs(run: RunOptions) -> dict[str, Any]:
@@ -102,23 +112,20 @@ def point_digest(
     point: Point,
     catalog: Catalog,
     run: RunOptions,
-    *,
-    kernel: str | None = None,
-    calibration: str | None = None,
-    runtime: str = "runc",
+    shared: Shared,
 ) -> str:
     """The key of one point: every input of its prediction (an unknown instance, or a variant
     its machine does not have, is a CohsimError)."""
     doc = {
         "schema": SCHEMA,
         "machine": machine_to_toml(point.machine(catalog)),
-        "kernel": _kernel_text(kernel),
-        "calibration": _fit_text(calibration),
+        "kernel": shared.kernel,
+        "calibration": shared.calibration,
         "point": point.to_dict(),
         "run": run_inputs(run),
-        "runtime": runtime,
+        "runtime": shared.runtime,
         "cohsim_version": __version__,
-        "code": code_digest(),
+        "code": shared.code,
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 

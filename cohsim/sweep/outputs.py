@@ -3,10 +3,10 @@
 Both are made from the rows alone and the options that every row shares, never from how
 the points were computed (which workers, which scheduler, how many came from the cache, how
 long it took), so the same sweep gives the same bytes wherever it runs. The JSON document
-(schema 1) holds the columns, the rows in grid order and the provenance: cohsim version,
-the digest of cohsim's source, seed, replicates, deadline, engine, kernel model,
-calibration and runtime. Cells are written one way: floats by repr (rows round them once,
-cohsim.sweep.row), bools as true/false.
+(schema 1) holds the columns, the rows in grid order (each with its inputs' digest, which
+covers cohsim's source) and the provenance: cohsim version, seed, replicates, deadline,
+engine, kernel model, calibration and runtime. Cells are written one way: floats by repr
+(rows round them once, cohsim.sweep.row), bools as true/false.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ def json_doc(rows: Sequence[Row], options: SweepOptions) -> dict[str, Any]:
         "rows": [r.to_dict() for r in rows],
         "provenance": {
             "cohsim_version": __version__,
-            "code_digest": cache.code_digest(),
             **cache.run_inputs(run),
             "kernel": options.kernel or DEFAULT_KERNEL,
             "calibration": options.calibration or "committed default fit",

@@ -11,8 +11,8 @@ computes only what is missing. Points with the same digest are computed once.
 The rows come back in the points' order, whatever order the tasks finish in, and a point's
 row is the same whoever computes it (every point runs `predict` with jobs=1 from the same
 seed): same seed, same rows, whatever the number of workers or the scheduler. A cluster's
-workers must run the same cohsim code as this process (each task says which it ran; other
-code is a CohsimError, since its rows would be kept under this code's digests).
+workers must run the same cohsim code as this process (each says which it has when the sweep
+starts; other code is a CohsimError, since its rows would be kept under this code's digests).
 """
 
 from __future__ import annotations
@@ -50,10 +50,12 @@ class Task:
     runtime: str
 
 
-def compute(task: Task) -> tuple[dict[str, Any], str]:
-    """A task's row (as a dict) and the code digest it ran with: what a worker runs."""
+def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
+    """A task's row (as a dict): what a worker runs.
+    `catalog`: the client's (read once, not once a point: half a fast point's time)."""
     pt = task.point
     p = predict(
+        catalog=catalog,
         instance=pt.instance,
         containers=pt.containers,
         layers=pt.layers,
@@ -68,7 +70,7 @@ def compute(task: Task) -> tuple[dict[str, Any], str]:
     row = row_of(
         pt, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine, digest=task.digest
     )
-    return row.to_dict(), cache.code_digest()
+    return row.to_dict()
 
 
 @dataclass(frozen=True)
@@ -78,24 +80,19 @@ class Sweep:
     rows: list[Row]
     computed: int  #: points computed by this call
     cached: int  #: points read from the cache
+    code: str  #: the digest of the cohsim source the rows come from (cohsim.sweep.cache)
 
 
-def tasks_of(points: Sequence[Point], options: SweepOptions) -> list[Task]:
+def tasks_of(
+    points: Sequence[Point], options: SweepOptions, catalog: Catalog, shared: cache.Shared
+) -> list[Task]:
     """Every point's task (same order; an unknown instance is a CohsimError, before any
     work)."""
-    catalog = Catalog()
     run = options.point_run
     out = []
     for pt in points:
         m = pt.machine(catalog)
-        key = cache.point_digest(
-            pt,
-            catalog,
-            run,
-            kernel=options.kernel,
-            calibration=options.calibration,
-            runtime=options.runtime,
-        )
+        key = cache.point_digest(pt, catalog, run, shared)
         out.append(
             Task(
                 pt,
@@ -114,7 +111,9 @@ def tasks_of(points: Sequence[Point], options: SweepOptions) -> list[Task]:
 def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> Sweep:
     """Every point's row, in the points' order: from the cache, or computed (and kept)."""
     options = options or SweepOptions()
-    tasks = tasks_of(points, options)
+    catalog = Catalog()
+    shared = cache.Shared.read(options.kernel, options.calibration, options.runtime)
+    tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}
     for t in tasks:
@@ -136,12 +135,7 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
         dynamic_ncols=True,
     )
 
-    def done(key: str, doc: dict[str, Any], code: str) -> None:
-        if code != cache.code_digest():
-            raise CohsimError(
-                "a Dask worker runs other cohsim code than this process (install the same "
-                "cohsim on the workers)"
-            )
+    def done(key: str, doc: dict[str, Any]) -> None:
         cache.save(folder, key, doc)
         rows[key] = Row.from_dict(doc)
         bar.update(1)
@@ -153,10 +147,10 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
             options.local_workers() == 1 or len(todo) <= SERIAL_POINTS
         ):
             for t in todo:
-                done(t.digest, *compute(t))
+                done(t.digest, compute(t, catalog))
         else:
-            _on_dask(todo, options, done)
-    return Sweep([rows[t.digest] for t in tasks], computed=len(todo), cached=cached)
+            _on_dask(todo, options, catalog, shared.code, done)
+    return Sweep([rows[t.digest] for t in tasks], len(todo), cached, shared.code)
 
 
 def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> list[Row]:
@@ -177,7 +171,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
                 n_workers=n,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # any free port: None still takes 8787
                 **quiet,
             ) as cluster,
             Client(cluster) as client,
@@ -204,20 +198,30 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
 
 
 def _on_dask(
-    todo: Sequence[Task], options: SweepOptions, done: Callable[[str, dict[str, Any], str], None]
+    todo: Sequence[Task],
+    options: SweepOptions,
+    catalog: Catalog,
+    code: str,
+    done: Callable[[str, dict[str, Any]], None],
 ) -> None:
     """Compute `todo` on Dask, calling `done` in this process as each comes back."""
     from distributed import as_completed
 
     n = min(options.local_workers(), len(todo))
     with _client(options, n) as client:
+        theirs = client.run(cache.code_digest)
+        if any(c != code for c in theirs.values()):
+            raise CohsimError(
+                "the Dask workers run other cohsim code than this process (install the same "
+                "cohsim on the workers)"
+            )
+        shared = client.scatter(catalog, broadcast=True)  # one copy a worker, not a task
         futures = {
-            client.submit(compute, t, key=f"cohsim-point-{t.digest}", pure=False): t.digest
+            client.submit(compute, t, shared, key=f"cohsim-point-{t.digest}", pure=False): t.digest
             for t in todo
         }
         try:
             for fut in as_completed(futures, loop=client.loop):
-                doc, code = fut.result()
-                done(futures[fut], doc, code)
+                done(futures[fut], fut.result())
         finally:
             client.cancel(list(futures))

@@ -14,7 +14,7 @@ RUN = RunOptions(seed=1, replicates=2)
 
 
 def key(catalog, point=BASE, run=RUN, **kw):
-    return cache.point_digest(point, catalog, run, **kw)
+    return cache.point_digest(point, catalog, run, cache.Shared.read(**kw))
 
 
 def test_the_key_changes_with_every_input(catalog, tmp_path):
@@ -56,6 +56,13 @@ def test_a_machine_file_edit_changes_the_key(catalog, tmp_path):
     same.parent.mkdir()
     same.write_text(text)
     assert key(catalog, Point(str(same), 10, 5)) != key(catalog, Point(str(edited), 10, 5))
+
+
+def test_the_source_is_read_when_a_sweep_starts(catalog, monkeypatch):
+    """An edit to cohsim's source between two sweeps of one process makes other keys."""
+    before = key(catalog)
+    monkeypatch.setattr(cache, "code_digest", lambda: "edited")
+    assert key(catalog) != before
 
 
 def test_load_and_save(tmp_path):

@@ -46,7 +46,7 @@ def test_a_second_run_computes_nothing(points, tmp_path, monkeypatch):
     assert (first.computed, first.cached) == (4, 0)
     assert len(list(tmp_path.glob("*.json"))) == 4
 
-    def refuse(task):
+    def refuse(task, catalog=None):
         raise AssertionError(f"computed {task.point} again")
 
     monkeypatch.setattr(sweep_runner, "compute", refuse)
@@ -59,7 +59,9 @@ def test_extending_a_grid_computes_only_the_new_points(points, tmp_path, monkeyp
     run_sweep(points[:2], options(tmp_path, workers=1))
     computed = []
     real = sweep_runner.compute
-    monkeypatch.setattr(sweep_runner, "compute", lambda t: (computed.append(t.point), real(t))[1])
+    monkeypatch.setattr(
+        sweep_runner, "compute", lambda t, c: (computed.append(t.point), real(t, c))[1]
+    )
     wider = run_sweep(points, options(tmp_path, workers=1))
     assert (wider.computed, wider.cached) == (2, 2)
     assert computed == points[2:]
