@@ -58,8 +58,12 @@ def report(n: int, last: dict[str, Prediction], hand: dict[str, list[float]]) ->
     print(
         f"Yet in the burst namespace_sem was held {min(ratio):.0f}x to {max(ratio):.0f}x longer "
         f"than mount_lock, and its holds differ by {pct(max(ns.values()), min(ns.values())):.1f} % "
-        f"between the machines: the containers queue {'mostly' if min(ratio) > 1 else 'partly'} "
-        "on the sleeping lock, not on the cache line's hand-off."
+        "between the machines: the containers queue "
+        + (
+            "mostly on the sleeping lock, not on the cache line's hand-off."
+            if min(ratio) > 1
+            else "on the cache line's hand-off as much as on the sleeping lock."
+        )
     )
     rank = order(p99)
     same = {k: "the same" if order(v) == rank else order(v) for k, v in (("ns", ns), ("l2", full))}
@@ -78,11 +82,13 @@ def main() -> None:
     ns = counts(ap, args.containers)
     catalog = Catalog()
     machines = [machine(catalog, name) for name in args.machines.split(",")]
+    if len(machines) > len(COLORS):
+        ap.error(f"--machines: at most {len(COLORS)}")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     last: dict[str, Prediction] = {}
     hand: dict[str, list[float]] = {}
-    for m, color in zip(machines, COLORS, strict=False):
+    for m, color in zip(machines, COLORS[: len(machines)], strict=True):
         preds = burst(args, ns, instance=m.name, strategy="per-layer")
         label = f"{m.name} ({m.topology.interconnect})"
         plot_launch(left, preds, label, color)

@@ -51,10 +51,7 @@ def report(what: str, ms: tuple[Machine, Machine], runs: list[list[Prediction]],
     else:
         turn = next(b.containers for b, g in zip(base[1:], gains[1:], strict=True) if g != gains[0])
         now = "slower" if gains[0] else "faster"
-        why = (
-            f": past its {ms[1].vcpus} CPUs the containers share them" if turn > ms[1].vcpus else ""
-        )
-        print(f"  It turns {now} from {turn} containers{why}.")
+        print(f"  It turns {now} from {turn} containers.")
     b, v = base[-1], var[-1]
     iv = b.launch_s["p99"]
     inside = iv.low <= v.launch_s["p99"].value <= iv.high
