@@ -76,6 +76,10 @@ class MountLock:
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
         self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
+        #: level 2's answers as asked here (pure functions of their argument, asked over and
+        #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
+        self._writer_at: dict[float, float] = {}
+        self._reader_at: dict[float, float] = {}
         self.busy_bg = kernel.daemon_cpus  #: CPUs doing path-walk-heavy work outside the trace
         self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
         self.bg_spin_ns = 0.0
@@ -103,13 +107,27 @@ class MountLock:
         st.wait_ns += self.env.now - t0
         handoff = self.costs.spinlock_ns(len(self.queue) + 1)
         self._changed()
-        return self.costs.writer_ns(self.seq_spinners) + handoff
+        return self._writer_ns(self.seq_spinners) + handoff
 
     def take(self) -> float:
         """`acquire` when the lock is free: no waiting (no generator on the hot path)."""
         self.held = True
         self._changed()
-        return self.costs.writer_ns(self.seq_spinners)
+        return self._writer_ns(self.seq_spinners)
+
+    def _writer_ns(self, k: float) -> float:
+        """level 2's `writer_ns(k)`, each count asked once."""
+        v = self._writer_at.get(k)
+        if v is None:
+            v = self._writer_at[k] = self.costs.writer_ns(k)
+        return v
+
+    def _reader_ns(self, k: float) -> float:
+        """level 2's `reader_ns(k)`, each count asked once."""
+        v = self._reader_at.get(k)
+        if v is None:
+            v = self._reader_at[k] = self.costs.reader_ns(k)
+        return v
 
     def _changed(self) -> None:
         """The sequence counter moved (a writer took or released the lock)."""
@@ -152,29 +170,71 @@ class MountLock:
     def _hold_end(self, k: float, h: float) -> None:
         """`hold` after its timeout: the background spinners' time, owed by their CPUs."""
         if k > 0:
-            spin = k * (h / 2 + self.costs.reader_ns(k + self.seq_spinners))
+            spin = k * (h / 2 + self._reader_ns(k + self.seq_spinners))
             self.bg_spin_ns += spin
             self.debt_per_cpu += spin / max(self.busy_bg, 1.0)
         self.bg_spinners = 0.0
 
     def section(self, work_ns: float, tid: int) -> Generator[Yield, Any, float]:
         """A writer's whole section: take, hold for `work_ns` (and the line costs), release.
-        Returns how long it took, waits included (ns). `hold` is written out here: this is
-        the hot path, one generator fewer per section."""
+        Returns how long it took, waits included (ns). This is the hot path (two sections a
+        call): `take`, `hold` (`_hold_start`, `_bg_spinners`' memo, `_hold_end`) and `release`
+        are written out here, each operation as they do it, in their order."""
         env = self.env
         t_in = env.now
-        line = (yield from self.acquire()) if self.busy else self.take()
+        if self.held or self.queue:
+            line = yield from self.acquire()
+        else:  # take
+            self.held = True
+            self.change_times.append(t_in)
+            seq = self.seq_spinners
+            line = self._writer_at.get(seq)  # type: ignore[assignment]
+            if line is None:
+                line = self._writer_ns(seq)
         t0 = env.now + round(line)
-        k, h = self._hold_start(work_ns, line)
-        yield round(line + h)
-        self._hold_end(k, h)
+        # hold: _hold_start
+        hold = work_ns * self.slowdown()
+        busy_bg, vcpus = self.busy_bg, self.vcpus
+        busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
+        if busy <= 0:
+            k, h = 0.0, hold
+        else:
+            key = (round(hold), busy, self.seq_spinners)
+            hit = self._bg_memo.get(key)
+            if hit is None:
+                hit = self._bg_memo[key] = self._bg_fixed_point(hold, busy)
+            k, h = hit
+        self.bg_spinners = k
         st = self.stats
+        st.wait_ns += line
+        yield round(line + h)
+        # hold: _hold_end
+        if k > 0:
+            x = k + self.seq_spinners
+            r = self._reader_at.get(x)
+            if r is None:
+                r = self._reader_ns(x)
+            spin = k * (h / 2 + r)
+            self.bg_spin_ns += spin
+            busy_bg = self.busy_bg  # as it is now
+            self.debt_per_cpu += spin / (busy_bg if busy_bg >= 1.0 else 1.0)  # max(busy_bg, 1)
+        self.bg_spinners = 0.0
+        now = env.now
         st.acquisitions += 1
-        st.hold_ns += env.now - t0
+        st.hold_ns += now - t0
         if self.record is not None:
-            self.record.ml_holds.append((tid, int(t0), int(env.now)))
-        self.release()
-        return env.now - t_in
+            self.record.ml_holds.append((tid, int(t0), int(now)))
+        # release
+        self.change_times.append(now)
+        self.releases += 1
+        ev, self._released = self._released, None
+        if self.queue:
+            self.queue.popleft().succeed()  # held stays True: handed over
+        else:
+            self.held = False
+        if ev is not None:
+            ev.succeed()
+        return now - t_in
 
     def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
