@@ -303,7 +303,7 @@ class LaunchSim:
         """One syscall, its phases in the kernel's order (the module docstring's 1-5)."""
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
          own_ns, window, allocs, step_puts) = step  # fmt: skip
-        env, table, cc = self.env, self.table, self.cc
+        env, table, cc, ml = self.env, self.table, self.cc, self.ml
         found = table.mounts  # the old root's detach puts every mount of the copy it found
         puts = 0.0
         if think:
@@ -311,18 +311,32 @@ class LaunchSim:
         t_call = env.now
         f = self.call_factor()  # one per call, drawn for every call (common random numbers)
         if walk_ns or cpu:
-            yield from self._walk_and_work(tid, walk_ns * f, cpu * f, w)
+            # path walks then unlocked work, in one event; the walks spin first while a writer
+            # holds mount_lock, and legitimize if the counter moved under them (`_cpu` inline)
+            walk, work = walk_ns * f, cpu * f
+            if ml.held:
+                yield from ml.seq_spin()
+            t_walk = env.now
+            took = round((walk + work) * self._smt_table[self.cpus.busy])
+            self.kernel_until[tid] = t_walk + took
+            yield took
+            if ml.moved_under(t_walk, walk):
+                yield from ml.legitimize_walk()
+            w.lock += (env.now - t_call) - walk - work
         for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
             w.lock += yield from self.nss.read(op.layer_read_ns * f + self.percpu_sum_ns)
         if op.per_mount_lock_ns:
             ml_work += op.per_mount_lock_ns * table.mounts
         if op.ns_write_ns or op.per_mount_write_ns:
-            w.lock += yield from self.nss.write_lock()
+            if not self.ns.try_write():  # taken at once: no wait, no generator
+                w.lock += yield from self.nss.write_lock()
             t1 = env.now
             hold = cc.write_hold_ns(step, table)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
-            yield self._cpu(hold * f, tid)
+            took = round(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
+            self.kernel_until[tid] = t1 + took
+            yield took
             if ml_work:
                 w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
             if delta:
@@ -351,23 +365,10 @@ class LaunchSim:
         for _ in range(op.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            took = yield from self.ml.section(puts * self.percpu_sum_ns, tid)
-            w.lock += took - puts * self.percpu_sum_ns
+            spent = yield from self.ml.section(puts * self.percpu_sum_ns, tid)
+            w.lock += spent - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
-
-    def _walk_and_work(self, tid: int, walk: float, work: float, w: _Waits) -> Proc:
-        """Path walks then unlocked work, in one event; the walks spin first while a writer
-        holds mount_lock, and legitimize if the counter moved under them."""
-        env, ml = self.env, self.ml
-        t0 = env.now
-        if ml.held:
-            yield from ml.seq_spin()
-        t_walk = env.now
-        yield self._cpu(walk + work, tid)
-        if ml.moved_under(t_walk, walk):
-            yield from ml.legitimize_walk()
-        w.lock += (env.now - t0) - walk - work
 
     def _grace_period(self, w: _Waits) -> Proc:
         """synchronize_rcu_expedited(): the caller sleeps until the grace period it needs has

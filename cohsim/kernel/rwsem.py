@@ -79,6 +79,14 @@ class RWSem:
             self.spinners.append(w)
         return w
 
+    def try_write(self) -> bool:
+        """`acquire(True)` when it would take the lock at once: take it and say so; else
+        change nothing (the caller then waits through `acquire`)."""
+        if self.writer or self.handoff is not None or self.readers:
+            return False
+        self.writer = True
+        return True
+
     def stop_spinning(self, w: Waiter) -> None:
         """A spinning writer that spun too long goes to sleep in the queue (unless it was
         granted the lock meanwhile)."""

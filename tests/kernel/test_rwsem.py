@@ -55,6 +55,24 @@ def test_rwsem_spinning_writer_is_handed_the_lock():
     assert spinner.granted and sem.writer and not sleeper.event.triggered
 
 
+def test_try_write_takes_exactly_when_acquire_would():
+    """The conductor's fast path: try_write takes a free lock as acquire(True) does, and
+    leaves everything as it was when acquire would queue."""
+    env = simpy.Environment()
+    sem = RWSem(env, handoff_ns=0)
+    assert sem.try_write() and sem.writer and not sem.queue
+    assert not sem.try_write() and sem.writer and not sem.queue  # write-held
+    sem.release(True)
+    assert sem.acquire(False) is None
+    assert not sem.try_write() and not sem.writer and sem.readers == 1  # read-held
+    w = sem.acquire(True)
+    assert w is not None
+    sem.release(False)  # free, the writer woken (it retries when it runs)
+    sem.handoff = w  # as if it had waited too long: nobody else may take the free lock
+    assert not sem.try_write() and not sem.writer
+    assert sem.acquire(True) is not None  # acquire agrees
+
+
 def test_rwsem_refuses_double_writer():
     sem = RWSem(simpy.Environment())
     sem.acquire(True)
