@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cohsim import __version__, provenance
 from cohsim.io import catalog_dir, fits_dir, read_text
+from cohsim.kernel import linecache
 from cohsim.kernel.costs import DEFAULT_KERNEL
 from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
@@ -47,15 +47,10 @@ _CODE = ("machine", "lock", "workload", "kernel", "bench", "calibrate", "predict
 
 
 def default_dir() -> Path | None:
-    """The sweep cache's directory from the environment, or None when `COHSIM_CACHE=off`."""
-    env = os.environ.get("COHSIM_CACHE", "")
-    if env.lower() == "off":
-        return None
-    if env:
-        return Path(env) / "sweep"
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "cohsim" / "sweep"
+    """The sweep cache's directory from the environment (`sweep/` beside level 2's tables,
+    cohsim.kernel.linecache), or None when `COHSIM_CACHE=off`."""
+    tables = linecache.cache_dir()
+    return None if tables is None else tables.parent / "sweep"
 
 
 def code_digest() -> str:
