@@ -178,7 +178,8 @@ def _running(p: argparse.ArgumentParser) -> None:
         choices=ENGINES,
         default=d.engine,
         help="level 3's engine: analytic (the closed-form burst model, fast) or des (the "
-        "simulation, the reference; minutes for the whole catalog) (default %(default)s)",
+        "simulation, the reference: seconds to minutes a point, so name a few --instances) "
+        "(default %(default)s)",
     )
     p.add_argument(
         "--replicates",

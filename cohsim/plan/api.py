@@ -18,7 +18,7 @@ Same options and seed, same plan, byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +180,20 @@ def rank(rows: list[PlanRow], sort: str) -> list[PlanRow]:
     return sorted(rows, key=key, reverse=largest_first)
 
 
+def search(
+    options: PlanOptions, candidates: Sequence[Candidate], evaluate: Evaluate
+) -> list[SafeBurst]:
+    """The safe burst of each candidate for the question in `options` (same order)."""
+    return safe_bursts(
+        candidates,
+        evaluate,
+        layers=options.layers,
+        deadline_s=options.deadline_s,
+        start=options.containers,
+        max_burst=options.max_burst,
+    )
+
+
 def plan(
     options: PlanOptions | None = None,
     *,
@@ -201,14 +215,7 @@ def plan(
 
             evaluate = stack.enter_context(sweep_evaluator(o.sweep))
         counter = _Counter(evaluate)
-        bursts = safe_bursts(
-            candidates,
-            counter,
-            layers=o.layers,
-            deadline_s=o.deadline_s,
-            start=o.containers,
-            max_burst=o.max_burst,
-        )
+        bursts = search(o, candidates, counter)
     rows = [PlanRow(c, b.probes[o.containers], b) for c, b in zip(candidates, bursts, strict=True)]
     engines = tuple(sorted({r.at.engine for r in rows}))
     return Plan(o, tuple(rank(rows, o.sort)), counter.points, counter.rounds, engines)

@@ -21,33 +21,33 @@ from dataclasses import replace
 
 from cohsim.machine.catalog import Catalog
 from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
-from cohsim.predict import RunOptions, predict
+from cohsim.predict import Prediction, RunOptions, predict
 from cohsim.sweep import Point, SweepOptions, run_points
 from cohsim.sweep.options import SERIAL_POINTS
+
+
+def predict_probe(probe: Probe, run: RunOptions, catalog: Catalog) -> Prediction:
+    """The direct prediction of one point, with `run`'s options."""
+    c = probe.candidate
+    return predict(
+        instance=c.instance,
+        containers=probe.containers,
+        layers=probe.layers,
+        strategy=c.strategy,
+        smt=c.smt,
+        sockets=c.sockets,
+        catalog=catalog,
+        options=run,
+    )
 
 
 def predict_evaluator(run: RunOptions, catalog: Catalog | None = None) -> Evaluate:
     """Each point a direct prediction with `run`'s options, one after another (the catalog
     read once)."""
-    catalog = catalog or Catalog()
+    known = catalog or Catalog()
 
     def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
-        return [
-            from_prediction(
-                predict(
-                    instance=p.candidate.instance,
-                    containers=p.containers,
-                    layers=p.layers,
-                    strategy=p.candidate.strategy,
-                    smt=p.candidate.smt,
-                    sockets=p.candidate.sockets,
-                    catalog=catalog,
-                    options=run,
-                ),
-                run.engine,
-            )
-            for p in probes
-        ]
+        return [from_prediction(predict_probe(p, run, known), run.engine) for p in probes]
 
     return evaluate
 

@@ -23,9 +23,11 @@ from dataclasses import dataclass, replace
 
 from cohsim.kernel.costs import Prior, load_kernel
 from cohsim.machine.catalog import Catalog
-from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst, safe_bursts
+from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst
+from cohsim.plan.api import search
+from cohsim.plan.evaluate import predict_probe
 from cohsim.plan.outcome import Evaluate
-from cohsim.predict import Prediction, predict
+from cohsim.predict import Prediction
 
 #: the container counts of a curve, as fractions of the question's count
 CURVE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -114,14 +116,7 @@ def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[
     named = [
         (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
     ]
-    bursts = safe_bursts(
-        [c for _, _, c in named],
-        evaluate,
-        layers=o.layers,
-        deadline_s=o.deadline_s,
-        start=o.containers,
-        max_burst=o.max_burst,
-    )
+    bursts = search(o, [c for _, _, c in named], evaluate)
     return tuple(
         Fix(row, name, c, b.probes[o.containers], b)
         for (row, name, c), b in zip(named, bursts, strict=True)
@@ -130,21 +125,17 @@ def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[
 
 def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
     o = plan.options
-    out = []
-    for i, row in enumerate(plan.rows[:top]):
-        c = row.candidate
-        p = predict(
-            instance=c.instance,
-            containers=o.containers,
-            layers=o.layers,
-            strategy=c.strategy,
-            smt=c.smt,
-            sockets=c.sockets,
-            catalog=catalog,
-            options=replace(o.run, explain=i == 0),
+    return tuple(
+        Detail(
+            row,
+            predict_probe(
+                Probe(row.candidate, o.containers, o.layers),
+                replace(o.run, explain=i == 0),
+                catalog,
+            ),
         )
-        out.append(Detail(row, p))
-    return tuple(out)
+        for i, row in enumerate(plan.rows[:top])
+    )
 
 
 def gather(

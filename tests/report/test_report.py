@@ -37,13 +37,13 @@ def test_every_section_is_there(report):
         assert f"<h2>{heading}</h2>" in text
     assert text.count('<tr class="candidate">') == len(data.plan.rows) == 2
     assert "no price column" in text and "analytic" in text
-    # the fixes: both strategies on each machine, SMT off and one socket on r5.metal only
-    names = sorted((f.base.candidate.instance, f.name) for f in data.fixes)
-    assert names == sorted(
-        [("m7a.24xlarge", "common-parent"), ("m7a.24xlarge", "lowerdir-plus"),
-         ("r5.metal", "common-parent"), ("r5.metal", "lowerdir-plus"),
-         ("r5.metal", "SMT off"), ("r5.metal", "one socket")]
-    )  # fmt: skip
+    # the fixes of the top row (r5.metal): both strategies, SMT off, one socket
+    assert [(f.base.candidate.instance, f.name) for f in data.fixes] == [
+        ("r5.metal", "common-parent"), ("r5.metal", "lowerdir-plus"),
+        ("r5.metal", "SMT off"), ("r5.metal", "one socket"),
+    ]  # fmt: skip
+    fixes = text.split('id="fixes"', 1)[1].split("</table>", 1)[0]
+    assert fixes.count("<tr>") == 1 + 4 and "<td>one socket</td>" in fixes
     # the unknowns ranked for the top candidate, each with the measurement that pins it
     assert 'id="sensitivity"' in text and "wc -l /proc/self/mountinfo" in text
     for d in data.details:
@@ -57,8 +57,15 @@ def test_the_same_content_renders_to_the_same_bytes(report):
 
 def test_fixes_apply_only_where_the_hardware_allows(catalog, report):
     _, data = report
-    m7a = next(r.candidate for r in data.plan.rows if r.candidate.instance == "m7a.24xlarge")
-    assert [n for n, _ in fixes_of(m7a, catalog)] == ["common-parent", "lowerdir-plus"]
+    m7a = next(r.candidate for r in data.plan.rows if r.candidate.instance == "m7a.metal-48xl")
+    # one thread per core: no SMT to turn off; two sockets
+    assert [n for n, _ in fixes_of(m7a, catalog)] == [
+        "common-parent",
+        "lowerdir-plus",
+        "one socket",
+    ]
+    m7a_1s = dict(fixes_of(m7a, catalog))["one socket"]
+    assert (m7a_1s.vcpus, m7a_1s.sockets) == (96, 1)
     r5 = next(r.candidate for r in data.plan.rows if r.candidate.instance == "r5.metal")
     by = dict(fixes_of(r5, catalog))
     assert (by["SMT off"].vcpus, by["SMT off"].smt) == (48, False)
