@@ -7,7 +7,7 @@ import csv
 import json
 
 import pytest
-from conftest import FLAGS, MACHINES
+from tinygrid import FLAGS, MACHINES, same_source
 
 from cohsim.cli.app import main
 from cohsim.sweep import COLUMNS
@@ -19,6 +19,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@same_source()
 def test_csv_json_and_plot(capsys, tmp_path):
     files = {k: tmp_path / "out" / f"sweep.{k}" for k in ("csv", "json", "png")}
     code, out, _ = run(capsys, *FLAGS, "--workers", "1", "--cache", str(tmp_path / "c"),

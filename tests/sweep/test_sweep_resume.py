@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MACHINES
+from tinygrid import MACHINES, same_source
 
 from cohsim.cli.app import main
-from cohsim.sweep.cache import code_digest
 
 #: 2 machines x 2 layer counts x 3 container counts: 12 points of 0.1-0.3 s each
 GRID = ["--instances", ",".join(MACHINES), "--containers", "2,4,6", "--layers", "2,4",
@@ -31,14 +30,7 @@ def _read(folder: Path) -> tuple[bytes, bytes]:
     return (folder / "s.csv").read_bytes(), (folder / "s.json").read_bytes()
 
 
-@pytest.fixture
-def source() -> str:
-    """cohsim's source digest when the test starts. Other people editing this working tree
-    while the test runs change every key: then the test says so and is skipped."""
-    return code_digest()
-
-
-def _check_resumed(tmp_path: Path, capsys, kept: int, source: str) -> None:
+def _check_resumed(tmp_path: Path, capsys, kept: int) -> None:
     """Run the same sweep again: it computes only the missing points and writes the bytes of a
     sweep run through without a cache (run after it, as the same code)."""
     capsys.readouterr()
@@ -47,8 +39,6 @@ def _check_resumed(tmp_path: Path, capsys, kept: int, source: str) -> None:
     out = capsys.readouterr().out
     ref = tmp_path / "reference"
     assert main(["sweep", *GRID, "--workers", "1", "--cache", "off", *_outputs(ref)]) == 0
-    if code_digest() != source:
-        pytest.skip("cohsim's source changed while the test ran (someone is editing the tree)")
     assert code == 0
     assert f"{POINTS} points: {POINTS - kept} computed, {kept} from the cache" in out, out
     assert _read(tmp_path) == _read(ref)
@@ -81,7 +71,8 @@ def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) ->
     return proc.returncode, err
 
 
-def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, source):
+@same_source()
+def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys):
     code, err = _interrupt(tmp_path, "1", signal.SIGINT, after=3)
     assert code == 130
     assert err.strip().splitlines() == [
@@ -91,22 +82,24 @@ def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, source):
     assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
     kept = len(list((tmp_path / "cache").glob("*.json")))
     assert 3 <= kept < POINTS
-    _check_resumed(tmp_path, capsys, kept, source)
+    _check_resumed(tmp_path, capsys, kept)
 
 
 @pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow, id="dask")])
-def test_a_killed_sweep_resumes(tmp_path, capsys, source, workers):
+@same_source()
+def test_a_killed_sweep_resumes(tmp_path, capsys, workers):
     """SIGKILL to the sweep's process group (with 2 workers, its Dask cluster too)."""
     code, _ = _interrupt(tmp_path, workers, signal.SIGKILL, after=3)
     assert code == -signal.SIGKILL
     assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
     kept = len(list((tmp_path / "cache").glob("*.json")))
     assert 3 <= kept < POINTS
-    _check_resumed(tmp_path, capsys, kept, source)
+    _check_resumed(tmp_path, capsys, kept)
 
 
 @pytest.mark.slow
-def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys, source):
+@same_source()
+def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
     """SIGKILL to one of the local cluster's workers mid-sweep: Dask runs its task again on a
     new worker, and the sweep finishes with every point, once, in the uninterrupted bytes."""
     import psutil
@@ -134,8 +127,6 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys, source):
             proc.wait()
     ref = tmp_path / "reference"
     assert main(["sweep", *GRID, "--workers", "1", "--cache", "off", *_outputs(ref)]) == 0
-    if code_digest() != source:
-        pytest.skip("cohsim's source changed while the test ran (someone is editing the tree)")
     assert proc.returncode == 0, err
     assert f"{POINTS} points: {POINTS} computed, 0 from the cache" in out
     assert len(list(cache.glob("*.json"))) == POINTS

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FLAGS
+from tinygrid import FLAGS, same_source
 
 from cohsim.cli.app import main
 
@@ -54,6 +54,7 @@ def cluster(tmp_path: Path) -> Iterator[str]:
             p.wait()
 
 
+@same_source()
 def test_an_existing_cluster_gives_the_local_bytes(cluster, tmp_path, capsys):
     out = {k: [f"--{k}", str(tmp_path / k / f"sweep.{k}")] for k in ("csv", "json")}
     argv = ["sweep", *FLAGS, "--cache", "off", *out["csv"], *out["json"]]

@@ -1,13 +1,18 @@
-"""The sweep tests' tiny grid: machines whose level-2 tables are quick to fill, bursts of a few
+"""The sweep tests' tiny grid (a helper module: a conftest.py here would shadow tests/conftest.py
+for `from conftest import ...`): machines whose level-2 tables are quick to fill, bursts of a few
 containers of a few layers, one or two replicates, so a point takes a fraction of a second."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
 from cohsim.sweep import Point, SweepOptions, grid
+from cohsim.sweep.cache import code_digest
 
 #: one-socket machines whose line-cost tables fill in a fraction of a second
 MACHINES = ["devvm-2cpu-intel-xeon-f6m167", "xeon-gold-6242-1s"]
@@ -17,8 +22,7 @@ FLAGS = ["--instances", ",".join(MACHINES), "--containers", "2,6", "--layers", "
          "--replicates", "2", "--seed", "3", "--no-progress"]  # fmt: skip
 
 
-@pytest.fixture(scope="session")
-def points() -> list[Point]:
+def tiny_points() -> list[Point]:
     """2 machines x 2 container counts (4 points)."""
     return grid(Catalog(), MACHINES, [2, 6], [2])
 
@@ -26,3 +30,17 @@ def points() -> list[Point]:
 def options(cache: object = "off", **kw: object) -> SweepOptions:
     """Sweep options for the tiny grid (no cache unless one is given)."""
     return SweepOptions(run=RUN, cache=cache, **kw)  # type: ignore[arg-type]
+
+
+@contextmanager
+def same_source() -> Iterator[None]:
+    """A test that fails while cohsim's source changed under it is skipped, saying so: the
+    keys of a sweep move with the source, and other people may be editing this working tree
+    (a test that passes passes; as a decorator, it wraps the whole test)."""
+    before = code_digest()
+    try:
+        yield
+    except Exception:
+        if code_digest() != before:
+            pytest.skip("cohsim's source changed while the test ran (someone edited the tree)")
+        raise
