@@ -191,7 +191,7 @@ def _running(p: argparse.ArgumentParser) -> None:
         "--max-burst",
         type=_count,
         default=d.max_burst,
-        help="the largest burst the bisection tries (default %(default)s)",
+        help="the largest burst the search tries (default %(default)s)",
     )
     p.add_argument(
         "--scheduler",

@@ -1,7 +1,7 @@
 """Capacity planning: which instance type for N containers launched at once (`cohsim plan`).
 
 `candidates` says which machine configurations and strategies are compared, `outcome` what a
-plan reads from one evaluated point, `burst` the bisection for the largest burst that meets
+plan reads from one evaluated point, `burst` the search for the largest burst that meets
 the deadline, `evaluate` how points are run by default (the sweep engine), `api` the plan
 itself (`plan`, `PlanOptions`, `Plan`), `table` its text table.
 """

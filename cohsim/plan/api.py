@@ -4,7 +4,7 @@ The question (`PlanOptions`: containers, layers, deadline, which candidates, how
 run) is answered for every candidate (cohsim.plan.candidates): the launch p50 and p99 with
 their intervals at the question's count, the failures past the deadline, the mount-table
 peak, one whole mountinfo read at the peak, the mechanism that dominates, and the largest
-burst that still meets the deadline at the p99 (cohsim.plan.burst: bisection, every
+burst that still meets the deadline at the p99 (cohsim.plan.burst: a bracketed search, every
 candidate advancing together so that each round's points run side by side). The rows are
 ranked by safe burst per vCPU (`SORTS` lists the other orders); ties keep catalog order.
 
@@ -54,7 +54,7 @@ class PlanOptions:
     sort: str = "burst_per_vcpu"  #: the column the rows are ranked by (`SORTS`)
     seed: int = 0  #: the one seed of every point
     replicates: int = _RUN.replicates  #: replicates per point (intervals from 3 on)
-    max_burst: int = 1000  #: the bisection's ceiling: more than a node starts at once
+    max_burst: int = 1000  #: the search's ceiling: more than a node starts at once
     scheduler: str | None = None  #: a Dask scheduler's address (None: this machine)
     workers: int | None = None  #: local worker processes (None: the CPUs; 1: in this process)
     progress: bool = False  #: a progress bar on stderr
@@ -150,7 +150,7 @@ class Plan:
     options: PlanOptions
     rows: tuple[PlanRow, ...]
     points: int  #: points evaluated
-    rounds: int  #: the bisection's rounds
+    rounds: int  #: the search's rounds
     engines: tuple[str, ...] = field(default=())  #: the engines that answered
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,6 +160,11 @@ class Plan:
             "question": o.question(),
             "engine": {"asked": o.engine, "answered": list(self.engines)},
             "sort": o.sort,
+            "selection": {
+                "instances": list(o.instances) if o.instances else "all",
+                "family": o.family,
+                "variants": o.variants,
+            },
             "price": PRICE_NOTE,
             "candidates": len(self.rows),
             "points": self.points,

@@ -139,9 +139,9 @@ def safe_bursts(
     start: int,
     max_burst: int,
 ) -> list[SafeBurst]:
-    """The safe burst of every candidate (same order), bisected together round by round."""
+    """The safe burst of every candidate (same order), searched together round by round."""
     if start < 1:
-        raise CohsimError(f"the bisection starts at a positive count, not {start}")
+        raise CohsimError(f"the search starts at a positive count, not {start}")
     if max_burst < start:
         raise CohsimError(f"max_burst ({max_burst}) is below the question's count ({start})")
     seen: list[dict[int, Outcome]] = [{} for _ in candidates]

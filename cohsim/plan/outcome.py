@@ -1,7 +1,7 @@
 """What a plan needs to know about one point (a candidate at a container count): `Outcome`.
 
 A plan asks many points (every candidate at the question's count, then at the counts its
-bisection probes) of an evaluator: a function from a list of `Probe`s to the list of their
+search probes) of an evaluator: a function from a list of `Probe`s to the list of their
 `Outcome`s, in the same order (`Evaluate`). The default evaluator hands the points to the
 sweep engine (cohsim.sweep.run_points: cached, parallel, on Dask when asked;
 cohsim.plan.evaluate); tests pass their own. An outcome holds only what the plan's table

@@ -1,4 +1,4 @@
-"""The bisection for the safe burst (cohsim.plan.burst), against a closed-form stand-in."""
+"""The search for the safe burst (cohsim.plan.burst), against a closed-form stand-in."""
 
 from __future__ import annotations
 

@@ -55,6 +55,7 @@ def test_json_is_the_table_as_data_and_the_same_every_time(catalog):
         "containers": 100, "layers": 50, "strategy": "all", "deadline_s": 30.0,
         "arrival": "all at once",
     }  # fmt: skip
+    assert doc["selection"] == {"instances": list(SOME), "family": None, "variants": False}
     assert doc["price"] == PRICE_NOTE and "price" not in doc["rows"][0]
     assert len(doc["rows"]) == 3 * len(SOME) == doc["candidates"]
     assert doc["points"] == sum(len(r) for r in fake.rounds) and doc["rounds"] == len(fake.rounds)
