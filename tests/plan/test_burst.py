@@ -7,9 +7,12 @@ from collections.abc import Sequence
 
 import pytest
 from fakeplan import FakeEvaluator, largest_meeting
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.plan import Candidate, Outcome, Probe, safe_bursts
+from cohsim.predict.intervals import Interval
 
 
 def _cands(*vcpus: int) -> list[Candidate]:
@@ -97,3 +100,42 @@ def test_bad_bounds_and_a_short_answer_are_refused():
         safe_bursts(_cands(4), FakeEvaluator(), layers=1, deadline_s=1.0, start=10, max_burst=9)
     with pytest.raises(CohsimError, match="answered 0 points for 1"):
         safe_bursts(_cands(4), lambda ps: [], layers=1, deadline_s=1.0, start=1, max_burst=9)
+
+
+class _PowerLaw:
+    """A monotone launch p99 = base + a N^k (the interval a fixed factor around it)."""
+
+    def __init__(self, base: float, a: float, k: float) -> None:
+        self.base, self.a, self.k = base, a, k
+
+    def p99(self, n: int) -> float:
+        return self.base + self.a * n**self.k
+
+    def __call__(self, probes: Sequence[Probe]) -> list[Outcome]:
+        out = []
+        for p in probes:
+            o = FakeEvaluator.outcome(p)
+            v = self.p99(p.containers)
+            out.append(Outcome(**{**o.__dict__, "launch_p99": Interval(v, 0.8 * v, 1.3 * v, "s")}))
+        return out
+
+
+@given(
+    base=st.floats(0.0, 5.0),
+    a=st.floats(1e-4, 1.0),
+    k=st.floats(0.5, 4.0),
+    start=st.integers(1, 300),
+)
+@settings(max_examples=60)
+def test_on_a_monotone_curve_the_search_finds_the_exact_largest_count(base, a, k, start):
+    curve = _PowerLaw(base, a, k)
+    deadline = 30.0
+    (b,) = safe_bursts(_cands(64), curve, layers=5, deadline_s=deadline, start=start,
+                       max_burst=2000)  # fmt: skip
+
+    def brute(scale: float) -> int:
+        return max(n for n in range(0, 2001) if n == 0 or scale * curve.p99(n) <= deadline)
+
+    assert (b.value, b.low, b.high) == (brute(1.0), brute(1.3), brute(0.8))
+    assert b.capped == (b.value == 2000)
+    assert len(b.probes) <= 3 * 2 * 12  # at worst twice a bisection's rounds, a few a round
