@@ -35,7 +35,6 @@ from cohsim.sweep import (
 from cohsim.workload.synth import STRATEGIES
 
 _RUN = RunOptions()  #: the run options' defaults, which the flags show
-_SWEEP = SweepOptions()  #: the sweep options' defaults
 
 
 def counts(text: str, flag: str) -> list[int]:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+from functools import partial
 
 import pytest
 from tinygrid import FLAGS, MACHINES, same_source
 
+from cohsim.cli import sweep as cli_sweep
 from cohsim.cli.app import main
-from cohsim.sweep import COLUMNS
+from cohsim.sweep import COLUMNS, SweepOptions
 
 
 def run(capsys, *argv):
@@ -71,7 +73,9 @@ def test_family_and_strategies(capsys):
         (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler"),
     ],
 )
-def test_bad_input_is_one_line_and_no_file(capsys, tmp_path, argv, message):
+def test_bad_input_is_one_line_and_no_file(capsys, tmp_path, monkeypatch, argv, message):
+    # the scheduler is given 1 s to answer, not the 5 s a user gets
+    monkeypatch.setattr(cli_sweep, "SweepOptions", partial(SweepOptions, connect_timeout_s=1.0))
     out_csv = tmp_path / "out.csv"
     base = ["--containers", "2", "--layers", "1", "--replicates", "1", "--cache", "off",
             "--no-progress", "--csv", str(out_csv)]  # fmt: skip
