@@ -172,6 +172,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=":0",  # any free port: None still takes 8787
+                memory_limit=0,  # a large point is not a leak: no worker restarts
                 **quiet,
             ) as cluster,
             Client(cluster) as client,
@@ -209,7 +210,12 @@ def _on_dask(
 
     n = min(options.local_workers(), len(todo))
     with _client(options, n) as client:
-        theirs = client.run(cache.code_digest)
+        try:
+            theirs = client.run(cache.code_digest)
+        except Exception as exc:  # e.g. no cohsim on a worker: what the worker raised
+            raise CohsimError(
+                f"the Dask workers cannot run cohsim ({type(exc).__name__}: {exc})"
+            ) from None
         if any(c != code for c in theirs.values()):
             raise CohsimError(
                 "the Dask workers run other cohsim code than this process (install the same "

@@ -102,3 +102,13 @@ def test_bad_options_are_refused():
         SweepOptions(runtime="crun")
     with pytest.raises(CohsimError, match="unknown instance"):
         run_points([Point("nosuch.metal", 2, 2)], options())
+
+
+def test_a_scheduler_without_workers_is_one_error(points):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as cluster:
+        opts = SweepOptions(run=RUN, cache="off", scheduler=cluster.scheduler_address,
+                            connect_timeout_s=1)  # fmt: skip
+        with pytest.raises(CohsimError, match="has no workers"):
+            run_points(points, opts)
