@@ -94,3 +94,34 @@ def test_an_unwritable_output_is_refused_before_any_work(capsys, tmp_path, flag)
     code, _, err = run(capsys, *FLAGS, flag, str(blocker / "sweep.png"))
     assert code == 1 and "cannot write a file in" in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == [blocker]
+
+
+def test_the_plot_has_a_panel_per_strategy_and_a_curve_per_machine():
+    from cohsim.sweep.plot import MAX_BANDS, panels, plot_launch_vs_containers, sweep_figure
+    from cohsim.sweep.row import Row
+
+    def row(instance, variant, strategy, n):
+        doc = dict.fromkeys(COLUMNS, 0.0)
+        doc.update(instance=instance, variant=variant, strategy=strategy, containers=n,
+                   layers=5, engine="analytic", seed=1, launch_p99_s=n / 10.0)  # fmt: skip
+        return Row.from_dict(doc)
+
+    machines = (("a", "base"), ("a", "smt-off"), ("b", "base"))
+    strategies = ("per-layer", "common-parent")
+    rows = [row(m, v, s, n) for s in strategies for m, v in machines for n in (20, 10)]
+    groups = panels(rows)
+    assert list(groups) == [("per-layer", 5), ("common-parent", 5)]
+    curves = groups[("per-layer", 5)]
+    assert [r.containers for r in curves[("a", "smt-off")]] == [10, 20]
+    fig = sweep_figure(rows)
+    assert sum(ax.get_visible() for ax in fig.axes) == 2
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    assert plot_launch_vs_containers(curves, ax) == ["a", "a (smt-off)", "b"]
+    assert len(ax.collections) == 2 * 3  # p99 and p50 bands: 3 curves <= MAX_BANDS
+    many = {(f"m{i}", "base"): curves[("b", "base")] for i in range(MAX_BANDS + 1)}
+    _, ax = plt.subplots()
+    plot_launch_vs_containers(many, ax)
+    assert len(ax.collections) == 0  # too many curves: no bands
+    plt.close("all")
