@@ -319,7 +319,8 @@ class LaunchSim:
             t_walk = env.now
             took = round((walk + work) * self._smt_table[self.cpus.busy])
             self.kernel_until[tid] = t_walk + took
-            yield took
+            if not env.advance(took):
+                yield took
             if ml.moved_under(t_walk, walk):
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
@@ -336,7 +337,8 @@ class LaunchSim:
                 puts = cc.puts(step, found, table)
             took = round(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
             self.kernel_until[tid] = t1 + took
-            yield took
+            if not env.advance(took):
+                yield took
             if ml_work:
                 w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
             if delta:

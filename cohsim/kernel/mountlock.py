@@ -207,7 +207,9 @@ class MountLock:
         self.bg_spinners = k
         st = self.stats
         st.wait_ns += line
-        yield round(line + h)
+        took = round(line + h)
+        if not env.advance(took):  # (almost always nothing else happens meanwhile)
+            yield took
         # hold: _hold_end
         if k > 0:
             x = k + self.seq_spinners

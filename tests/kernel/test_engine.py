@@ -58,6 +58,60 @@ class SimpyReference(simpy.Environment):
 
         return super().process(adapted())
 
+    def advance(self, delay):
+        return False  # the process always yields: the reference for Environment.advance
+
+
+def test_advance_moves_the_clock_only_when_nothing_else_is_due_first():
+    env = Environment()
+    log = []
+    gate = env.event()
+
+    def runner():
+        yield 1  # the other process has started: its entry at 20 is in the heap
+        assert env.advance(4) and env.now == 5
+        assert not env.advance(15)  # the entry at 20 would come first (it has the lower id)
+        assert env.advance(14) and env.now == 19
+        yield gate
+        log.append(("runner", env.now))
+
+    def other():
+        yield 20
+        gate.succeed()
+        assert not env.advance(1)  # the gate is due now
+        log.append(("other", env.now))
+
+    env.process(runner())
+    env.process(other())
+    env.run()
+    assert log == [("other", 20), ("runner", 20)]
+
+
+def test_no_advance_while_an_events_other_callbacks_wait_to_run():
+    """They run at the event's time: only the last callback may move the clock."""
+    env = Environment()
+    gate = env.event()
+    seen = []
+
+    def first():
+        yield gate
+        seen.append(env.advance(3))
+
+    def last():
+        yield gate
+        seen.append(env.advance(3))
+        seen.append(env.now)
+
+    def opener():
+        yield 1
+        gate.succeed()
+
+    env.process(first())
+    env.process(last())
+    env.process(opener())
+    env.run()
+    assert seen == [False, True, 4]
+
 
 def test_integer_timeouts_processes_and_events_keep_simpys_order():
     """Processes yielding ints, events, conditions and already-processed events, started at
