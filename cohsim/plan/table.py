@@ -19,7 +19,7 @@ COLUMNS = (
     ("launch p50 s", 20),
     ("launch p99 s", 20),
     ("fail", 5),
-    ("safe burst", 16),
+    ("safe burst", 19),
     ("/vCPU", 6),
     ("peak mounts", 11),
     ("read ms host/ctr", 16),
