@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from functools import partial
 
 import pytest
 from fakeplan import FakeEvaluator
 
 import cohsim.cli.plan as cli_plan
+import cohsim.plan.api as plan_api
 from cohsim.cli.app import main
+from cohsim.sweep import SweepOptions
 
 
 @pytest.fixture
@@ -76,6 +79,8 @@ def test_an_unwritable_report_is_refused_before_any_work(fake, capsys, tmp_path,
 
 def test_an_unreachable_scheduler_is_one_line(capsys, monkeypatch):
     monkeypatch.setenv("COHSIM_CACHE", "off")  # a cached point would not need the scheduler
+    # the scheduler is given 1 s to answer, not the 5 s a user gets
+    monkeypatch.setattr(plan_api, "SweepOptions", partial(SweepOptions, connect_timeout_s=1.0))
     argv = ["plan", "--instances", "m7a.24xlarge", "--containers", "3", "--layers", "2",
             "--scheduler", "tcp://127.0.0.1:9"]  # fmt: skip
     assert main(argv) == 1
