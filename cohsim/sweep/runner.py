@@ -18,7 +18,9 @@ starts; other code is a CohsimError, since its rows would be kept under this cod
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,24 +161,40 @@ def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> 
 
 
 @contextmanager
+def _local_cluster(n: int) -> Iterator[Any]:
+    """A local Dask cluster of `n` worker processes, one thread each. Its workers ignore
+        SIGINT (they inherit that from this process while they start): a Ctrl-C at a terminal
+        goes to every process of the group, and the workers' tracebacks would bury the one line
+        saying the sweep was interrupted; this process closes them on its way out. (A Ctrl-C
+    while they start is not seen.)"""
+    from distributed import LocalCluster
+
+    main = threading.current_thread() is threading.main_thread()  # where signals are set
+    was = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # any free port: None still takes 8787
+            memory_limit=0,  # a large point is not a leak: no worker restarts
+            silence_logs=logging.ERROR,
+        )
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, was)
+    with cluster:
+        yield cluster
+
+
+@contextmanager
 def _client(options: SweepOptions, n: int) -> Iterator[Any]:
     """A Dask client: of the cluster at `options.scheduler`, or of a local cluster of `n`
     worker processes, one thread each (closed on the way out)."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    quiet = {"silence_logs": logging.ERROR}
     if options.scheduler is None:
-        with (
-            LocalCluster(
-                n_workers=n,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # any free port: None still takes 8787
-                memory_limit=0,  # a large point is not a leak: no worker restarts
-                **quiet,
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+        with _local_cluster(n) as cluster, Client(cluster) as client:
             yield client
         return
     timeout = options.connect_timeout_s
