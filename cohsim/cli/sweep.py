@@ -150,7 +150,8 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.json == "-":
         print(json_text(sweep.rows, options), end="")
         return 0
-    _print(sweep.rows)
+    if not written:  # the table on the terminal only when no file holds it
+        _print(sweep.rows)
     print(
         f"{len(sweep.rows)} points: {sweep.computed} computed, {sweep.cached} from the cache"
         + (f"; wrote {', '.join(written)}" if written else "")

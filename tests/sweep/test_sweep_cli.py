@@ -38,10 +38,11 @@ def test_csv_json_and_plot(capsys, tmp_path):
     assert doc["provenance"]["replicates"] == 2 and doc["provenance"]["engine"] == "des"
     assert [r["launch_p99_s"] for r in doc["rows"]] == [float(r["launch_p99_s"]) for r in rows]
     assert files["png"].read_bytes()[:4] == b"\x89PNG"
-    assert "4 points: 4 computed, 0 from the cache" in out
+    assert out.startswith("4 points: 4 computed, 0 from the cache") and out.count("\n") == 1
     code, out, _ = run(capsys, *FLAGS, "--containers", "2,6,8", "--workers", "1",
                        "--cache", str(tmp_path / "c"))  # fmt: skip
     assert code == 0 and "6 points: 2 computed, 4 from the cache" in out
+    assert out.count(MACHINES[0]) == 3  # no file: the table on stdout
 
 
 def test_json_on_stdout(capsys):
