@@ -50,9 +50,10 @@ def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) ->
     cache = tmp_path / "cache"
     cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", workers,
            "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    # cwd: `python -m` puts the working directory first on the path, and the source tree
+    # lacks the installed package's data packages (cohsim._catalog)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)  # fmt: skip
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < after:
@@ -106,9 +107,10 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
     cache = tmp_path / "cache"
     cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", "2",
            "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    # cwd: `python -m` puts the working directory first on the path, and the source tree
+    # lacks the installed package's data packages (cohsim._catalog)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)  # fmt: skip
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < 2:
