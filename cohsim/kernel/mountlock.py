@@ -153,33 +153,14 @@ class MountLock:
         if ev is not None:
             ev.succeed()
 
-    def hold(self, base_ns: float, line_ns: float) -> Proc:
-        """Hold the lock for `base_ns` of work after `line_ns` of line transfer, lengthened
-        by the background CPUs it attracts into spinning (one timeout for all of it)."""
-        k, h = self._hold_start(base_ns, line_ns)
-        yield round(line_ns + h)
-        self._hold_end(k, h)
-
-    def _hold_start(self, base_ns: float, line_ns: float) -> tuple[float, float]:
-        """`hold` up to its timeout: the background spinners and the lengthened hold."""
-        k, h = self._bg_spinners(base_ns * self.slowdown())
-        self.bg_spinners = k
-        self.stats.wait_ns += line_ns
-        return k, h
-
-    def _hold_end(self, k: float, h: float) -> None:
-        """`hold` after its timeout: the background spinners' time, owed by their CPUs."""
-        if k > 0:
-            spin = k * (h / 2 + self._reader_ns(k + self.seq_spinners))
-            self.bg_spin_ns += spin
-            self.debt_per_cpu += spin / max(self.busy_bg, 1.0)
-        self.bg_spinners = 0.0
-
-    def section(self, work_ns: float, tid: int) -> Generator[Yield, Any, float]:
-        """A writer's whole section: take, hold for `work_ns` (and the line costs), release.
-        Returns how long it took, waits included (ns). This is the hot path (two sections a
-        call): `take`, `hold` (`_hold_start`, `_bg_spinners`' memo, `_hold_end`) and `release`
-        are written out here, each operation as they do it, in their order."""
+    def section(
+        self, work_ns: float, tid: int, counted: bool = True
+    ) -> Generator[Yield, Any, float]:
+        """A writer's whole section: take, hold for `work_ns` (and the line costs, lengthened
+        by the background CPUs it attracts into spinning: one wait for all of it), release.
+        Returns how long it took, waits included (ns). `counted`: its hold counts in the
+        lock's hold time and record (a walk's legitimize check counts as an acquisition only).
+        The hot path (two sections a call): `take` is written out here."""
         env = self.env
         t_in = env.now
         if self.held or self.queue:
@@ -192,7 +173,7 @@ class MountLock:
             if line is None:
                 line = self._writer_ns(seq)
         t0 = env.now + round(line)
-        # hold: _hold_start
+        # the background spinners (`_bg_fixed_point`, memoised) and the lengthened hold
         hold = work_ns * self.slowdown()
         busy_bg, vcpus = self.busy_bg, self.vcpus
         busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
@@ -210,7 +191,7 @@ class MountLock:
         took = round(line + h)
         if not env.advance(took):  # (almost always nothing else happens meanwhile)
             yield took
-        # hold: _hold_end
+        # the background spinners' time, owed by their CPUs
         if k > 0:
             x = k + self.seq_spinners
             r = self._reader_at.get(x)
@@ -223,34 +204,16 @@ class MountLock:
         self.bg_spinners = 0.0
         now = env.now
         st.acquisitions += 1
-        st.hold_ns += now - t0
-        if self.record is not None:
-            self.record.ml_holds.append((tid, int(t0), int(now)))
-        # release
-        self.change_times.append(now)
-        self.releases += 1
-        ev, self._released = self._released, None
-        if self.queue:
-            self.queue.popleft().succeed()  # held stays True: handed over
-        else:
-            self.held = False
-        if ev is not None:
-            ev.succeed()
+        if counted:
+            st.hold_ns += now - t0
+            if self.record is not None:
+                self.record.ml_holds.append((tid, int(t0), int(now)))
+        self.release()
         return now - t_in
 
-    def _bg_spinners(self, hold_ns: float) -> tuple[float, float]:
-        """Background CPUs spinning on the line by the end of a hold, and the lengthened hold."""
-        busy = min(self.busy_bg, self.vcpus)
-        if busy <= 0:
-            return 0.0, hold_ns
-        key = (round(hold_ns), busy, self.seq_spinners)
-        hit = self._bg_memo.get(key)
-        if hit is not None:
-            return hit
-        self._bg_memo[key] = out = self._bg_fixed_point(hold_ns, busy)
-        return out
-
     def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
+        """Background CPUs spinning on the line by the end of a hold of `hold_ns` with `busy`
+        of them busy, and the hold lengthened by the writer's wait for the line behind them."""
         interval = self.k.walk_interval_ns
         k, h = 0.0, hold_ns
         for _ in range(20):
@@ -291,7 +254,4 @@ class MountLock:
     def legitimize_walk(self) -> Proc:
         """The walk's counter moved: __legitimize_mnt takes the spinlock to check the mount."""
         self.legitimize += 1
-        line = yield from self.acquire()
-        yield from self.hold(self.k.legitimize_ns, line)
-        self.stats.acquisitions += 1
-        self.release()
+        yield from self.section(self.k.legitimize_ns, -1, counted=False)
