@@ -185,21 +185,31 @@ def test_run_until_a_time_or_an_event_as_simpy():
 
 def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
     """The whole simulation, once on the fast clock and once on simpy's (through the
-    adapter): the same results, to the nanosecond (a newer simpy whose internals moved would
-    show here)."""
+    adapter, every wait a Timeout: no `advance`): the same results, to the nanosecond, and
+    the same lock tallies (a newer simpy whose internals moved would show here)."""
     m, k = catalog.get("m7i.metal-24xl"), load_kernel()
     trace = burst_workload("per-layer", 12, 4, seed=2)
     costs = LineCosts(m, seed=2)
     costs.prefill()
+    skipped = []
+
+    class Counting(Environment):
+        def advance(self, delay):
+            moved = super().advance(delay)
+            skipped.append(moved)
+            return moved
 
     def run():
-        sim = launch.LaunchSim(m, k, trace, costs=costs, seed=2, layers=4)
+        sim = launch.LaunchSim(m, k, trace, costs=costs, seed=2, layers=4, calls=[])
         res = sim.run()
-        rows = [(r.tid, r.mounts_done_ns, r.end_ns, r.lock_wait_ns) for r in res]
-        return rows, sim.env.now, type(sim.env)
+        rows = [(r.tid, r.mounts_done_ns, r.end_ns, r.lock_wait_ns, r.rcu_wait_ns) for r in res]
+        stats = {name: vars(st) for name, st in sim.stats.items()}
+        return rows, sim.env.now, stats, sim.calls, sim.ml.legitimize, type(sim.env)
 
+    monkeypatch.setattr(launch, "Environment", Counting)
     fast = run()
     monkeypatch.setattr(launch, "Environment", SimpyReference)
     plain = run()
-    assert fast[2] is Environment and plain[2] is SimpyReference
-    assert plain[:2] == fast[:2]
+    assert fast[-1] is Counting and plain[-1] is SimpyReference
+    assert plain[:-1] == fast[:-1]
+    assert sum(skipped) > 100 and not all(skipped)  # waits skipped and waits not skipped
