@@ -96,7 +96,10 @@ class Environment(simpy.Environment):
                 target = gen.throw(event._value)
         except StopIteration:
             return
-        self._wait(gen, target)
+        if type(target) is int and target >= 0:  # `_wait`'s first case, written out
+            heappush(self._queue, (self.now + target, NORMAL, next(self._eid), gen))
+        else:
+            self._wait(gen, target)
 
     def _wait(self, gen: Proc, target: Yield) -> None:
         """`gen` yielded `target`: schedule it or make it wait (an event already processed
