@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -51,13 +50,16 @@ def cases(engine: str) -> tuple[list[list[str]], list[list[str]]]:
 
 def run(argv: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB) and status of one run of `argv` in a fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    r = subprocess.run(argv, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
-    status = "ok" if r.returncode == 0 else f"exit {r.returncode}: {r.stderr.strip()[-300:]}"
-    return wall, peak, status
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        # this child's own rusage: the largest RSS of it and of the workers it waited for
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip()[-300:]
+    return wall, usage.ru_maxrss / 1024, "ok" if code == 0 else f"exit {code}: {tail}"
 
 
 def report(label: str, results: list[tuple[float, float, str]]) -> None:
