@@ -22,6 +22,12 @@ GRID = ["--instances", ",".join(MACHINES), "--containers", "2,4,6", "--layers", 
 POINTS = 12
 
 
+def _default_sigint() -> None:
+    """In the child before it runs cohsim: SIGINT's default action (Python then raises
+    KeyboardInterrupt on it), whatever this process inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _outputs(folder: Path) -> list[str]:
     return ["--csv", str(folder / "s.csv"), "--json", str(folder / "s.json")]
 
@@ -51,9 +57,11 @@ def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) ->
     cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", workers,
            "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
     # cwd: `python -m` puts the working directory first on the path, and the source tree
-    # lacks the installed package's data packages (cohsim._catalog)
+    # lacks the installed package's data packages (cohsim._catalog); preexec_fn: Ctrl-C's
+    # default, which a shell's background job (SIGINT ignored) would otherwise pass down
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path)  # fmt: skip
+                            start_new_session=True, cwd=tmp_path,
+                            preexec_fn=_default_sigint)  # fmt: skip
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < after:
@@ -108,9 +116,11 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
     cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", "2",
            "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
     # cwd: `python -m` puts the working directory first on the path, and the source tree
-    # lacks the installed package's data packages (cohsim._catalog)
+    # lacks the installed package's data packages (cohsim._catalog); preexec_fn: Ctrl-C's
+    # default, which a shell's background job (SIGINT ignored) would otherwise pass down
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path)  # fmt: skip
+                            start_new_session=True, cwd=tmp_path,
+                            preexec_fn=_default_sigint)  # fmt: skip
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < 2:
