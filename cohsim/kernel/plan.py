@@ -196,17 +196,17 @@ def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_
 def _price(calls: tuple[_Call, ...], k: KernelParams, percpu_sum_ns: float) -> list[Step]:
     """The calls with the kernel's costs: the plan."""
     steps: list[Step] = []
-    priced: dict[tuple[str, int], tuple[OpCost, float, float, int, float]] = {}
+    made: dict[_Call, Step] = {}  # a container's calls repeat: each distinct one priced once
     for c in calls:
-        costs = priced.get((c.name, c.layers))
-        if costs is None:  # each distinct op and layer count priced once
+        step = made.get(c)
+        if step is None:
             op, n = k.op(c.name), c.layers
             walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
             cpu = op.cpu_ns + op.per_layer_cpu_ns * n
             ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
-            costs = priced[(c.name, c.layers)] = (op, walk_ns, cpu, op.layer_reads * n, ml_work)
-        op, walk_ns, cpu, reads, ml_work = costs
-        steps.append(Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta, c.ring,
-                          c.binds, c.delta, c.group_walk, c.own_ns, c.window, c.allocs,
-                          c.puts))  # fmt: skip
+            reads = op.layer_reads * n
+            step = made[c] = Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta,
+                                  c.ring, c.binds, c.delta, c.group_walk, c.own_ns, c.window,
+                                  c.allocs, c.puts)  # fmt: skip
+        steps.append(step)
     return steps
