@@ -8,7 +8,7 @@ import json
 from functools import partial
 
 import pytest
-from tinygrid import FLAGS, MACHINES, same_source
+from tinygrid import FLAGS, MACHINES
 
 from cohsim.cli import sweep as cli_sweep
 from cohsim.cli.app import main
@@ -21,7 +21,6 @@ def run(capsys, *argv):
     return code, out, err
 
 
-@same_source()
 def test_csv_json_and_plot(capsys, tmp_path):
     files = {k: tmp_path / "out" / f"sweep.{k}" for k in ("csv", "json", "png")}
     code, out, _ = run(capsys, *FLAGS, "--workers", "1", "--cache", str(tmp_path / "c"),

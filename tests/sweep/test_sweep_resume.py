@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tinygrid import MACHINES, same_source
+from tinygrid import MACHINES
 
 from cohsim.cli.app import main
 
@@ -78,7 +78,6 @@ def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) ->
 
 
 @pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow, id="dask")])
-@same_source()
 def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, workers):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it): one line, exit 130."""
     code, err = _interrupt(tmp_path, workers, signal.SIGINT, after=3)
@@ -94,7 +93,6 @@ def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, workers):
 
 
 @pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow, id="dask")])
-@same_source()
 def test_a_killed_sweep_resumes(tmp_path, capsys, workers):
     """SIGKILL to the sweep's process group (with 2 workers, its Dask cluster too)."""
     code, _ = _interrupt(tmp_path, workers, signal.SIGKILL, after=3)
@@ -106,7 +104,6 @@ def test_a_killed_sweep_resumes(tmp_path, capsys, workers):
 
 
 @pytest.mark.slow
-@same_source()
 def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
     """SIGKILL to one of the local cluster's workers mid-sweep: Dask runs its task again on a
     new worker, and the sweep finishes with every point, once, in the uninterrupted bytes."""

@@ -4,7 +4,7 @@ point computed once and kept."""
 from __future__ import annotations
 
 import pytest
-from tinygrid import MACHINES, RUN, options, same_source, tiny_points
+from tinygrid import MACHINES, RUN, options, tiny_points
 
 from cohsim.errors import CohsimError
 from cohsim.predict import predict
@@ -37,7 +37,6 @@ def test_rows_follow_the_points_and_the_predictions(points, catalog):
     assert r.level == "; ".join(p.level) and len(r.digest) == 64
 
 
-@same_source()
 def test_one_worker_and_two_give_the_same_bytes(points):
     """In this process (1 worker) and on a local Dask cluster of 2: the same CSV and JSON."""
     one = run_sweep(points, options(workers=1))
@@ -47,7 +46,6 @@ def test_one_worker_and_two_give_the_same_bytes(points):
     assert json_text(one.rows, options()) == json_text(two.rows, options(workers=2))
 
 
-@same_source()
 def test_a_second_run_computes_nothing(points, tmp_path, monkeypatch):
     first = run_sweep(points, options(tmp_path, workers=1))
     assert (first.computed, first.cached) == (4, 0)
@@ -62,7 +60,6 @@ def test_a_second_run_computes_nothing(points, tmp_path, monkeypatch):
     assert csv_text(again.rows) == csv_text(first.rows)
 
 
-@same_source()
 def test_extending_a_grid_computes_only_the_new_points(points, tmp_path, monkeypatch):
     run_sweep(points[:2], options(tmp_path, workers=1))
     computed = []

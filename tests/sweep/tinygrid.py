@@ -4,15 +4,9 @@ containers of a few layers, one or two replicates, so a point takes a fraction o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import pytest
-
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
 from cohsim.sweep import Point, SweepOptions, grid
-from cohsim.sweep.cache import code_digest
 
 #: one-socket machines whose line-cost tables fill in a fraction of a second
 MACHINES = ["devvm-2cpu-intel-xeon-f6m167", "xeon-gold-6242-1s"]
@@ -30,17 +24,3 @@ def tiny_points() -> list[Point]:
 def options(cache: object = "off", **kw: object) -> SweepOptions:
     """Sweep options for the tiny grid (no cache unless one is given)."""
     return SweepOptions(run=RUN, cache=cache, **kw)  # type: ignore[arg-type]
-
-
-@contextmanager
-def same_source() -> Iterator[None]:
-    """A test that fails while cohsim's source changed under it is skipped, saying so: the
-    keys of a sweep move with the source, and other people may be editing this working tree
-    (a test that passes passes; as a decorator, it wraps the whole test)."""
-    before = code_digest()
-    try:
-        yield
-    except Exception:
-        if code_digest() != before:
-            pytest.skip("cohsim's source changed while the test ran (someone edited the tree)")
-        raise
