@@ -21,24 +21,14 @@ from dataclasses import replace
 
 from cohsim.machine.catalog import Catalog
 from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
-from cohsim.predict import Prediction, RunOptions, predict
+from cohsim.predict import Prediction, RunOptions
 from cohsim.sweep import Point, SweepOptions, run_points
 from cohsim.sweep.options import SERIAL_POINTS
 
 
 def predict_probe(probe: Probe, run: RunOptions, catalog: Catalog) -> Prediction:
     """The direct prediction of one point, with `run`'s options."""
-    c = probe.candidate
-    return predict(
-        instance=c.instance,
-        containers=probe.containers,
-        layers=probe.layers,
-        strategy=c.strategy,
-        smt=c.smt,
-        sockets=c.sockets,
-        catalog=catalog,
-        options=run,
-    )
+    return _points([probe])[0].predict(catalog, run)
 
 
 def predict_evaluator(run: RunOptions, catalog: Catalog | None = None) -> Evaluate:
@@ -47,7 +37,7 @@ def predict_evaluator(run: RunOptions, catalog: Catalog | None = None) -> Evalua
     known = catalog or Catalog()
 
     def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
-        return [from_prediction(predict_probe(p, run, known), run.engine) for p in probes]
+        return [from_prediction(predict_probe(p, run, known)) for p in probes]
 
     return evaluate
 

@@ -85,7 +85,7 @@ class Outcome:
 Evaluate = Callable[[Sequence[Probe]], list[Outcome]]
 
 
-def from_prediction(p: Prediction, engine: str = "des") -> Outcome:
+def from_prediction(p: Prediction) -> Outcome:
     """The outcome of one prediction (its digest: its JSON document's)."""
     doc = p.to_dict()
     reads = p.mountinfo_read_s
@@ -97,23 +97,10 @@ def from_prediction(p: Prediction, engine: str = "des") -> Outcome:
         peak_mount_table=p.peak_mount_table,
         read_host_s=float(reads.get("host", 0.0)),
         read_container_s=float(reads.get("container", 0.0)),
-        dominant=holder(p),
-        engine=_engine_name(doc.get("engine"), engine),
+        dominant=p.breakdown.holder if p.breakdown else "",
+        engine=p.engine["name"],
         digest=provenance.text_digest(provenance.dumps(doc)),
     )
-
-
-def holder(p: Prediction) -> str:
-    """What held namespace_sem longest, as a row names it ("namespace_sem: bind mounts")."""
-    name = p.breakdown.dominant if p.breakdown else ""
-    return f"namespace_sem: {name.replace('_', ' ')}" if name else ""
-
-
-def _engine_name(reported: Any, default: str) -> str:
-    """The engine a prediction names ({"name": "analytic", ...}), else `default`."""
-    if isinstance(reported, Mapping):
-        return str(reported.get("name", default))
-    return str(reported) if reported else default
 
 
 def _interval(row: Mapping[str, Any], key: str, unit: str, suffix: str = "") -> Interval:

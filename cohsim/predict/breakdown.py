@@ -143,6 +143,11 @@ class Breakdown:
         """The mechanism that held namespace_sem longest ("" when nothing held it)."""
         return next(iter(self.ns_write_s), "")
 
+    @property
+    def holder(self) -> str:
+        """`dominant` as tables name it ("namespace_sem: bind mounts"; "" when none)."""
+        return f"namespace_sem: {self.dominant.replace('_', ' ')}" if self.dominant else ""
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "categories": list(CATEGORIES),

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
+from cohsim.predict import Prediction, RunOptions, predict
 from cohsim.workload.synth import STRATEGIES
 
 T = TypeVar("T")
@@ -61,6 +62,30 @@ class Point:
         if self.sockets is not None:
             parts.append(f"{self.sockets}s")
         return "+".join(parts) or "base"
+
+    def predict(
+        self,
+        catalog: Catalog,
+        run: RunOptions,
+        *,
+        kernel: str | None = None,
+        calibration: str | None = None,
+        runtime: str = "runc",
+    ) -> Prediction:
+        """This point's prediction with `run`'s options (cohsim.predict.predict)."""
+        return predict(
+            catalog=catalog,
+            instance=self.instance,
+            containers=self.containers,
+            layers=self.layers,
+            strategy=self.strategy,
+            smt=self.smt,
+            sockets=self.sockets,
+            kernel=kernel,
+            calibration=calibration,
+            runtime=runtime,
+            options=run,
+        )
 
     def machine(self, catalog: Catalog) -> Machine:
         """The machine this point runs on (its variant applied), as `predict` resolves it."""

@@ -100,10 +100,8 @@ def row_of(
             lat[f"{name}_{k}_s"] = _r(iv.value)
             lat[f"{name}_{k}_lo_s"] = _r(iv.low)
             lat[f"{name}_{k}_hi_s"] = _r(iv.high)
-    holder, held = "", 0.0
-    if p.breakdown is not None and p.breakdown.ns_write_s:
-        holder = p.breakdown.dominant
-        held = p.breakdown.ns_write_s[holder]
+    b = p.breakdown
+    held = b.ns_write_s[b.dominant] if b is not None and b.dominant else 0.0
     return Row(
         instance=point.instance,
         variant=point.variant,
@@ -122,7 +120,7 @@ def row_of(
         peak_mount_table=int(p.peak_mount_table),
         mountinfo_read_host_s=_r(p.mountinfo_read_s.get("host", 0.0)),
         mountinfo_read_container_s=_r(p.mountinfo_read_s.get("container", 0.0)),
-        dominant=f"namespace_sem: {holder.replace('_', ' ')}" if holder else "",
+        dominant=b.holder if b is not None else "",
         dominant_hold_s=_r(held),
         level="; ".join(p.level),
         calibration=p.calibration,

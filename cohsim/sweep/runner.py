@@ -30,7 +30,6 @@ from tqdm import tqdm
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
-from cohsim.predict.api import predict
 from cohsim.predict.options import RunOptions
 from cohsim.sweep import cache
 from cohsim.sweep.grid import Point
@@ -56,18 +55,12 @@ def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
     """A task's row (as a dict): what a worker runs.
     `catalog`: the client's (read once, not once a point: half a fast point's time)."""
     pt = task.point
-    p = predict(
-        catalog=catalog,
-        instance=pt.instance,
-        containers=pt.containers,
-        layers=pt.layers,
-        strategy=pt.strategy,
-        smt=pt.smt,
-        sockets=pt.sockets,
+    p = pt.predict(
+        catalog or Catalog(),
+        task.run,
         kernel=task.kernel,
         calibration=task.calibration,
         runtime=task.runtime,
-        options=task.run,
     )
     row = row_of(
         pt, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine, digest=task.digest
