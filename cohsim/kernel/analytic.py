@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 import numpy as np
 
@@ -62,17 +62,16 @@ from cohsim.errors import CohsimError
 from cohsim.kernel.analytic_arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import Step, plan_calls
+from cohsim.kernel.plan import Recent, Step, plan_calls
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
 #: the spreads `BurstModel.run` knows (the module docstring)
 SPREADS = ("gated", "lockstep", "uniform")
 
-#: the last few plans, by (events, kernel, layers, per-CPU sum): a replicate asks for the burst
-#: and for one container alone (the same calls), and planning is most of a model's cost
-_PLANS: dict[tuple[int, int, int | None, float], tuple[Any, ...]] = {}
-_PLANS_KEPT = 8
+#: the last few plans' arrays, by (events, kernel, layers, per-CPU sum): a replicate asks for
+#: the burst and for one container alone (the same calls)
+_ARRAYS = Recent()
 
 
 def _planned(
@@ -84,15 +83,12 @@ def _planned(
 ) -> tuple[list[Step], StepArrays]:
     """The planned calls (cohsim.kernel.plan) and their arrays, reused while the same events
     and kernel objects come again (the entry keeps them, so an id is not reused meanwhile)."""
-    key = (id(events), id(kernel), layers, sum_ns)
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is events and hit[1] is kernel:
-        return hit[2], hit[3]
+    hit = _ARRAYS.get((events, kernel), (layers, sum_ns))
+    if hit is not None:
+        return cast(tuple[list[Step], StepArrays], hit)
     steps = plan_calls(events, kernel, layers, sum_ns)
     arrays = StepArrays(steps, cc, math.exp(kernel.call_sigma**2 / 2))
-    if len(_PLANS) >= _PLANS_KEPT:
-        del _PLANS[next(iter(_PLANS))]
-    _PLANS[key] = (events, kernel, steps, arrays)
+    _ARRAYS.put((events, kernel), (layers, sum_ns), (steps, arrays))
     return steps, arrays
 
 

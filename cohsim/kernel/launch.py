@@ -173,7 +173,6 @@ class LaunchSim:
         self.results: list[ThreadResult] = []
         #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
         self.ns_write_by_op: dict[str, float] = {}
-        self._plans: dict[int, tuple[tuple[SyscallEvent, ...], list[Step]]] = {}
 
     # ----- what the run left -----------------------------------------------------------------
 
@@ -262,15 +261,9 @@ class LaunchSim:
     # ----- the threads ---------------------------------------------------------------------
 
     def _plan(self, events: tuple[SyscallEvent, ...]) -> list[Step]:
-        """The thread's calls worked out once (cohsim.kernel.plan). A burst workload gives
-        every container the same events tuple: plan it once."""
-        key = id(events)
-        plan = self._plans.get(key)
-        if plan is not None and plan[0] is events:
-            return plan[1]
-        steps = plan_calls(events, self.k, self.layers, self.percpu_sum_ns)
-        self._plans[key] = (events, steps)
-        return steps
+        """The thread's calls worked out (cohsim.kernel.plan, which remembers its last plans: a
+        burst workload gives every container the same events tuple, planned once)."""
+        return plan_calls(events, self.k, self.layers, self.percpu_sum_ns)
 
     def _thread(self, tid: int, events: tuple[SyscallEvent, ...], arrival: int) -> Proc:
         """One thread: arrive, take a CPU, run its calls, then the container's runtime."""

@@ -102,7 +102,7 @@ class CallFactors:
         return self.buf[self.i - 1]
 
 
-class _Recent:
+class Recent:
     """The last few results of a function of frozen objects, by the objects' identity (the
     objects are kept, so an id is not reused while its entry lives)."""
 
@@ -122,7 +122,7 @@ class _Recent:
         self.entries[(*map(id, objs), *rest)] = (objs, value)
 
 
-_PLANS, _CALLS = _Recent(), _Recent()
+_PLANS, _CALLS = Recent(), Recent()
 
 
 def plan_calls(
