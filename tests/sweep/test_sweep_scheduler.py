@@ -23,12 +23,16 @@ DASK = {
 }
 
 
-def _start(command: str, *argv: str) -> subprocess.Popen[bytes]:
+def _start(folder: Path, command: str, *argv: str) -> subprocess.Popen[bytes]:
+    """A dask command run from `folder`: `python -m` puts the working directory first on the
+    path, and the repository's source tree lacks the installed data packages (cohsim._catalog)
+    its workers import."""
     return subprocess.Popen(
         [*DASK[command], *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        cwd=folder,
     )
 
 
@@ -36,12 +40,12 @@ def _start(command: str, *argv: str) -> subprocess.Popen[bytes]:
 def cluster(tmp_path: Path) -> Iterator[str]:
     """A dask scheduler on this machine and two one-thread workers; its address."""
     info = tmp_path / "scheduler.json"
-    procs = [_start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+    procs = [_start(tmp_path, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                     "--scheduler-file", str(info))]  # fmt: skip
     try:
         for _ in range(2):
-            procs.append(_start("worker", "--scheduler-file", str(info), "--nthreads", "1",
-                                "--no-dashboard", "--death-timeout", "30"))  # fmt: skip
+            worker = ["--scheduler-file", str(info), "--nthreads", "1", "--no-dashboard"]
+            procs.append(_start(tmp_path, "worker", *worker, "--death-timeout", "30"))
         give_up = time.monotonic() + 60
         while not info.exists() or not info.read_text().strip():
             assert time.monotonic() < give_up and procs[0].poll() is None, "no scheduler"
