@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# campaign.sh OUTDIR [STEP...]: the standard measurements on a new host, as root, one folder each.
+#
+# Steps (default: all, in this order; name some to run only those):
+#   host    facts the sidecars do not hold: /proc/cpuinfo, lscpu, every CPU's topology and
+#           cache sharing lists, NUMA distances, the kernel command line, the compiler
+#   corun   corun_bench at all online CPUs: how much slower CPU work runs with every CPU busy
+#   pause   cohsim bench pause, ttas and ticket, compact placement, 1..N threads
+#   pairs   pause_bench with 2 threads on every pair of CPUs (i < j): a hand-off matrix
+#   wake    cohsim bench wake
+#   mount   cohsim bench mount, 3 strategies x workers 1..N x layers 1,10,50, 20 containers each
+#   burst   cohsim bench mount with one container per worker at 16..100 workers (a burst)
+#   ns      cohsim bench ns (namespace copy vs mount-table size)
+#   prop    cohsim bench prop (propagation into slave namespaces, mountinfo reads)
+#
+# Every step writes OUTDIR/<step>/ and appends "<step> <seconds>" to OUTDIR/steps.txt; a step that
+# fails is recorded as "<step> FAILED rc" and the others still run. CAMPAIGN_TAR=FILE re-packs
+# OUTDIR into FILE (xz) after every step, so that whatever finished survives a timeout.
+# Needs: cohsim on PATH (or COHSIM="python3 -m cohsim.cli"), cc/gcc, root for the mount steps.
+set -u
+out=${1:?usage: campaign.sh OUTDIR [STEP...]}
+shift
+steps=${*:-host corun pause pairs wake mount burst ns prop}
+cohsim=${COHSIM:-cohsim}
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || cc=gcc
+here=$(cd "$(dirname "$0")" && pwd)
+ncpu=$(nproc)
+mkdir -p "$out"
+
+# thread counts 1, 2, 4, ... up to the online CPUs, with N itself last
+threads() {
+    local t=1 list=""
+    while [ "$t" -lt "$ncpu" ]; do list="$list,$t"; t=$((t * 2)); done
+    echo "${list#,},$ncpu" | sed 's/^,//'
+}
+
+pack() {
+    if [ -n "${CAMPAIGN_TAR:-}" ]; then
+        tar -C "$(dirname "$out")" -cJf "$CAMPAIGN_TAR.tmp" "$(basename "$out")" &&
+            mv "$CAMPAIGN_TAR.tmp" "$CAMPAIGN_TAR"
+    fi
+}
+
+step_host() {
+    local d=$out/host
+    mkdir -p "$d"
+    cp /proc/cpuinfo "$d/cpuinfo.txt"
+    lscpu >"$d/lscpu.txt" 2>&1 || true
+    lscpu -e=CPU,CORE,SOCKET,NODE,CACHE,ONLINE >"$d/lscpu-e.txt" 2>&1 || true
+    uname -a >"$d/uname.txt"
+    cat /proc/cmdline >"$d/cmdline.txt"
+    head -5 /proc/meminfo >"$d/meminfo.txt"
+    "$cc" --version 2>&1 | head -1 >"$d/compiler.txt"
+    for c in /sys/devices/system/cpu/cpu[0-9]*; do
+        n=${c##*cpu}
+        printf '%s core=%s pkg=%s siblings=%s llc=%s\n' "$n" \
+            "$(cat "$c/topology/core_id" 2>/dev/null)" \
+            "$(cat "$c/topology/physical_package_id" 2>/dev/null)" \
+            "$(cat "$c/topology/thread_siblings_list" 2>/dev/null)" \
+            "$(cat "$c/cache/index3/shared_cpu_list" 2>/dev/null)"
+    done | sort -n >"$d/topology.txt"
+    cat /sys/devices/system/node/node*/distance >"$d/numa-distance.txt" 2>/dev/null || true
+    cat /sys/devices/system/cpu/smt/control >"$d/smt.txt" 2>/dev/null || true
+    cat /sys/devices/system/cpu/vulnerabilities/* >"$d/vulnerabilities.txt" 2>/dev/null || true
+    cat /proc/sys/fs/mount-max >"$d/mount-max.txt" 2>/dev/null || true
+}
+
+step_corun() {
+    mkdir -p "$out/corun"
+    "$cc" -O2 -pthread "$here/corun_bench.c" -o "$out/corun/corun_bench" &&
+        "$out/corun/corun_bench" --threads "$ncpu" --ms 300 --repeats 3 >"$out/corun/corun_bench.csv" &&
+        rm -f "$out/corun/corun_bench"
+}
+
+step_pause() {
+    $cohsim bench pause --threads "$(threads)" --lock ttas,ticket --placement compact \
+        --cs-ns 100 --think-ns 0 --duration-ms 500 --warmup-ms 100 --repeats 3 \
+        --out "$out/pause" --no-progress
+}
+
+step_pairs() {
+    local d=$out/pairs bin
+    mkdir -p "$d"
+    bin=$d/pause_bench
+    "$cc" -O2 -pthread -I"$here" "$here/pause_bench.c" -o "$bin" || return 1
+    local first=1 i j
+    for ((i = 0; i < ncpu; i++)); do
+        for ((j = i + 1; j < ncpu; j++)); do
+            if [ $first = 1 ]; then
+                "$bin" --cpus "$i,$j" --threads 2 --lock ttas --duration-ms 100 --warmup-ms 20 \
+                    --repeats 1 --pause-samples 200 2>>"$d/stderr.txt" || return 1
+                first=0
+            else
+                "$bin" --cpus "$i,$j" --threads 2 --lock ttas --duration-ms 100 --warmup-ms 20 \
+                    --repeats 1 --pause-samples 200 2>>"$d/stderr.txt" | tail -n +2 || return 1
+            fi
+        done
+    done >"$d/pairs_bench.csv"
+    rm -f "$bin"
+}
+
+step_wake() {
+    $cohsim bench wake --repeats 5 --out "$out/wake" --no-progress
+}
+
+step_mount() {
+    $cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus --workers "$(threads)" \
+        --layers 1,10,50 --containers 20 --sequences-per-container 2 --repeats 3 \
+        --out "$out/mount" --no-progress
+}
+
+step_burst() {
+    $cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus --workers 16,32,64,100 \
+        --layers 10,50 --containers 1 --sequences-per-container 2 --repeats 3 \
+        --out "$out/burst" --no-progress
+}
+
+step_ns() {
+    $cohsim bench ns --mounts 0,1000,2000,5000,10000 --repeats 5 --out "$out/ns" --no-progress
+}
+
+step_prop() {
+    $cohsim bench prop --slaves 0,10,50,100,200 --mounts 0,1000,5000 --repeats 5 \
+        --out "$out/prop" --no-progress
+}
+
+for s in $steps; do
+    t0=$(date +%s.%N)
+    echo "campaign: $s ..." >&2
+    "step_$s"
+    rc=$?
+    t1=$(date +%s.%N)
+    if [ $rc = 0 ]; then
+        awk -v s="$s" -v a="$t0" -v b="$t1" 'BEGIN { printf "%s %.1f\n", s, b - a }' >>"$out/steps.txt"
+    else
+        printf '%s FAILED %s\n' "$s" "$rc" >>"$out/steps.txt"
+    fi
+    tail -1 "$out/steps.txt" >&2
+    pack
+done
