@@ -7,7 +7,8 @@
 - `noise`, `surface`: the kernel fit's residual weights, and the fits' covariances;
 - `kernelfit`, `lockfit`: the two fits; `calibration`: the estimator that runs them;
 - `fitjson`: the fit JSON (writing, reading, choosing the committed fit); `fitplot`: its plot;
-- `heldout`: predictions checked against held-out runs.
+- `heldout`: predictions checked against held-out runs, any runs (`check_runs`) and another
+  host's kernel fit (`transfer_kernel`).
 
 Callers outside the package import from here, not from the modules.
 """
@@ -22,16 +23,27 @@ from cohsim.calibrate.benchdata import (
     medians,
 )
 from cohsim.calibrate.calibration import Calibration, default_fit, load_fit
-from cohsim.calibrate.heldout import BOUND, SPLITS, HeldOut, held_out
+from cohsim.calibrate.heldout import (
+    BOUND,
+    METRICS,
+    SPLITS,
+    Checked,
+    HeldOut,
+    check_runs,
+    held_out,
+    transfer_kernel,
+)
 from cohsim.calibrate.mountsim import SimRun, bench_kernel, mount_bench_trace, simulate_run
 from cohsim.calibrate.params import KERNEL_PARAMS, apply_kernel_params
 
 __all__ = [
     "BOUND",
     "KERNEL_PARAMS",
+    "METRICS",
     "SPLITS",
     "BenchData",
     "Calibration",
+    "Checked",
     "HeldOut",
     "MountRun",
     "PauseRun",
@@ -39,6 +51,7 @@ __all__ = [
     "WakeRun",
     "apply_kernel_params",
     "bench_kernel",
+    "check_runs",
     "default_fit",
     "group_runs",
     "held_out",
@@ -47,4 +60,5 @@ __all__ = [
     "medians",
     "mount_bench_trace",
     "simulate_run",
+    "transfer_kernel",
 ]

@@ -92,6 +92,12 @@ class MountRun:
         return self.sequence_mean_ns + self.sample_ns
 
     @property
+    def sampled(self) -> bool:
+        """Whether mount_bench counted the mount table (`mountinfo_sample`) in this run: not
+        with `--mountinfo-every 0`, where its workers made no mountinfo read of their own."""
+        return self.labels.get("mountinfo_sample", {}).get("count", 0.0) > 0
+
+    @property
     def op_means(self) -> dict[str, float]:
         """Mean duration (ns) of one call of each op mount_bench timed apart (`LABEL_OPS`)."""
         out = {}

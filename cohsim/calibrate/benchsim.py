@@ -75,10 +75,12 @@ class BenchSim:
         baseline_mounts: int,
         containers: int | None = None,
         seeds: Sequence[int] | None = None,
+        mountinfo_sample: bool = True,
     ) -> SimRun:
         """A mount_bench run with the fit's think and op terms, averaged over `seeds` (common
         random numbers: the same seeds for every candidate; one run at 1 worker, where there
-        is no interleaving to average over)."""
+        is no interleaving to average over). `mountinfo_sample`: False for a run made with
+        `--mountinfo-every 0` (`MountRun.sampled`)."""
         think = self.think_ns[strategy][str(layers)]
         k = fit_bench_kernel(kernel, self.op_extra_ns, strategy, layers)
         if seeds is None:
@@ -96,6 +98,7 @@ class BenchSim:
                 costs=self.costs,
                 baseline_mounts=baseline_mounts,
                 jitter=True,
+                mountinfo_sample=mountinfo_sample,
             )
             for s in seeds
         ]

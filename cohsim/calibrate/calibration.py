@@ -337,12 +337,14 @@ class Calibration:
         level: float = 0.9,
         seed: int = 0,
         baseline_mounts: int = 21,
+        mountinfo_sample: bool = True,
     ) -> dict[str, dict[str, float]]:
         """A mount_bench run predicted: worker time per sequence (ns) and containers/s, each
-        {value, low, high}. value: at the fitted parameters (the fit's seeds averaged). The
-        interval is for one run (central `level` fraction, lognormal): the spread of `samples`
-        parameter draws (each with its own seed) and the fit's residual scatter of that metric
-        (log residuals' root mean square), added in quadrature."""
+        {value, low, high} (`mountinfo_sample`: False for a `--mountinfo-every 0` run).
+        value: at the fitted parameters (the fit's seeds averaged). The interval is for one
+        run (central `level` fraction, lognormal): the spread of `samples` parameter draws
+        (each with its own seed) and the fit's residual scatter of that metric (log residuals'
+        root mean square), added in quadrature."""
         self._check_fitted()
         if str(layers) not in self.think_ns_.get(strategy, {}):
             raise CohsimError(
@@ -354,7 +356,8 @@ class Calibration:
         bench = self._bench(machine, LineCosts(machine, seed=self.seed))
 
         def run(kernel: KernelParams, seeds: list[int] | None = None) -> SimRun:
-            return bench.run(kernel, strategy, workers, layers, baseline_mounts, containers, seeds)
+            shape = (strategy, workers, layers, baseline_mounts, containers, seeds)
+            return bench.run(kernel, *shape, mountinfo_sample=mountinfo_sample)
 
         point = run(self.host_kernel(self.kernel_params(base)))
         draws = [

@@ -1,17 +1,29 @@
 """Held-out checks of a kernel calibration: fit on part of the mount_bench runs, predict the
 rest, and say how far off the predictions are and how often their intervals cover the runs.
 
-Used by the slow tests (tests/calibrate/test_heldout.py) and by `calibration/reports/held_out.py`,
-which prints the figures quoted in calibration/fits/README.md.
+- `held_out`: fit one side of a split of one host's runs and predict the other (used by the
+  slow tests, tests/calibrate/test_heldout.py, and `calibration/reports/held_out.py`, which
+  prints the figures quoted in calibration/fits/README.md);
+- `check_runs`: any fit's predictions of any runs, shape by shape, each simulated as it was
+  run (its containers per worker, its mount table's baseline, with or without mount_bench's
+  mountinfo sample), both run metrics with their interval coverage;
+- `transfer_kernel`: one host's fit with another fit's kernel parameters, to ask how a kernel
+  fit made on one host predicts another (`calibration/reports/many_core.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from cohsim.calibrate.benchdata import BenchData, MountRun, medians
 from cohsim.calibrate.calibration import Calibration
+from cohsim.calibrate.params import KERNEL_PARAMS
+from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 
 SPLITS = ("workers", "repeats")
@@ -87,3 +99,93 @@ def held_out(
         if key in fitted:
             host[key] = fitted[key][0] / stride - 1
     return HeldOut(split, errors, covered / len(held), len(held), host)
+
+
+#: the run metrics a check compares: worker time per sequence, and containers/s
+METRICS = ("stride_ns", "containers_per_s")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One shape's prediction against its runs. `measured`: per metric (`METRICS`), the
+    median over the runs; `predicted`: per metric {value, low, high} (`Calibration.predict`);
+    `covered`: per metric, how many of the runs lie inside the predicted interval."""
+
+    key: tuple[str, int, int]  #: strategy, workers, layers
+    containers: int  #: containers per worker, as run and as simulated
+    sampled: bool  #: with mount_bench's own mountinfo sample (`MountRun.sampled`)
+    runs: int
+    measured: dict[str, float]
+    predicted: dict[str, dict[str, float]]
+    covered: dict[str, int]
+
+    def error(self, metric: str = "stride_ns") -> float:
+        """predicted / measured median - 1."""
+        return self.predicted[metric]["value"] / self.measured[metric] - 1
+
+
+def check_runs(
+    fit: Calibration,
+    runs: Sequence[MountRun],
+    *,
+    samples: int = 6,
+    containers: int | None = None,
+    seed: int = 0,
+) -> list[Checked]:
+    """`fit`'s prediction of every shape in `runs` (grouped by strategy, workers, layers,
+    containers per worker and whether mount_bench sampled mountinfo), each simulated as it
+    was run: its own containers per worker (or `containers`, to cut a long simulation
+    short), its runs' mount-table baseline and their mountinfo sampling."""
+    groups: dict[tuple[tuple[str, int, int], int, bool], list[MountRun]] = {}
+    for r in runs:
+        groups.setdefault((r.key, r.containers, r.sampled), []).append(r)
+    out = []
+    for (key, per_worker, sampled), group in sorted(groups.items()):
+        s, w, layers = key
+        p = fit.predict(
+            s,
+            w,
+            layers,
+            samples=samples,
+            containers=containers or per_worker,
+            seed=seed,
+            baseline_mounts=group[0].baseline_mounts,
+            mountinfo_sample=sampled,
+        )
+        measured = {m: statistics.median(getattr(r, m) for r in group) for m in METRICS}
+        covered = {
+            m: sum(p[m]["low"] <= getattr(r, m) <= p[m]["high"] for r in group) for m in METRICS
+        }
+        out.append(Checked(key, per_worker, sampled, len(group), measured, p, covered))
+    return out
+
+
+def transfer_kernel(host: Calibration, source: Calibration) -> Calibration:
+    """`host`'s fit (its machine, mount_bench terms, wake-up latency and lock part) with
+    `source`'s kernel parameters, their covariance and their residuals (whose scatter widens
+    the intervals: the source fit's own misfit): how a kernel fit made on `source`'s host
+    predicts `host`'s runs. Both must be fits of the same kernel model."""
+    if not host.params_ or not source.params_:  # params_ refuses an unfitted calibration
+        raise CohsimError("a fit without parameters")
+    if host.kernel_name_ != source.kernel_name_:
+        raise CohsimError(
+            f"kernel {source.kernel_name_!r} of the source fit is not the host fit's "
+            f"{host.kernel_name_!r}"
+        )
+    if not any(n in KERNEL_PARAMS for n in source.parameters_):
+        raise CohsimError("the source fit has no kernel parameters (no mount_bench data)")
+    out = copy.copy(host)
+    out.parameters_ = {
+        **{n: p for n, p in host.parameters_.items() if n not in KERNEL_PARAMS},
+        **{n: p for n, p in source.parameters_.items() if n in KERNEL_PARAMS},
+    }
+    blocks, names = [], []
+    for c, kernel in ((source, True), (host, False)):
+        idx = [i for i, n in enumerate(c.cov_["names"]) if (n in KERNEL_PARAMS) == kernel]
+        names += [c.cov_["names"][i] for i in idx]
+        blocks.append(np.asarray(c.cov_["matrix"], dtype=float)[np.ix_(idx, idx)])
+    out.cov_ = {"names": names, "matrix": block_diagonal(blocks)}
+    out.residuals_ = [r for r in host.residuals_ if r.get("kind") != "kernel"] + [
+        r for r in source.residuals_ if r.get("kind") == "kernel"
+    ]
+    return out

@@ -1,0 +1,101 @@
+"""The model against the 16-vCPU host (calibration/data/devvm-16cpu-intel-xeon-f6m207): its
+own 1-2 worker fit and the 2-vCPU fit's kernel, predicting 16-200 workers there.
+
+The tolerances are what was measured (calibration/data/devvm-16cpu-intel-xeon-f6m207/README.md,
+"What the model predicts here", `python -m calibration.reports.many_core --transfer`) with a
+margin for the simulation's seeds: they hold the model where it is, misses included, so a
+change that moves these predictions shows here. They are not the 15 % the held-out checks aim
+for: the model is 2-7x too slow at 16 workers where overlay mounts meet the bind ops' writers.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import DATA, REPO
+
+from cohsim.calibrate import (
+    Checked,
+    check_runs,
+    load_bench,
+    load_fit,
+    transfer_kernel,
+)
+from cohsim.errors import CohsimError
+
+HOST = "devvm-16cpu-intel-xeon-f6m207"
+HOST_DATA = DATA / HOST
+FITS = REPO / "calibration" / "fits"
+
+
+@pytest.fixture(scope="module")
+def fits():
+    host = load_fit(FITS / f"{HOST}.json")
+    two = load_fit(FITS / "devvm-2cpu-intel-xeon-f6m167.json")
+    return host, transfer_kernel(host, two), two
+
+
+def test_transfer_takes_the_kernel_and_keeps_the_host(fits):
+    host, moved, two = fits
+    for name in ("ser_bind", "ser_overlay", "ser_umount", "rcu_exp_base_ns"):
+        assert moved.params_[name] == two.params_[name]
+    for name in ("wake_ns", "same_llc_ns", "pause_ns"):
+        assert moved.params_[name] == host.params_[name]
+    assert moved.think_ns_ == host.think_ns_ and moved.instance_ == HOST
+    assert moved.misfit_sd() == two.misfit_sd()  # the source fit's own error widens intervals
+    assert host.params_["ser_bind"] != two.params_["ser_bind"]  # the host fit is untouched
+    assert set(moved.cov_["names"]) == set(host.cov_["names"])
+    assert len(moved.sample_kernels(None, 2, 0)) == 2
+
+
+def test_transfer_needs_the_same_kernel_model(fits):
+    host, _, two = fits
+    other = transfer_kernel(host, two)
+    other.kernel_name_ = "linux-9.99"
+    with pytest.raises(CohsimError, match="kernel 'linux-9.99'"):
+        transfer_kernel(host, other)
+
+
+def test_runs_know_whether_mount_bench_read_mountinfo():
+    plain = load_bench([HOST_DATA / "burst" / "no-mountinfo-reads"]).mount
+    sampled = load_bench([HOST_DATA / "burst" / "16-100-workers"]).mount
+    assert not any(r.sampled for r in plain) and all(r.sampled for r in sampled)
+    assert all(r.sample_ns == 0 for r in plain)
+
+
+def _sixteen(strategy: str) -> list:
+    runs = load_bench(
+        [HOST_DATA / "burst" / "no-mountinfo-reads", HOST_DATA / "burst" / "16-100-workers"]
+    )
+    return [r for r in runs.mount if r.key == (strategy, 16, 10)]
+
+
+#: (fit, strategy, mountinfo sampled) -> predicted / measured - 1 of the worker time per
+#: sequence, 16 one-container workers x 10 layers, at the fits' nominal points (samples=0; the
+#: fits' own seeds): as measured when these fits were made, +/- 0.15
+_MEASURED = {
+    ("host", "per-layer", False): +1.862,
+    ("host", "per-layer", True): +0.708,
+    ("host", "common-parent", False): +0.878,
+    ("host", "common-parent", True): +0.513,
+    ("host", "lowerdir-plus", False): -0.009,
+    ("host", "lowerdir-plus", True): +0.163,
+    ("transfer", "per-layer", False): +1.776,
+    ("transfer", "per-layer", True): +0.980,
+    ("transfer", "common-parent", False): +1.245,
+    ("transfer", "common-parent", True): +0.688,
+    ("transfer", "lowerdir-plus", False): -0.013,
+    ("transfer", "lowerdir-plus", True): -0.030,
+}
+SIXTEEN = {k: (v - 0.15, v + 0.15) for k, v in _MEASURED.items()}
+
+
+@pytest.mark.parametrize("which", ["host", "transfer"])
+def test_sixteen_one_container_workers(fits, which):
+    fit = fits[0] if which == "host" else fits[1]
+    for strategy in ("per-layer", "common-parent", "lowerdir-plus"):
+        checked = check_runs(fit, _sixteen(strategy), samples=0)
+        assert [(c.sampled, c.containers, c.runs) for c in checked] == [(False, 1, 3), (True, 1, 3)]
+        for c in checked:
+            assert isinstance(c, Checked)
+            lo, hi = SIXTEEN[(which, strategy, c.sampled)]
+            assert lo < c.error() < hi, (which, strategy, c.sampled, c.error())
