@@ -3,7 +3,7 @@ READMEs report (common-parent, 2 workers, 1 layer)."""
 
 from __future__ import annotations
 
-from analysis_runner import CP2, number, run
+from analysis_runner import CP2, REPO, number, run
 
 
 def test_analyse_splits_the_unmounts_into_cpu_and_sleep() -> None:
@@ -26,3 +26,13 @@ def test_overlap_compares_with_independent_phases() -> None:
     out = run("mount_trace.overlap", CP2)
     assert "overlapping another worker's overlay mount" in out
     assert number(r"period ([\d.]+) us", out) > 100
+
+
+def test_locks_sums_each_locks_waits_per_sequence() -> None:
+    trace = REPO / "calibration/data/devvm-16cpu-intel-xeon-f6m207/mount-trace"
+    out = run("mount_trace.locks", trace / "trace-per-layer-16w-10L.txt.xz")
+    assert "320 sequences, sequence wall 3215 us" in out  # from the run's CSV beside it
+    # the overlay mounts' per-layer clone_private_mount() reads wait most (README there)
+    assert number(r"namespace_sem +READ .*? ([\d.]+) us/seq", out) == 655.0
+    assert number(r"namespace_sem +WRITE .*? ([\d.]+) us/seq", out) == 498.9
+    assert number(r"all locks: (\d+) us/seq", out) == 1504
