@@ -7,8 +7,9 @@ readers) spends its time in Python per event; mypyc compiles those modules to C,
 semantics (the same simulation, event for event: tests/kernel/test_compiled.py compares the
 two). The .py sources are installed beside the compiled modules.
 
-Pure Python instead: `COHSIM_PURE_PYTHON=1 pip install .`, or where mypyc or a C compiler is
-missing (the build says so and goes on without them).
+Pure Python instead: `COHSIM_PURE_PYTHON=1 pip install .`, an editable install (`pip install
+-e`: the tree's edits must take effect), or where mypyc or a C compiler is missing (the build
+says so and goes on without them).
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ def _warn(text: str) -> None:
 
 
 def _extensions() -> list:  # type: ignore[type-arg]
-    if os.environ.get("COHSIM_PURE_PYTHON"):
+    if os.environ.get("COHSIM_PURE_PYTHON", "") not in ("", "0"):
+        return []
+    if not {"bdist_wheel", "build_ext", "build", "install"} & set(sys.argv):
+        # metadata only (pip asks for it first), or an editable install, which runs the tree's
+        # sources: compiled copies would hide their edits
         return []
     try:
         from mypyc.build import mypycify
@@ -63,7 +68,7 @@ def _extensions() -> list:  # type: ignore[type-arg]
         return []
     try:
         return mypycify(COMPILED, opt_level="3", group_name="cohsim_kernel")
-    except Exception as exc:  # mypyc refusing the sources: pure Python, said so
+    except (Exception, SystemExit) as exc:  # mypyc refusing the sources: pure Python, said so
         _warn(f"mypyc failed ({exc}); cohsim is installed as pure Python")
         return []
 

@@ -33,16 +33,16 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, TypeAlias
 
 import simpy
 from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, EventPriority
 
 #: what a process yields: an event to wait for, or an int, ns to wait
-Yield = simpy.Event | int
+Yield: TypeAlias = "simpy.Event | int"
 #: a simulated process: a generator of `Yield`s
-Proc = Generator[Yield, Any, None]
+Proc: TypeAlias = Generator[Yield, Any, None]
 
 _new_event = simpy.Event.__new__
 
