@@ -95,3 +95,17 @@ def exes(cache_env: dict[str, str]) -> dict[str, Path]:
     if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
         pytest.skip("no C compiler")
     return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `pure_python` replace methods of the simulation's objects or subclass its
+    clock, which compiled classes refuse: where cohsim.kernel is compiled (setup.py) they are
+    skipped here and run on the sources by tests/kernel/test_compiled.py."""
+    from cohsim.kernel import engine
+
+    if (engine.__file__ or "").endswith(".py"):
+        return
+    skip = pytest.mark.skip(reason="cohsim.kernel is compiled: test_compiled.py runs this")
+    for item in items:
+        if "pure_python" in item.keywords:
+            item.add_marker(skip)

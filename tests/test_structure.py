@@ -25,6 +25,7 @@ RANK = {
     "cohsim.io": 0,
     "cohsim.units": 0,
     "cohsim.provenance": 0,
+    "cohsim._pure": 0,
     "cohsim.machine": 1,
     "cohsim.lock": 2,
     "cohsim.workload": 2,

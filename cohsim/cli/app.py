@@ -9,26 +9,50 @@ one JSON document on stdout.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from cohsim import __version__
-from cohsim.cli import bench as cli_bench
-from cohsim.cli import calibrate as cli_calibrate
-from cohsim.cli import lock as cli_lock
-from cohsim.cli import machine as cli_machine
-from cohsim.cli import plan as cli_plan
-from cohsim.cli import predict as cli_predict
-from cohsim.cli import sweep as cli_sweep
-from cohsim.cli import trace as cli_trace
 from cohsim.errors import CohsimError
+
+#: each command and the cli module that registers it, in the order `cohsim --help` lists the
+#: modules: a command line imports only its own (a prediction need not import the calibration,
+#: the sweep's Dask or the plan)
+COMMANDS = {
+    "machines": "machine",
+    "show": "machine",
+    "c2c": "machine",
+    "pause-bench": "lock",
+    "predict": "predict",
+    "replay": "predict",
+    "plan": "plan",
+    "bench": "bench",
+    "calibrate": "calibrate",
+    "trace": "trace",
+    "sweep": "sweep",
+}
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"cohsim.cli.{name}")
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command `argv` names: its first argument that is not an option (the top level's
+    options, -h and --version, take no value), if it is one."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with `command` only the module that registers it (the others'
+    imports are not paid: the command line parses the same)."""
     parser = argparse.ArgumentParser(
         prog="cohsim",
         description="Cache coherence under lock contention and container launch latency "
@@ -37,24 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cohsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    # Each group of commands lives in its own cli_* module with a register() function.
-    for module in (
-        cli_machine,
-        cli_lock,
-        cli_predict,
-        cli_plan,
-        cli_bench,
-        cli_calibrate,
-        cli_trace,
-        cli_sweep,
-    ):
-        module.register(sub, _add_json)
+    # Each group of commands lives in its own cli module with a register() function.
+    names = dict.fromkeys(COMMANDS.values()) if command is None else [COMMANDS[command]]
+    for name in names:
+        _module(name).register(sub, _add_json)
 
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

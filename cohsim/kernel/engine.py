@@ -33,17 +33,16 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from heapq import heappop, heappush
-from types import GeneratorType
-from typing import Any
+from typing import Any, TypeAlias
 
 import simpy
 from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, EventPriority
 
 #: what a process yields: an event to wait for, or an int, ns to wait
-Yield = simpy.Event | int
+Yield: TypeAlias = "simpy.Event | int"
 #: a simulated process: a generator of `Yield`s
-Proc = Generator[Yield, Any, None]
+Proc: TypeAlias = Generator[Yield, Any, None]
 
 _new_event = simpy.Event.__new__
 
@@ -147,18 +146,18 @@ class Environment(simpy.Environment):
             self._firing = True  # `advance` waits for the last callback
             try:
                 for cb in callbacks[:-1]:
-                    if type(cb) is GeneratorType:
-                        self._resume(cb, event)
-                    else:
+                    if callable(cb):
                         cb(event)
+                    else:
+                        self._resume(cb, event)
             finally:
                 self._firing = False
         if callbacks:
             cb = callbacks[-1]
-            if type(cb) is GeneratorType:
-                self._resume(cb, event)
-            else:
+            if callable(cb):
                 cb(event)
+            else:
+                self._resume(cb, event)
         if not event._ok and not hasattr(event, "_defused"):
             exc = type(event._value)(*event._value.args)
             exc.__cause__ = event._value
@@ -170,7 +169,7 @@ class Environment(simpy.Environment):
             self.now, _, _, item = heappop(self._queue)  # type: ignore[assignment]
         except IndexError:
             raise EmptySchedule from None
-        if type(item) is GeneratorType:
+        if not isinstance(item, simpy.Event):
             try:
                 self._wait(item, item.send(None))
             except StopIteration:
@@ -195,11 +194,11 @@ class Environment(simpy.Environment):
         stop_at = len(until.callbacks) if until is not None else 0
         queue, eid = self._queue, self._eid
         wait, fire = self._wait, self._fire
-        gen_type, push, pop = GeneratorType, heappush, heappop
+        event_type, push, pop = simpy.Event, heappush, heappop
         while queue:
             now, _, _, item = pop(queue)
             self.now = now
-            if type(item) is gen_type:  # a timeout ends or a process starts: resume it
+            if not isinstance(item, event_type):  # a timeout ends or a process starts: resume it
                 try:
                     target = item.send(None)
                 except StopIteration:

@@ -163,15 +163,15 @@ class MountLock:
         The hot path (two sections a call): `take` is written out here."""
         env = self.env
         t_in = env.now
+        line: float
         if self.held or self.queue:
             line = yield from self.acquire()
         else:  # take
             self.held = True
             self.change_times.append(t_in)
             seq = self.seq_spinners
-            line = self._writer_at.get(seq)  # type: ignore[assignment]
-            if line is None:
-                line = self._writer_ns(seq)
+            known = self._writer_at.get(seq)
+            line = self._writer_ns(seq) if known is None else known
         t0 = env.now + round(line)
         # the background spinners (`_bg_fixed_point`, memoised) and the lengthened hold
         hold = work_ns * self.slowdown()

@@ -30,13 +30,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from cohsim.errors import CohsimError
 
+if TYPE_CHECKING:  # networkx is imported where the graph is walked: a prediction never does
+    import networkx as nx
+
 INTERCONNECTS = ("mesh", "chiplet", "cmn")
+#: the link from a node of each kind up the graph (between two hubs: "hub-hub")
+_LINKS = {"cpu": "cpu-core", "core": "core-llc", "llc": "llc-hub", "hub": "hub-hub"}
+_RANK = {"cpu": 0, "core": 1, "llc": 2, "hub": 3}
 
 
 class PairClass(IntEnum):
@@ -253,6 +259,8 @@ class Machine:
     @cached_property
     def graph(self) -> nx.Graph:
         """The topology graph. Nodes are tuples ("cpu"|"core"|"llc"|"hub", index)."""
+        import networkx as nx
+
         w = self.edge_weights_ns
         g = nx.Graph(name=self.name)
         arr = self.cpu_arrays
@@ -276,7 +284,49 @@ class Machine:
         return g
 
     def _distance(self, a: tuple[str, int], b: tuple[str, int]) -> float:
-        return float(nx.shortest_path_length(self.graph, a, b, weight="weight"))
+        """The graph's shortest-path length from `a` to `b`. The graph is a tree under
+        the hubs, whose links all weigh the same: with no negative weight the shortest path
+        is the tree's, through the direct link between two hubs, and its length is summed
+        from `a` as networkx's Dijkstra sums it (the same float; tests/machine checks every
+        catalog machine). networkx itself answers otherwise (and a prediction, which only
+        asks for lengths, need not import it)."""
+        w = self.edge_weights_ns
+        if min(w.values()) < 0:
+            import networkx as nx
+
+            return float(nx.shortest_path_length(self.graph, a, b, weight="weight"))
+        up, down = self._up(a), self._up(b)
+        above = {node: i for i, node in enumerate(down)}
+        path = []
+        for node in up:
+            path.append(node)
+            if node in above:
+                path += reversed(down[: above[node]])
+                break
+        else:  # two sockets: from a's hub straight to b's
+            path += reversed(down)
+        d: float = 0
+        for u, v in zip(path, path[1:], strict=False):
+            lower = u if _RANK[u[0]] <= _RANK[v[0]] else v
+            d = d + w[_LINKS[lower[0]]]
+        return float(d)
+
+    def _up(self, node: tuple[str, int]) -> list[tuple[str, int]]:
+        """`node` and the nodes above it in the graph, up to its socket's hub."""
+        t = self.topology
+        kind, i = node
+        out = [node]
+        if kind == "cpu":
+            i = int(self.cpu_arrays["core"][i])
+            out.append(("core", i))
+            kind = "core"
+        if kind == "core":
+            i //= t.llc_domain_cores
+            out.append(("llc", i))
+            kind = "llc"
+        if kind == "llc":
+            out.append(("hub", i // t.llc_domains_per_socket))
+        return out
 
     def coherence_point(
         self, owner: int, requester: int, home: int | None = None
@@ -308,6 +358,8 @@ class Machine:
         """The nodes a request from `cpu` to the home agent of socket `home` passes through."""
         self._check_cpu(cpu)
         self._check_home(home)
+        import networkx as nx
+
         return list(nx.shortest_path(self.graph, ("cpu", cpu), ("hub", home), weight="weight"))
 
     # ----- classes and matrices --------------------------------------------------------------

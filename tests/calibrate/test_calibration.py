@@ -31,8 +31,8 @@ def _main(argv: list[str]) -> int:
     """cohsim's CLI with `calibrate` registered (cli.py adds it to its tuple)."""
     orig = cli.build_parser
 
-    def build() -> argparse.ArgumentParser:
-        parser = orig()
+    def build(command: str | None = None) -> argparse.ArgumentParser:
+        parser = orig(command)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         if "calibrate" not in sub.choices:
             cli_calibrate.register(sub, cli._add_json)

@@ -115,3 +115,21 @@ def test_the_checks_and_writing(tmp_path):
     with pytest.raises(CohsimError, match=f"{tmp_path}/x: cannot write: No such file"):
         with writing(tmp_path / "x"):
             open(tmp_path / "missing" / "x", "w")  # noqa: SIM115
+
+
+def test_every_command_is_registered_by_the_module_app_names():
+    """app.COMMANDS (a command line imports only its own cli module) lists every command the
+    whole parser has, each registered by the module it names."""
+    import argparse
+
+    from cohsim.cli import app
+
+    def commands(parser: argparse.ArgumentParser) -> list[str]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices)
+
+    assert commands(app.build_parser()) == list(app.COMMANDS)
+    for name in app.COMMANDS:
+        assert name in commands(app.build_parser(name))
+        assert app._command(["--json", name, "x"]) == name
+    assert app._command(["--version"]) is None

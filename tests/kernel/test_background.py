@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.costs import load_kernel
@@ -54,6 +55,7 @@ def run_systemd(env, readers, script):
     env.run(until=until)
 
 
+@pytest.mark.pure_python
 def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch):
     env, table, nss, readers = make(probe_reads_per_s=0.0)
     k = readers.k

@@ -183,6 +183,7 @@ def test_run_until_a_time_or_an_event_as_simpy():
         assert env.run(until=done) == "v"  # processed already
 
 
+@pytest.mark.pure_python
 def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
     """The whole simulation, once on the fast clock and once on simpy's (through the
     adapter, every wait a Timeout: no `advance`): the same results, to the nanosecond, and

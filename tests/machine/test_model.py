@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
+from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Coherence, Machine, Microarch, PairClass, Topology
 
 
@@ -138,3 +139,26 @@ def test_counts_are_consistent(m):
     assert m.vcpus == t.sockets * t.cores_per_socket * t.threads_per_core
     assert len(set(m.cpu_arrays["llc"])) == t.llc_domains
     assert m.graph.number_of_nodes() == t.sockets + t.llc_domains + t.cores + m.vcpus
+
+
+def test_graph_distances_are_networkx_dijkstras_to_the_last_bit():
+    """Machine._distance walks the tree itself (a prediction need not import networkx): on
+    every catalog machine it gives networkx's shortest-path length, the same float, for every
+    node pair among a sample and for the pairs transfer_ns asks for."""
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(0)
+    for m in Catalog().machines():
+        nodes = list(m.graph.nodes)
+        pairs = [(rng.choice(nodes), rng.choice(nodes)) for _ in range(150)]
+        for home in [None, *range(m.topology.sockets)]:
+            cls = m.class_matrix(home)
+            for c in np.unique(cls):
+                a, b = (int(x) for x in np.argwhere(cls == c)[0])
+                p = m.coherence_point(a, b, home)
+                pairs += [(("cpu", b), p), (p, ("cpu", a)), (("cpu", a), ("cpu", b))]
+        for x, y in pairs:
+            want = float(nx.shortest_path_length(m.graph, x, y, weight="weight"))
+            assert m._distance(x, y) == want, (m.name, x, y)

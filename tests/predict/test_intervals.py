@@ -108,3 +108,12 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
         assert m.low == pytest.approx(m0.low / f) and m.high == pytest.approx(m0.high * f)
         assert l1.high - l0.high == pytest.approx(m.high - m0.high)
         assert l0.low - l1.low == pytest.approx(m0.low - m.low)
+
+
+def test_the_t_quantile_table_is_scipys_to_the_last_bit():
+    """intervals' table of Student's t quantiles (a prediction does not import scipy) is
+    scipy.special.stdtrit's answer exactly, and past the table it asks scipy."""
+    from cohsim.predict.intervals import LEVEL, T_QUANTILES, t_quantile
+
+    for df in range(1, len(T_QUANTILES) + 5):
+        assert t_quantile(df) == float(stdtrit(df, 0.5 + LEVEL / 2))
