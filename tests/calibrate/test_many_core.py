@@ -11,6 +11,10 @@ kernel), its overlay mount's per-layer namespace_sem reads waiting too long (REA
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+
 import pytest
 from conftest import DATA, REPO
 
@@ -100,3 +104,34 @@ def test_sixteen_one_container_workers(fits, which):
             assert isinstance(c, Checked)
             lo, hi = SIXTEEN[(which, strategy, c.sampled)]
             assert lo < c.error() < hi, (which, strategy, c.sampled, c.error())
+
+
+def _summaries(group: str) -> list[tuple[float, float, float]]:
+    """(median abs. error %, worst error %, interval coverage %) of the report's summary lines
+    for `group`: within the host, then the 2-vCPU fit's kernel."""
+    cmd = [sys.executable, "-m", "calibration.reports.many_core", "--transfer", "--groups", group]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr
+    pattern = r"median \|error\| ([\d.]+)%, worst ([+-][\d.]+)%.*?coverage \d+/\d+ runs \((\d+)%\)"
+    return [(float(a), float(b), float(c)) for a, b, c in re.findall(pattern, proc.stdout)]
+
+
+#: group -> per fit (within the host, the 2-vCPU kernel): the summary as measured (median abs.
+#: error %, worst error %, coverage %; README "What the model predicts here"). The test holds
+#: the median within 5 points above it, the worst within 15, the coverage within 10 below
+FULL = {
+    "mount": [(21.1, +90.4, 95), (19.3, +81.6, 86)],
+    "burst": [(29.5, -87.7, 71), (26.6, +131.3, 68)],
+    "no-reads": [(14.0, +92.3, 83), (31.3, +71.7, 75)],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", list(FULL))
+def test_the_full_grid_as_measured(group):
+    got = _summaries(group)  # 4-8 min per group on 2 CPUs
+    assert len(got) == 2
+    for (median, worst, coverage), (m0, w0, c0) in zip(got, FULL[group], strict=True):
+        assert median < m0 + 5, (group, median)
+        assert abs(worst) < abs(w0) + 15, (group, worst)
+        assert coverage > c0 - 10, (group, coverage)
