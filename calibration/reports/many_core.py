@@ -2,11 +2,11 @@
 host? (the figures in calibration/data/devvm-16cpu-intel-xeon-f6m207/README.md, "What the model
 predicts here").
 
-    python -m calibration.reports.many_core [--fit PATH | --refit OUT] [--transfer]
-        [--groups mount,burst,no-reads] [--samples N] [--containers N]
+    python -m calibration.reports.many_core [--fit PATH | --refit OUT] [--transfer] [--ops]
+        [--groups mount,burst,no-reads|none] [--samples N] [--containers N]
 
 Within the host: a fit of this host's own 1-2 worker mount_bench runs (all three sittings),
-pause, wake and wake-idle data (`--refit OUT` makes it anew, about 6 min on 2 CPUs, and writes
+pause, wake and wake-idle data (`--refit OUT` makes it anew, about 7 min on 2 CPUs, and writes
 it; by default the committed calibration/fits/devvm-16cpu-intel-xeon-f6m207.json) predicts the
 runs it never saw: the 4, 8 and 16-worker shapes of the sittings (`mount`), the bursts of 16 to
 200 one-container workers (`burst`), and the same bursts without mount_bench's mountinfo count
@@ -15,7 +15,9 @@ same with the committed 2-vCPU fit's kernel parameters on this host's machine, b
 wake-up latency (`cohsim.calibrate.transfer_kernel`).
 
 Per shape: the measured median worker time per sequence over the runs, the prediction,
-predicted / measured - 1, how many runs the 90 % interval covers, and the containers/s error.
+predicted / measured - 1, how many runs the 90 % interval covers, and the containers/s error
+(about 8 min a fit for the three groups on 2 CPUs). `--ops`: each op's mean call time at the
+traced shape (16 workers x 10 layers, mount-trace/run-*), measured and simulated, first.
 """
 
 from __future__ import annotations
