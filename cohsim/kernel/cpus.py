@@ -16,6 +16,8 @@ from collections import deque
 
 import simpy
 
+from cohsim.kernel.engine import trigger
+
 
 class CPUs:
     """The machine's hardware threads as a run queue: a grant is immediate when one is free
@@ -50,7 +52,7 @@ class CPUs:
     def release(self) -> None:
         for q in self.queues:
             if q:
-                q.popleft().succeed()  # the CPU passes straight to the waiter
+                trigger(self.env, q.popleft())  # the CPU passes straight to the waiter
                 return
         self.busy -= 1
         self.idle_since.append(self.env.now)

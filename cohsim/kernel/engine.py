@@ -37,7 +37,7 @@ from typing import Any, TypeAlias
 
 import simpy
 from simpy.core import EmptySchedule
-from simpy.events import NORMAL, URGENT, EventPriority
+from simpy.events import NORMAL, PENDING, URGENT, EventPriority
 
 #: what a process yields: an event to wait for, or an int, ns to wait
 Yield: TypeAlias = "simpy.Event | int"
@@ -45,6 +45,18 @@ Yield: TypeAlias = "simpy.Event | int"
 Proc: TypeAlias = Generator[Yield, Any, None]
 
 _new_event = simpy.Event.__new__
+
+
+def trigger(env: simpy.Environment, event: simpy.Event) -> None:
+    """`event.succeed()` as simpy does it (the event marked successful with value None and
+    scheduled now, NORMAL, with the next id), without a call into simpy's Python: in the
+    compiled simulation (setup.py) a million of these a 1,000-container replicate were a
+    Python frame each."""
+    if event._value is not PENDING:
+        raise RuntimeError(f"{event} has already been triggered")
+    event._ok = True
+    event._value = None
+    heappush(env._queue, (env.now, NORMAL, next(env._eid), event))
 
 
 class Environment(simpy.Environment):

@@ -42,7 +42,7 @@ import numpy as np
 import simpy
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.engine import Environment, Proc, Yield
+from cohsim.kernel.engine import Environment, Proc, Yield, trigger
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, LockStats
 
@@ -147,11 +147,11 @@ class MountLock:
         self.releases += 1
         ev, self._released = self._released, None
         if self.queue:
-            self.queue.popleft().succeed()  # held stays True: handed over
+            trigger(self.env, self.queue.popleft())  # held stays True: handed over
         else:
             self.held = False
         if ev is not None:
-            ev.succeed()
+            trigger(self.env, ev)
 
     def section(
         self, work_ns: float, tid: int, counted: bool = True

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import simpy
 
+from cohsim.kernel.engine import trigger
 from cohsim.kernel.records import LaunchRecord
 
 
@@ -68,4 +69,4 @@ class MountTable:
             self.record.mount_table.append((int(self.env.now), self.mounts))
         if not self.dirty.triggered:
             self.dirty_since = int(self.env.now)
-            self.dirty.succeed()
+            trigger(self.env, self.dirty)

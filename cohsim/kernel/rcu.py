@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import simpy
 
-from cohsim.kernel.engine import Environment, Proc
+from cohsim.kernel.engine import Environment, Proc, trigger
 from cohsim.kernel.mountlock import MountLock
 
 
@@ -65,7 +65,7 @@ class GracePeriods:
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:
-            ev.succeed()
+            trigger(self.env, ev)
         if self.next:
             nxt, self.next = self.next, []
             self.env.process(self._run(nxt))

@@ -16,6 +16,8 @@ from collections import deque
 
 import simpy
 
+from cohsim.kernel.engine import trigger
+
 
 class Waiter:
     """One task waiting for namespace_sem: its wake-up event (a fresh one per sleep) and
@@ -132,7 +134,7 @@ class RWSem:
         self._take(w.write)
         w.granted = True
         if not w.event.triggered:
-            w.event.succeed()
+            trigger(self.env, w.event)
 
     def release(self, write: bool) -> None:
         if write:
@@ -151,7 +153,7 @@ class RWSem:
         head = self.queue[0]
         if head.write:
             if not head.event.triggered:
-                head.event.succeed()  # woken; it retries when it runs
+                trigger(self.env, head.event)  # woken; it retries when it runs
             return
         for w in [w for w in self.queue if w.queued and not w.write]:
             self._grant(w)  # woken readers are granted the lock together
