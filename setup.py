@@ -14,6 +14,7 @@ says so and goes on without them).
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 
@@ -54,12 +55,24 @@ def _warn(text: str) -> None:
     print(f"cohsim setup: {text}", file=sys.stderr)
 
 
+def _remove_stale_builds() -> None:
+    """Compiled modules an earlier build left under build/ (another module list, or a compiled
+    build before a pure one) would be copied into this wheel beside the sources: remove them
+    all; build_ext makes the current ones again."""
+    for lib in glob.glob(os.path.join("build", "lib*")):
+        stale = glob.glob(os.path.join(lib, "cohsim", "**", "*.so"), recursive=True)
+        stale += glob.glob(os.path.join(lib, "*__mypyc*.so"))
+        for path in stale:
+            os.remove(path)
+
+
 def _extensions() -> list:  # type: ignore[type-arg]
-    if os.environ.get("COHSIM_PURE_PYTHON", "") not in ("", "0"):
-        return []
     if not {"bdist_wheel", "build_ext", "build", "install"} & set(sys.argv):
         # metadata only (pip asks for it first), or an editable install, which runs the tree's
         # sources: compiled copies would hide their edits
+        return []
+    _remove_stale_builds()
+    if os.environ.get("COHSIM_PURE_PYTHON", "") not in ("", "0"):
         return []
     try:
         from mypyc.build import mypycify
