@@ -99,10 +99,14 @@ def thread_breakdown(
     gps = dict.fromkeys(CALLS, 0.0)  # grace periods each category waited for
     between = 0.0
     prev_end = None
+    rcu: dict[str, int] = {}  # each op's grace periods, looked up once (a replicate has ~20)
     for _, op, start, end in calls:
-        c = mechanism(op)
+        c = MECHANISM.get(op, "other_calls")
         gross[c] += end - start
-        gps[c] += kernel.op(op).rcu
+        r = rcu.get(op)
+        if r is None:
+            r = rcu[op] = kernel.op(op).rcu
+        gps[c] += r
         if prev_end is not None:
             between += start - prev_end
         prev_end = end
