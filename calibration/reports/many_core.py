@@ -3,7 +3,7 @@ host? (the figures in calibration/data/devvm-16cpu-intel-xeon-f6m207/README.md, 
 predicts here").
 
     python -m calibration.reports.many_core [--fit PATH | --refit OUT] [--transfer] [--ops]
-        [--groups mount,burst,no-reads|none] [--samples N] [--containers N]
+        [--groups mount,burst,no-reads|none] [--samples N] [--containers N] [--cpus]
 
 Within the host: a fit of this host's own 1-2 worker mount_bench runs (all three sittings),
 pause, wake and wake-idle data (`--refit OUT` makes it anew, about 7 min on 2 CPUs, and writes
@@ -18,6 +18,10 @@ Per shape: the measured median worker time per sequence over the runs, the predi
 predicted / measured - 1, how many runs the 90 % interval covers, and the containers/s error
 (about 8 min a fit for the three groups on 2 CPUs). `--ops`: each op's mean call time at the
 traced shape (16 workers x 10 layers, mount-trace/run-*), measured and simulated, first.
+`--cpus`: the bursts run with `taskset -c 0-(N-1)` (burst/cpus/N-cpus, N = 2, 4, 8, 16), each
+simulated as it was run on the host's machine confined to N CPUs (`Machine.with_cores`), and
+the time at 2 CPUs over the time at 16, measured and predicted (about 2 min a fit on 2 CPUs
+at --samples 6).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ GROUPS: dict[str, tuple[list[Path], tuple[int, ...] | None]] = {
     "burst": ([DATA / "burst" / "16-100-workers", DATA / "burst" / "100-200-workers"], None),
     "no-reads": ([DATA / "burst" / "no-mountinfo-reads"], None),
 }
+#: the CPUs the burst/cpus runs were confined to (taskset -c 0-(N-1); folder N-cpus)
+CPUS = (2, 4, 8, 16)
 
 
 def fit_data() -> BenchData:
@@ -138,6 +144,64 @@ def report(
         print(table(f"{name}, {group} ({time.perf_counter() - t0:.0f} s)", checked), flush=True)
 
 
+def cpus_runs(n: int) -> list[MountRun]:
+    """The bursts run on `n` CPUs (`taskset -c 0-(n-1)`; their sidecars still say 16 online)."""
+    return load_bench([DATA / "burst" / "cpus" / f"{n}-cpus"]).mount
+
+
+def check_cpus(
+    fit: Calibration, cpus: Sequence[int] = CPUS, samples: int = 6, containers: int | None = None
+) -> dict[int, list[Checked]]:
+    """Per CPU count: `fit`'s predictions of the bursts run on that many CPUs, each simulated
+    as it was run on the fitted host's machine with only those CPUs (`Machine.with_cores`)."""
+    host = Catalog().get(fit.instance_)
+    return {
+        n: check_runs(
+            fit, cpus_runs(n), samples=samples, containers=containers, machine=host.with_cores(n)
+        )
+        for n in cpus
+    }
+
+
+def ratio(checked: dict[int, list[Checked]], key: tuple[str, int, int]) -> tuple[float, float]:
+    """Worker time per sequence at the fewest CPUs over the time at the most: measured (the
+    runs' medians) and predicted."""
+    lo, hi = (next(c for c in checked[n] if c.key == key) for n in (min(checked), max(checked)))
+    return (
+        lo.measured["stride_ns"] / hi.measured["stride_ns"],
+        lo.predicted["stride_ns"]["value"] / hi.predicted["stride_ns"]["value"],
+    )
+
+
+def cpus_table(title: str, checked: dict[int, list[Checked]]) -> str:
+    """Per shape: each CPU count's measured and predicted worker time per sequence (ms) and
+    predicted / measured - 1, then the fewest-over-most-CPUs ratio, measured and predicted."""
+    ns = sorted(checked)
+    lines = [
+        title,
+        f"  {'strategy':13s} {'W':>3s} {'L':>2s}  "
+        + "  ".join(f"{f'{n} CPUs: meas pred err':>26s}" for n in ns)
+        + f"  {f'{ns[0]}/{ns[-1]} meas pred':>15s}",
+    ]
+    for key in sorted(c.key for c in checked[ns[0]]):
+        s, w, layers = key
+        cells = []
+        for n in ns:
+            c = next(c for c in checked[n] if c.key == key)
+            cells.append(
+                f"{c.measured['stride_ns'] / 1e6:8.1f} "
+                f"{c.predicted['stride_ns']['value'] / 1e6:7.1f} "
+                f"{c.error():+7.1%} {c.covered['stride_ns']}/{c.runs}"
+            )
+        m, p = ratio(checked, key)
+        lines.append(f"  {s:13s} {w:3d} {layers:2d}  " + "  ".join(cells) + f"  {m:7.2f} {p:5.2f}")
+    every = [c for n in ns for c in checked[n]]
+    lines.append("  " + summary(every))
+    for n in ns:
+        lines.append(f"  {n:2d} CPUs: " + summary(checked[n]))
+    return "\n".join(lines)
+
+
 def op_table(fit: Calibration, name: str, seeds: int = 2) -> None:
     """Per-op mean call times at the traced shape (16 workers x 10 layers x 10 containers, no
     mountinfo sample: mount-trace/run-*), measured and simulated with `fit` (`seeds` seeds):
@@ -192,6 +256,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--samples", type=int, default=6, help="parameter draws per interval")
     ap.add_argument("--containers", type=int, help="containers per worker (default: as run)")
     ap.add_argument("--ops", action="store_true", help="per-op means at the traced shape")
+    ap.add_argument("--cpus", action="store_true", help="the bursts on 2, 4, 8, 16 CPUs")
     args = ap.parse_args(argv)
     groups = [g for g in args.groups.split(",") if g and g != "none"]
     if unknown := [g for g in groups if g not in GROUPS]:
@@ -211,6 +276,11 @@ def main(argv: list[str]) -> int:
         if args.ops:
             op_table(f, name)
         report(f, name, groups, args.samples, args.containers)
+        if args.cpus:
+            t0 = time.perf_counter()
+            checked = check_cpus(f, samples=args.samples, containers=args.containers)
+            took = time.perf_counter() - t0
+            print(cpus_table(f"{name}, bursts on 2-16 CPUs ({took:.0f} s)", checked), flush=True)
     return 0
 
 

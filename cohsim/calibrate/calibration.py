@@ -338,9 +338,12 @@ class Calibration:
         seed: int = 0,
         baseline_mounts: int = 21,
         mountinfo_sample: bool = True,
+        machine: Machine | None = None,
     ) -> dict[str, dict[str, float]]:
         """A mount_bench run predicted: worker time per sequence (ns) and containers/s, each
         {value, low, high} (`mountinfo_sample`: False for a `--mountinfo-every 0` run).
+        `machine`: simulate on this machine instead of the fitted instance's catalog entry
+        (e.g. the same host confined to fewer CPUs); the fit's terms are used as they are.
         value: at the fitted parameters (the fit's seeds averaged). The interval is for one
         run (central `level` fraction, lognormal): the spread of `samples` parameter draws
         (each with its own seed) and the fit's residual scatter of that metric (log residuals'
@@ -351,7 +354,7 @@ class Calibration:
                 f"no measured think time for {strategy} at {layers} layers "
                 f"(the fit saw no 1-worker run of it)"
             )
-        machine = Catalog().get(self.instance_)
+        machine = machine or Catalog().get(self.instance_)
         base = load_kernel(self.kernel)
         bench = self._bench(machine, LineCosts(machine, seed=self.seed))
 

@@ -25,6 +25,7 @@ from cohsim.calibrate.calibration import Calibration
 from cohsim.calibrate.params import KERNEL_PARAMS
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
+from cohsim.machine.model import Machine
 
 SPLITS = ("workers", "repeats")
 
@@ -131,11 +132,13 @@ def check_runs(
     samples: int = 6,
     containers: int | None = None,
     seed: int = 0,
+    machine: Machine | None = None,
 ) -> list[Checked]:
     """`fit`'s prediction of every shape in `runs` (grouped by strategy, workers, layers,
     containers per worker and whether mount_bench sampled mountinfo), each simulated as it
     was run: its own containers per worker (or `containers`, to cut a long simulation
-    short), its runs' mount-table baseline and their mountinfo sampling."""
+    short), its runs' mount-table baseline and their mountinfo sampling; on `machine` when
+    given (`Calibration.predict`: e.g. the host confined to the CPUs the runs had)."""
     groups: dict[tuple[tuple[str, int, int], int, bool], list[MountRun]] = {}
     for r in runs:
         groups.setdefault((r.key, r.containers, r.sampled), []).append(r)
@@ -151,6 +154,7 @@ def check_runs(
             seed=seed,
             baseline_mounts=group[0].baseline_mounts,
             mountinfo_sample=sampled,
+            machine=machine,
         )
         measured = {m: statistics.median(getattr(r, m) for r in group) for m in METRICS}
         covered = {

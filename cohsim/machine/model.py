@@ -441,3 +441,23 @@ class Machine:
         per_node = self.topology.numa_nodes // self.topology.sockets
         topo = replace(self.topology, sockets=sockets, numa_nodes=per_node * sockets)
         return replace(self, name=f"{self.name}+{sockets}s", topology=topo)
+
+    def with_cores(self, cores: int) -> Machine:
+        """The same one-socket machine with only its first `cores` cores (each with its SMT
+        siblings), in LLC domains of at most `cores`: what a run confined to them sees as far
+        as the model goes (every per-CPU term, the grace period's and the per-CPU walks', then
+        counts only these CPUs)."""
+        t = self.topology
+        if cores == t.cores_per_socket and t.sockets == 1:
+            return self
+        if t.sockets != 1:
+            raise CohsimError(f"with_cores needs one socket, not {t.sockets}", self.name)
+        llc = min(t.llc_domain_cores, cores)
+        if not 1 <= cores <= t.cores_per_socket or cores % llc:
+            raise CohsimError(
+                f"cores must be between 1 and {t.cores_per_socket} and whole LLC domains of "
+                f"{t.llc_domain_cores}, not {cores}",
+                self.name,
+            )
+        topo = replace(t, cores_per_socket=cores, llc_domain_cores=llc)
+        return replace(self, name=f"{self.name}+{cores}c", topology=topo)

@@ -82,6 +82,20 @@ def test_smt_off_and_one_socket_variants():
         m.with_sockets(3)
 
 
+def test_fewer_cores_variant():
+    m = make("mesh", sockets=1, cps=16, tpc=1, llc=16, lat=(8.0, 50.0, 50.0, 50.0))
+    two = m.with_cores(2)
+    assert two.vcpus == 2 and two.topology.llc_domain_cores == 2 and two.name.endswith("+2c")
+    assert two.coherence == m.coherence and m.with_cores(16) is m
+    assert two.percpu_walk_ns < m.percpu_walk_ns
+    chiplet = make("chiplet", sockets=1, cps=16, tpc=2, llc=8)
+    assert chiplet.with_cores(8).vcpus == 16 and chiplet.with_cores(4).topology.llc_domains == 1
+    with pytest.raises(CohsimError, match="whole LLC domains"):
+        chiplet.with_cores(12)
+    with pytest.raises(CohsimError, match="one socket"):
+        make().with_cores(2)
+
+
 @pytest.mark.parametrize(
     "bad, match",
     [

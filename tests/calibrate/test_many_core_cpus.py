@@ -1,0 +1,91 @@
+"""The 16-vCPU host's fit against its bursts confined to 2, 4, 8 and 16 CPUs
+(calibration/data/devvm-16cpu-intel-xeon-f6m207/burst/cpus, `taskset -c 0-(N-1)`), each run
+simulated on the host's machine with only those CPUs (`Machine.with_cores`).
+
+The tolerances are what was measured (README there, "Bursts on 2-16 CPUs";
+`python -m calibration.reports.many_core --groups none --cpus`), misses included: they hold
+the model where it is, so a change that moves these predictions shows here. The model gets
+the CPU dependence wrong: at 16 workers it is faster on 2 CPUs than on 16 (the runs were
+slower), at 100 workers it barely slows down (the runs slow down 1.3-1.8x).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import DATA, REPO
+
+from cohsim.calibrate import check_runs, load_bench, load_fit
+from cohsim.machine.catalog import Catalog
+
+HOST = "devvm-16cpu-intel-xeon-f6m207"
+CPUS = DATA / HOST / "burst" / "cpus"
+
+#: (strategy, CPUs) -> predicted / measured - 1 of the worker time per sequence, 16
+#: one-container workers x 10 layers, at the fit's nominal point (samples=0): as measured
+#: when this was written, +/- 0.15
+_MEASURED = {
+    ("per-layer", 2): -0.441,
+    ("per-layer", 16): -0.148,
+    ("common-parent", 2): -0.481,
+    ("common-parent", 16): +0.129,
+    ("lowerdir-plus", 2): -0.503,
+    ("lowerdir-plus", 16): -0.054,
+}
+
+
+def test_with_cores_confines_the_host():
+    host = Catalog().get(HOST)
+    two = host.with_cores(2)
+    assert two.vcpus == 2 and host.vcpus == 16
+    assert (two.microarch, two.coherence) == (host.microarch, host.coherence)
+
+
+def test_sixteen_workers_on_2_and_16_cpus():
+    fit = load_fit(REPO / "calibration" / "fits" / f"{HOST}.json")
+    host = Catalog().get(HOST)
+    got = {}
+    for n in (2, 16):
+        runs = [
+            r for r in load_bench([CPUS / f"{n}-cpus"]).mount if (r.workers, r.layers) == (16, 10)
+        ]
+        assert len(runs) == 9 and all(r.sampled and r.containers == 1 for r in runs)
+        for c in check_runs(fit, runs, samples=0, machine=host.with_cores(n)):
+            got[(c.key[0], n)] = c
+            lo, hi = _MEASURED[(c.key[0], n)] - 0.15, _MEASURED[(c.key[0], n)] + 0.15
+            assert lo < c.error() < hi, (c.key, n, c.error())
+    for s in ("per-layer", "common-parent", "lowerdir-plus"):
+        two, sixteen = got[(s, 2)], got[(s, 16)]
+        measured = two.measured["stride_ns"] / sixteen.measured["stride_ns"]
+        predicted = two.predicted["stride_ns"]["value"] / sixteen.predicted["stride_ns"]["value"]
+        # the miss as it stands: the runs are slower on 2 CPUs, the model is faster
+        assert measured > 1.0 and predicted < 0.95, (s, measured, predicted)
+
+
+#: per CPU count: (median abs. error %, interval coverage %) of the report's summary lines,
+#: within the host, as measured (README); and per 100 x 50 shape, (measured, predicted)
+#: time at 2 CPUs / time at 16
+SUMMARY = {2: (47.7, 14), 4: (39.1, 42), 8: (26.1, 67), 16: (14.7, 75)}
+RATIOS = {"common-parent": (1.66, 1.01), "lowerdir-plus": (1.27, 1.06), "per-layer": (1.79, 1.08)}
+
+
+@pytest.mark.slow
+def test_the_cpus_table_as_measured():
+    cmd = [sys.executable, "-m", "calibration.reports.many_core", "--groups", "none", "--cpus"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr  # about 3.5 min on 2 CPUs
+    pattern = (
+        r"(\d+) CPUs: 12 shapes: median \|error\| ([\d.]+)%.*?coverage \d+/\d+ runs \((\d+)%\)"
+    )
+    got = {int(n): (float(m), int(c)) for n, m, c in re.findall(pattern, proc.stdout)}
+    assert set(got) == set(SUMMARY)
+    for n, (m0, c0) in SUMMARY.items():
+        assert abs(got[n][0] - m0) < 5 and got[n][1] > c0 - 10, (n, got[n])
+    for s, (m0, p0) in RATIOS.items():
+        line = re.search(rf"{s}\s+100 50 .*?([\d.]+)\s+([\d.]+)$", proc.stdout, re.M)
+        assert line, s
+        assert float(line[1]) == pytest.approx(m0, abs=0.01)
+        assert float(line[2]) == pytest.approx(p0, abs=0.15), (s, line[2])
