@@ -342,8 +342,7 @@ class Calibration:
     ) -> dict[str, dict[str, float]]:
         """A mount_bench run predicted: worker time per sequence (ns) and containers/s, each
         {value, low, high} (`mountinfo_sample`: False for a `--mountinfo-every 0` run).
-        `machine`: simulate on this machine instead of the fitted instance's catalog entry
-        (e.g. the same host confined to fewer CPUs); the fit's terms are used as they are.
+        `machine`: simulate there, not on the fitted instance (e.g. it confined to fewer CPUs).
         value: at the fitted parameters (the fit's seeds averaged). The interval is for one
         run (central `level` fraction, lognormal): the spread of `samples` parameter draws
         (each with its own seed) and the fit's residual scatter of that metric (log residuals'
