@@ -7,7 +7,9 @@ Where the shipped data lives: the instance catalog, the committed fits and the b
 sources. In the repository they are `models/`, `calibration/fits/` and `calibration/bench/`;
 in an installed wheel they are the data packages `cohsim._catalog`, `cohsim._fits` and
 `cohsim._bench` (see pyproject.toml). All resolve through importlib.resources, so an installed
-cohsim works from any working directory.
+cohsim works from any working directory; a checkout's own cohsim imported without being
+installed (`python -m` from the repository root beside a non-editable install) reads the
+checkout's folders.
 """
 
 from __future__ import annotations
@@ -38,8 +40,25 @@ def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
         raise CohsimError(f"invalid TOML: {exc}", str(path)) from None
 
 
+#: where each data package sits in a source checkout (pyproject.toml's package-dir)
+SOURCE_DIRS = {
+    "cohsim._catalog": "models",
+    "cohsim._fits": "calibration/fits",
+    "cohsim._bench": "calibration/bench",
+}
+
+
 def _package_dir(package: str) -> Path:
-    return Path(str(resources.files(package)))
+    try:
+        return Path(str(resources.files(package)))
+    except ModuleNotFoundError:
+        # cohsim imported from a source checkout that is not installed, e.g. `python -m
+        # calibration.analysis...` from the repository root beside a non-editable install:
+        # the data packages are the checkout's own folders
+        source = Path(__file__).resolve().parents[1] / SOURCE_DIRS[package]
+        if source.is_dir():
+            return source
+        raise
 
 
 def catalog_dir() -> Path:
