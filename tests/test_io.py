@@ -26,6 +26,8 @@ def test_a_source_checkout_not_installed_reads_its_own_folders(
         raise ModuleNotFoundError(f"No module named {package!r}")
 
     monkeypatch.setattr(resources, "files", missing)
+    # as imported from this checkout (an installed cohsim's io.py sits in site-packages)
+    monkeypatch.setattr(io, "__file__", str(REPO / "cohsim" / "io.py"))
     assert io.catalog_dir() == REPO / "models"
     assert io.fits_dir() == REPO / "calibration/fits"
     assert io.bench_source_dir() == REPO / "calibration/bench"
