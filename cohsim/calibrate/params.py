@@ -14,8 +14,8 @@ several workers reveal (two workers on two CPUs gain nothing from serialized tim
 - `rcu_exp_base_ns`: the expedited grace period, during which the caller sleeps and its CPU is
   free. The ops' totals stay fixed: a shorter grace period leaves more on-CPU time.
 
-A fraction of 0 leaves an op that takes namespace_sem a 1 ns section (`_MIN_SECTION_NS`): it
-still waits for the lock, as the kernel's does.
+A fraction of 0 leaves an op that takes namespace_sem a section of 0 ns: it still waits for
+the lock, as the kernel's does (`OpCost.takes_ns_write`, kept from the model file).
 
 Lock parameters (pause_bench, `cohsim.calibrate.lockfit`): `same_llc_ns`, and `pause_ns`
 measured directly; `wake_ns` (wake_bench) is measured directly too. `DOC` says what each is.
@@ -57,13 +57,6 @@ DOC = {
     "directly, wake_bench wake_ns; this host only)",
 }
 _MIN_BODY_NS = 50.0  # an op keeps at least this much of its own work when the RCU part grows
-#: an op whose model file gives it a namespace_sem write section keeps at least this much of
-#: one at any fraction: the fraction sets how long it holds the lock, not whether it takes it
-#: (Linux 6.18 fs/namespace.c: open_tree's clone, move_mount's lock_mount, umount and the
-#: dissolving close all call namespace_lock()), and the simulation takes the lock only for an
-#: op with a section (cohsim.kernel.callcost.CallCosts.write_hold_ns). Without it a fraction
-#: of 0 dropped the bind ops' lock waits and their new mounts' per-CPU areas, held under it
-_MIN_SECTION_NS = 1.0
 
 
 @dataclass(frozen=True)
@@ -155,11 +148,8 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
                 new[f"{n}.cpu_ns"] = body[n] - base.op(n).ns_write_ns
                 continue
             f = min(1.0, max(0.0, float(f)))
-            held, free = f * body[n], (1.0 - f) * body[n]
-            if base.op(n).ns_write_ns > 0 and held < _MIN_SECTION_NS <= body[n]:
-                held, free = _MIN_SECTION_NS, body[n] - _MIN_SECTION_NS
-            new[f"{n}.ns_write_ns"] = held
-            new[f"{n}.cpu_ns"] = free
+            new[f"{n}.ns_write_ns"] = f * body[n]
+            new[f"{n}.cpu_ns"] = (1.0 - f) * body[n]
     for n in _rcu_ops(base):  # rcu ops outside every group keep their lock split
         if not any(n in ops for ops in GROUPS.values()):
             new[f"{n}.cpu_ns"] = body[n] - base.op(n).ns_write_ns

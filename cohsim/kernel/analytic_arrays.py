@@ -104,7 +104,7 @@ class StepArrays:
         ml_alone, ml_nested, think, rcu, and whether it is a gate."""
         op = s.op
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
-        if op.ns_write_ns or op.per_mount_write_ns:
+        if op.takes_ns_write:
             w = [mf * c for c in _linear(cc.write_hold_ns, s)]
             w[0] += s.ml_work
             w[1] += op.per_mount_lock_ns

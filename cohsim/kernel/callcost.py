@@ -58,7 +58,7 @@ class CallCosts:
         for an op that takes none). The terms are added in one fixed order: the same inputs
         give the same float."""
         op = s.op
-        if not (op.ns_write_ns or op.per_mount_write_ns):
+        if not op.takes_ns_write:
             return 0.0
         hold = op.ns_write_ns + op.per_mount_write_ns * st.mounts
         if s.allocs:  # each new mount's per-CPU area, zeroed on every CPU

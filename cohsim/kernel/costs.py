@@ -72,6 +72,15 @@ class OpCost:
     rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
     layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
     layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)
+    #: whether the op takes namespace_sem for writing at all (namespace_lock()): whether the
+    #: model file gives it a write section, decided when the file is read and kept when a
+    #: fit changes the section's length (`KernelParams.with_values`), down to 0
+    takes_ns_write: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.takes_ns_write is None:
+            takes = bool(self.ns_write_ns or self.per_mount_write_ns)
+            object.__setattr__(self, "takes_ns_write", takes)
 
     def uncontended_ns(self, walk_ns: float, layers: int, mounts: int = 0) -> float:
         """The op's time alone on an idle machine, without the per-CPU sum or the RCU wait."""
@@ -236,7 +245,7 @@ _TABLES = {
         "peer_step_ns": "peer_step_ns",
     },
 }
-_OP_FIELDS = {f.name: f.type for f in fields(OpCost)}
+_OP_FIELDS = {f.name: f.type for f in fields(OpCost) if f.name != "takes_ns_write"}
 #: KernelParams' field of each top-level number, by its key in the file ("cpu.wake_ns")
 _ATTR = {f"{table}.{key}": attr for table, keys in _TABLES.items() for key, attr in keys.items()}
 #: numbers with a minimum above 0 (a factor, a count that divides)

@@ -321,7 +321,7 @@ class LaunchSim:
             w.lock += yield from self.nss.read(op.layer_read_ns * f + self.percpu_sum_ns)
         if op.per_mount_lock_ns:
             ml_work += op.per_mount_lock_ns * table.mounts
-        if op.ns_write_ns or op.per_mount_write_ns:
+        if op.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
             t1 = env.now

@@ -38,13 +38,18 @@ def test_a_parameter_knows_its_group_unit_and_doc():
 
 def test_a_zero_fraction_still_takes_namespace_sem():
     # the kernel's open_tree clone, move_mount, unmounts and dissolving close always call
-    # namespace_lock(): a fraction of 0 shortens the section to 1 ns, it does not remove it
+    # namespace_lock(): a fraction of 0 shortens the section to nothing, the op still takes
+    # the lock (OpCost.takes_ns_write, from the model file)
     base = load_kernel()
     k = apply_kernel_params(base, {"ser_bind": 0.0, "ser_overlay": 0.0, "ser_umount": 0.0})
     for name in ("open_tree_clone", "move_mount", "mount_setattr_ro", "umount_detach"):
-        assert k.op(name).ns_write_ns == 1.0
+        assert k.op(name).ns_write_ns == 0.0
+        assert k.op(name).takes_ns_write
         assert _total(k, name) == pytest.approx(_total(base, name))
-    assert k.op("mount_setattr").ns_write_ns == 0.0  # IDMAP alone: no namespace_sem
+    # IDMAP alone: no namespace_sem, whatever a fit does
+    assert k.op("mount_setattr").ns_write_ns == 0.0
+    assert not k.op("mount_setattr").takes_ns_write
+    assert not base.with_values(**{"mount_setattr.cpu_ns": 1.0}).op("mount_setattr").takes_ns_write
     # above the floor the split is the fraction's, as before
     half = apply_kernel_params(base, {"ser_bind": 0.5})
     body = base.op("move_mount").cpu_ns + base.op("move_mount").ns_write_ns
