@@ -16,7 +16,7 @@ from collections import deque
 
 import simpy
 
-from cohsim.kernel.engine import trigger
+from cohsim.kernel.engine import wake
 
 
 class Waiter:
@@ -133,8 +133,7 @@ class RWSem:
         self._dequeue(w)
         self._take(w.write)
         w.granted = True
-        if not w.event.triggered:
-            trigger(self.env, w.event)
+        wake(self.env, w.event)
 
     def release(self, write: bool) -> None:
         if write:
@@ -152,8 +151,7 @@ class RWSem:
             return
         head = self.queue[0]
         if head.write:
-            if not head.event.triggered:
-                trigger(self.env, head.event)  # woken; it retries when it runs
+            wake(self.env, head.event)  # woken; it retries when it runs
             return
         for w in [w for w in self.queue if w.queued and not w.write]:
             self._grant(w)  # woken readers are granted the lock together
