@@ -50,18 +50,24 @@ def _check_resumed(tmp_path: Path, capsys, kept: int) -> None:
     assert _read(tmp_path) == _read(ref)
 
 
+def _start(tmp_path: Path, workers: str) -> subprocess.Popen[str]:
+    """The sweep started as a user would, in a process group of its own (its Dask cluster too),
+    keeping its points in tmp_path/cache."""
+    cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", workers,
+           "--cache", str(tmp_path / "cache"), *_outputs(tmp_path)]  # fmt: skip
+    # cwd: `python -m` puts the working directory first on the path, and the source tree
+    # lacks the installed package's data packages (cohsim._catalog); preexec_fn: Ctrl-C's
+    # default, which a shell's background job (SIGINT ignored) would otherwise pass down
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path,
+                            preexec_fn=_default_sigint)  # fmt: skip
+
+
 def _interrupt(tmp_path: Path, workers: str, how: signal.Signals, after: int) -> tuple[int, str]:
     """Start the sweep as a user would, stop it with `how` once `after` points are kept; its
     exit status and stderr."""
     cache = tmp_path / "cache"
-    cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", workers,
-           "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
-    # cwd: `python -m` puts the working directory first on the path, and the source tree
-    # lacks the installed package's data packages (cohsim._catalog); preexec_fn: Ctrl-C's
-    # default, which a shell's background job (SIGINT ignored) would otherwise pass down
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path,
-                            preexec_fn=_default_sigint)  # fmt: skip
+    proc = _start(tmp_path, workers)
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < after:
@@ -110,14 +116,7 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
     import psutil
 
     cache = tmp_path / "cache"
-    cmd = [sys.executable, "-m", "cohsim.cli", "sweep", *GRID, "--workers", "2",
-           "--cache", str(cache), *_outputs(tmp_path)]  # fmt: skip
-    # cwd: `python -m` puts the working directory first on the path, and the source tree
-    # lacks the installed package's data packages (cohsim._catalog); preexec_fn: Ctrl-C's
-    # default, which a shell's background job (SIGINT ignored) would otherwise pass down
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path,
-                            preexec_fn=_default_sigint)  # fmt: skip
+    proc = _start(tmp_path, "2")
     try:
         give_up = time.monotonic() + 120
         while len(list(cache.glob("*.json"))) < 2:
