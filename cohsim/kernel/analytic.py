@@ -28,7 +28,9 @@ grace period (an overlay's) costs 2 G more (G = one expedited grace period; alon
 
 Gated (``gated``, the estimate). A call with per-layer read sections (an overlay's private
 clones: readers sleep, and a release hands namespace_sem to a spinning writer before any
-sleeper) is a gate: the cohort piles up there while any writer runs. The model runs in step
+sleeper; derived before the simulation's namespace_sem followed 6.x, where readers also pass a
+writer spinning on a reader-owned lock: docs/analytic.md says where it still agrees) is a
+gate: the cohort piles up there while any writer runs. The model runs in step
 up to the first gate g1 and from the last g2 on; between them the containers pass one at a
 time, the others waiting at one gate or the other, (N - 1) / 2 at each on average (their
 binds alive: the peer group stays full), their own paths overlapping the lock's work:

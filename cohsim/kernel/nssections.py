@@ -5,11 +5,13 @@ a task waits for the lock (cohsim.kernel.rwsem) and what it does with its CPU me
   the lock, needs a CPU again (the conductor's `resume`, which pays the wake-up or queues).
 - Reading /proc/self/mountinfo holds the lock once per 4 KiB read() of a page, as seq_file
   does: one read section per `mountinfo_lines_per_read` lines of the mount table.
-- A writer with no task wanting its CPU spins (rwsem optimistic spinning): behind a writer
-  (writers hold the lock on a CPU here) until it is handed the lock; behind readers for at most
-  the kernel's reader-spin threshold, (readers + 1) x 8 us (rwsem_rspin_threshold), after which
-  it sleeps. Otherwise (need_resched ends the spin) it sleeps, and each time it is woken it needs
-  its CPU back before it retries (readers can steal the lock from it until the 4 ms hand-off).
+- A writer with no task wanting its CPU spins (rwsem optimistic spinning) unless the lock is
+  marked non-spinnable: behind a writer (writers hold the lock on a CPU here) until it is
+  handed the lock; behind readers for at most the kernel's reader-spin threshold,
+  (20 + readers) / 2 us with readers capped at 30 (rwsem_rspin_threshold: 10.5 to 25 us),
+  after which it sleeps and stops the others spinning (cohsim.kernel.rwsem). Otherwise
+  (need_resched ends the spin) it sleeps, and each time it is woken it needs its CPU back
+  before it retries (readers can steal the lock from it until the 4 ms hand-off).
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.records import LaunchRecord, LockStats
 from cohsim.kernel.rwsem import RWSem
 
-#: a writer spins on a reader-owned rwsem for (readers + 1) x this before it sleeps: Linux
-#: kernel/locking/rwsem.c rwsem_rspin_threshold() ((readers + 1) << 3 us, readers capped at 30)
-RSPIN_NS = 8000
+#: a writer spins on a reader-owned rwsem for (RSPIN_BASE + readers) x RSPIN_NS before it
+#: sleeps, readers capped at RSPIN_READERS: Linux kernel/locking/rwsem.c rwsem_rspin_threshold()
+#: ((20 + readers) * NSEC_PER_USEC / 2, "(10 + nr_readers/2)us", capped at 25 us)
+RSPIN_NS = 500
+RSPIN_BASE = 20
+RSPIN_READERS = 30
 
 #: a simulated step that returns how long it waited (ns)
 Waited = Generator[Yield, Any, float]
@@ -115,25 +120,25 @@ class NamespaceSections:
         t0 = self.env.now
         behind_readers = sem.readers > 0 and not sem.writer
         readers = sem.readers
-        spin = (sem.writer or behind_readers) and not self.cpus.waiting
+        spin = (sem.writer or (behind_readers and not sem.nonspinnable)) and not self.cpus.waiting
         w = sem.acquire(True, spin)
         if w is None:
             return 0.0
         nss = self.stats
         nss.max_waiters = max(nss.max_waiters, sem.waiting)
-        if spin and not behind_readers:
-            yield w.event
-        else:
-            if spin:
-                limit = self.env.timeout(RSPIN_NS * (min(readers, 30) + 1))
+        if spin:
+            if behind_readers:
+                limit = self.env.timeout(RSPIN_NS * (RSPIN_BASE + min(readers, RSPIN_READERS)))
                 yield w.event | limit
-                sem.stop_spinning(w)  # spun too long: it goes to sleep in the queue
-            while not w.granted:
-                self.cpus.release()
+            else:
                 yield w.event
-                yield from self.resume(True)
-                if sem.retry(w):
-                    break
+            sem.stop_spinning(w)  # not granted: spun too long, or stopped by one that did
+        while not w.granted:
+            self.cpus.release()
+            yield w.event
+            yield from self.resume(True)
+            if sem.retry(w):
+                break
         waited = self.env.now - t0
         nss.wait_ns += waited
         return waited

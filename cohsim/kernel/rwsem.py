@@ -21,7 +21,8 @@ from cohsim.kernel.engine import wake
 
 class Waiter:
     """One task waiting for namespace_sem: its wake-up event (a fresh one per sleep) and
-    whether it sleeps (woken, it needs its CPU back) or spins on the owner (it polls)."""
+    whether it sleeps in the wait list (woken, it needs its CPU back) or spins on the owner
+    (an optimistic spinner: it polls the lock on its CPU, outside the wait list)."""
 
     __slots__ = ("write", "spin", "since", "event", "granted", "queued")
 
@@ -29,22 +30,42 @@ class Waiter:
         self.write, self.spin, self.since = write, spin, env.now
         self.event = env.event()
         self.granted = False  #: woken holding the lock (readers; a writer after hand-off)
-        self.queued = True  #: still in the queue (RWSem.queue drops the others lazily)
+        self.queued = False  #: in the wait list (RWSem.queue drops the others lazily)
 
 
 class RWSem:
-    """namespace_sem as Linux's rwsem (kernel/locking/rwsem.c, 5.11 and later).
+    """namespace_sem as Linux's rwsem (kernel/locking/rwsem.c, 6.x).
 
-    - Whoever comes while the lock is free takes it, waiters or not (writers by optimistic
-      spinning or trylock; readers by "reader optimistic lock stealing": not writer-owned, no
-      hand-off pending, and not already held by readers while others wait).
-    - A release that frees the lock hands it straight to a spinning waiter (it polls the lock)
-      if there is one; otherwise it wakes the first sleeper: a writer is only woken and must
-      retry once it runs (others may have stolen the lock meanwhile), while readers at the
-      front of the queue are granted the lock as they are woken.
-    - A first waiting writer that has waited `handoff_ns` (RWSEM_WAIT_TIMEOUT: 4 ms at HZ 250
-      or 1000) and still fails sets the hand-off bit: no more stealing; the lock is granted to
-      it at the next release.
+    Two kinds of waiter, as in the kernel: sleepers in the wait list (`queue`, first come
+    first), and writers spinning optimistically (`spinners`, the osq's order) that are not in
+    the wait list at all.
+
+    - Taking: a writer takes the lock when nobody holds it; a reader when no writer holds it
+      and either nobody does ("reader optimistic lock stealing", wait list or not) or nobody
+      sleeps in the wait list (the fast path: spinning writers do not set the waiters bit, so
+      readers join a reader-owned lock a writer is spinning on). Nobody takes it while the
+      hand-off bit is set, except the waiter it is for.
+    - A reader that must wait joins the wait list; if the lock is reader-owned and the list's
+      first waiter is a reader, the queued readers are granted it at once
+      (rwsem_cond_wake_waiter with RWSEM_WAKE_READERS).
+    - A release that frees the lock (a writer's, or the last reader's): a spinning writer
+      polls the lock and takes it first (it needs one cache-line transfer; the waker first
+      takes the wait_lock). With sleepers waiting, the releaser also runs rwsem_mark_wake on
+      the list's first waiter: a writer is woken and must `retry` once it runs (others may have
+      taken the lock meanwhile); readers at the front are granted the lock together (every
+      reader in the list, MAX_READERS_WAKEUP being 256) unless a spinner took it, in which
+      case a first reader that has waited `handoff_ns` sets the hand-off bit.
+    - Hand-off (RWSEM_WAIT_TIMEOUT, 4 ms at HZ 250 or 1000): a first waiting writer that has
+      waited that long and still fails its retry, or a first reader whose grant failed after
+      that long, sets the bit; the lock goes to it (a reader: every queued reader) at the next
+      release.
+    - A spinner behind readers gives up after the reader-spin threshold
+      (cohsim.kernel.nssections) and joins the wait list's tail; it marks the reader-owned lock
+      non-spinnable, which stops every writer spinning on it and keeps new ones from starting,
+      until a writer takes the lock or the last reader leaves (`nonspinnable`).
+
+    Not modelled: a spinner behind a writer that is handed to readers keeps spinning (the kernel
+    would start its reader-spin clock then); a spinner never stops for need_resched.
     """
 
     def __init__(self, env: simpy.Environment, handoff_ns: int = 4_000_000) -> None:
@@ -53,32 +74,42 @@ class RWSem:
         self.writer = False
         self.handoff: Waiter | None = None
         self.handoff_ns = handoff_ns
-        #: the waiters, first come first; one that leaves from the middle is only marked (not
-        #: `queued`) and dropped when it reaches the front, so the front is always a waiter
-        #: (a deque's remove is O(n): with 1,000 containers it was a fifth of the run)
+        #: writers may not spin on the reader-owned lock (RWSEM_NONSPINNABLE)
+        self.nonspinnable = False
+        #: the wait list, first come first; one that leaves from the middle is only marked
+        #: (not `queued`) and dropped when it reaches the front, so the front is always a
+        #: sleeper (a deque's remove is O(n): with 1,000 containers it was a fifth of the run)
         self.queue: deque[Waiter] = deque()
-        self.waiting = 0  #: waiters in the queue
-        #: the queued waiters that spin, in queue order: a release hands the lock to the first
+        self.sleeping = 0  #: waiters in the wait list
+        #: the writers spinning optimistically, in osq order: a release hands the lock to the first
         self.spinners: deque[Waiter] = deque()
+
+    @property
+    def waiting(self) -> int:
+        """Everyone waiting: the wait list's sleepers and the spinners."""
+        return self.sleeping + len(self.spinners)
 
     def _free_for(self, write: bool) -> bool:
         if self.writer or self.handoff is not None:
             return False
         if write:
             return self.readers == 0
-        return self.readers == 0 or not self.queue
+        return self.readers == 0 or not self.sleeping
 
     def acquire(self, write: bool, spin: bool = False) -> Waiter | None:
-        """None when taken at once (no event: the hot path); else the queued Waiter, whose
-        `event` fires when it is granted (`granted`) or woken to `retry`."""
+        """None when taken at once (no event: the hot path); else the Waiter (a spinner if
+        `spin`, which only writers do), whose `event` fires when it is granted (`granted`) or
+        woken to `retry`, or, for a spinner, told to stop spinning (`stop_spinning`)."""
         if self._free_for(write):
             self._take(write)
             return None
-        w = Waiter(self.env, write, spin)
-        self.queue.append(w)
-        self.waiting += 1
-        if spin:
+        w = Waiter(self.env, write, spin and write)
+        if w.spin:
             self.spinners.append(w)
+        else:
+            self._enqueue(w)
+            if w.granted:  # granted as it joined (readers at the front): it never sleeps
+                return None
         return w
 
     def try_write(self) -> bool:
@@ -87,18 +118,43 @@ class RWSem:
         if self.writer or self.handoff is not None or self.readers:
             return False
         self.writer = True
+        self.nonspinnable = False
         return True
 
+    def _enqueue(self, w: Waiter) -> None:
+        """`w` joins the wait list's tail, and readers at its front are granted a lock readers
+        hold (rwsem_cond_wake_waiter)."""
+        w.queued, w.spin = True, False
+        w.since = self.env.now
+        self.queue.append(w)
+        self.sleeping += 1
+        if self.readers and not self.writer and self.handoff is None and not self.queue[0].write:
+            self._grant_readers()
+
     def stop_spinning(self, w: Waiter) -> None:
-        """A spinning writer that spun too long goes to sleep in the queue (unless it was
-        granted the lock meanwhile)."""
-        if not w.granted and w.spin:
-            self.spinners.remove(w)
-        w.spin = w.granted
+        """A spinning writer that was not granted the lock goes to sleep in the wait list. One
+        still spinning spun past the reader-spin threshold: it joins the list and marks the
+        lock non-spinnable, which stops the other spinners too (each is woken, not granted,
+        and calls this in turn: it is already in the list and only needs a fresh event)."""
+        if w.granted:
+            return
+        if not w.spin:  # stopped by another spinner's time-out: its event fired
+            w.event = self.env.event()
+            if self.queue[0] is w and not self.writer and not self.readers:
+                wake(self.env, w.event)  # a release meanwhile found its event fired already
+            return
+        self.spinners.remove(w)
+        self._enqueue(w)
+        if self.readers and not self.writer:
+            self.nonspinnable = True
+            while self.spinners:
+                s = self.spinners.popleft()
+                self._enqueue(s)
+                wake(self.env, s.event)
 
     def retry(self, w: Waiter) -> bool:
         """A woken writer, now running, tries again: True if it took the lock; else it sleeps
-        again (a new `event`) at the front, setting the hand-off bit once it waited too long."""
+        again (a new `event`), setting the hand-off bit if it is first and waited too long."""
         if w.granted:
             return True
         if self._free_for(w.write) or self.handoff is w:
@@ -108,7 +164,11 @@ class RWSem:
             self._take(w.write)
             return True
         w.event = self.env.event()
-        if self.queue[0] is w and self.env.now - w.since >= self.handoff_ns:
+        if (
+            self.handoff is None
+            and self.queue[0] is w
+            and self.env.now - w.since >= self.handoff_ns
+        ):
             self.handoff = w
         return False
 
@@ -117,17 +177,20 @@ class RWSem:
             raise AssertionError("namespace_sem: exclusion violated")
         if write:
             self.writer = True
+            self.nonspinnable = False  # a writer's owner field has no flags
         else:
             self.readers += 1
 
     def _dequeue(self, w: Waiter) -> None:
+        if w.spin:
+            self.spinners.remove(w)
+            w.spin = False
+            return
         w.queued = False
-        self.waiting -= 1
+        self.sleeping -= 1
         q = self.queue
         while q and not q[0].queued:
             q.popleft()
-        if w.spin:
-            self.spinners.remove(w)
 
     def _grant(self, w: Waiter) -> None:
         self._dequeue(w)
@@ -135,23 +198,40 @@ class RWSem:
         w.granted = True
         wake(self.env, w.event)
 
+    def _grant_readers(self) -> None:
+        """Every reader in the wait list is granted the lock, and woken (rwsem_mark_wake)."""
+        for w in [w for w in self.queue if w.queued and not w.write]:
+            self._grant(w)
+
     def release(self, write: bool) -> None:
         if write:
             self.writer = False
         else:
             self.readers -= 1
-        if self.readers or not self.queue:
-            return
+            if self.readers:
+                return
+            self.nonspinnable = False
         if self.handoff is not None:
             h, self.handoff = self.handoff, None
-            self._grant(h)
+            if h.write:
+                self._grant(h)
+            else:
+                self._grant_readers()
             return
-        if self.spinners:  # hand it to the first spinning waiter
+        if self.spinners:  # the first spinning writer polls the lock and takes it
             self._grant(self.spinners[0])
+            if not self.sleeping:
+                return
+            head = self.queue[0]
+            if head.write:
+                wake(self.env, head.event)  # woken anyway; its retry will fail or hand off
+            elif self.env.now - head.since >= self.handoff_ns:
+                self.handoff = head  # its grant failed after waiting too long
+            return
+        if not self.sleeping:
             return
         head = self.queue[0]
         if head.write:
             wake(self.env, head.event)  # woken; it retries when it runs
-            return
-        for w in [w for w in self.queue if w.queued and not w.write]:
-            self._grant(w)  # woken readers are granted the lock together
+        else:
+            self._grant_readers()  # woken readers are granted the lock together

@@ -36,3 +36,18 @@ def test_locks_sums_each_locks_waits_per_sequence() -> None:
     assert number(r"namespace_sem +READ .*? ([\d.]+) us/seq", out) == 655.0
     assert number(r"namespace_sem +WRITE .*? ([\d.]+) us/seq", out) == 498.9
     assert number(r"all locks: (\d+) us/seq", out) == 1504
+
+
+def test_wakeups_times_the_woken_workers_wait_for_a_busy_cpu() -> None:
+    """A burst of 100 one-container workers on 16 vCPUs (README there, "Woken workers wait
+    for a CPU"): 38 % of the wake-ups find their CPU running another task and wait a mean
+    185 us for it; at 16 workers 6 %, 3 us."""
+    trace = REPO / "calibration/data/devvm-16cpu-intel-xeon-f6m207/mount-trace"
+    out = run("mount_trace.wakeups", trace / "burst-100/trace-common-parent-100w-50L.txt.xz")
+    assert number(r"onto an idle CPU: (\d+)", out) == 7442
+    assert number(r"onto a busy one: \d+ \((\d+)%\)", out) == 38
+    assert number(r"on a busy CPU: .*?mean (\d+) us", out) == 185
+    assert number(r"preempted (\d+)", out) == 386
+    out = run("mount_trace.wakeups", trace / "trace-per-layer-16w-10L.txt.xz")
+    assert number(r"onto a busy one: \d+ \((\d+)%\)", out) == 6
+    assert number(r"on a busy CPU: .*?mean (\d+) us", out) == 3

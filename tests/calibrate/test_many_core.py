@@ -5,8 +5,8 @@ The tolerances are what was measured (calibration/data/devvm-16cpu-intel-xeon-f6
 "What the model predicts here", `python -m calibration.reports.many_core --transfer`) with a
 margin for the simulation's seeds: they hold the model where it is, misses included, so a
 change that moves these predictions shows here. They are not the 15 % the held-out checks aim
-for: common-parent at 16 one-container workers is +92 % (within the host) and +72 % (the 2-vCPU
-kernel), its overlay mount's per-layer namespace_sem reads waiting too long (README there).
+for: common-parent at 16 one-container workers without the mountinfo sample is +51 % (within
+the host) and +21 % (the 2-vCPU kernel), lowerdir-plus -26 and -40 % (README there).
 """
 
 from __future__ import annotations
@@ -78,18 +78,18 @@ def _sixteen(strategy: str) -> list:
 #: sequence, 16 one-container workers x 10 layers, at the fits' nominal points (samples=0; the
 #: fits' own seeds): as measured when these fits were made, +/- 0.15
 _MEASURED = {
-    ("host", "per-layer", False): -0.052,
-    ("host", "per-layer", True): +0.207,
-    ("host", "common-parent", False): +0.923,
-    ("host", "common-parent", True): +0.296,
-    ("host", "lowerdir-plus", False): +0.045,
-    ("host", "lowerdir-plus", True): +0.151,
-    ("transfer", "per-layer", False): +0.102,
-    ("transfer", "per-layer", True): +0.481,
-    ("transfer", "common-parent", False): +0.717,
-    ("transfer", "common-parent", True): +0.325,
-    ("transfer", "lowerdir-plus", False): -0.018,
-    ("transfer", "lowerdir-plus", True): -0.111,
+    ("host", "per-layer", False): -0.092,
+    ("host", "per-layer", True): +0.036,
+    ("host", "common-parent", False): +0.514,
+    ("host", "common-parent", True): +0.061,
+    ("host", "lowerdir-plus", False): -0.256,
+    ("host", "lowerdir-plus", True): -0.184,
+    ("transfer", "per-layer", False): -0.194,
+    ("transfer", "per-layer", True): +0.294,
+    ("transfer", "common-parent", False): +0.205,
+    ("transfer", "common-parent", True): +0.014,
+    ("transfer", "lowerdir-plus", False): -0.403,
+    ("transfer", "lowerdir-plus", True): -0.118,
 }
 SIXTEEN = {k: (v - 0.15, v + 0.15) for k, v in _MEASURED.items()}
 

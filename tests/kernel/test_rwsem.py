@@ -45,14 +45,72 @@ def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
     assert w.granted and sem.writer and sem.handoff is None  # granted at the release
 
 
-def test_rwsem_spinning_writer_is_handed_the_lock():
+def test_rwsem_spinning_writer_takes_the_lock_and_the_sleeper_is_woken_anyway():
+    """rwsem_wake runs on every release with sleepers: the spinner wins the free lock, the
+    first sleeping writer is woken all the same, retries and sleeps again."""
     env = simpy.Environment()
     sem = RWSem(env)
     assert sem.acquire(True) is None
     sleeper = sem.acquire(True, spin=False)
     spinner = sem.acquire(True, spin=True)
+    assert sem.waiting == 2 and sem.sleeping == 1
     sem.release(True)
-    assert spinner.granted and sem.writer and not sleeper.event.triggered
+    assert spinner.granted and sem.writer and not spinner.spin
+    assert sleeper.event.triggered and not sleeper.granted and not sem.retry(sleeper)
+    sem.release(True)
+    assert not sleeper.granted and sem.retry(sleeper) and sem.writer and not sem.waiting
+
+
+def test_readers_pass_a_spinning_writer_but_not_a_sleeping_one():
+    """A spinning writer is not in the wait list (no waiters bit): readers still join the
+    reader-owned lock. Once it sleeps there, they queue behind it."""
+    env = simpy.Environment()
+    sem = RWSem(env)
+    assert sem.acquire(False) is None
+    spinner = sem.acquire(True, spin=True)
+    assert spinner is not None and sem.acquire(False) is None and sem.readers == 2
+    sem.stop_spinning(spinner)  # past the reader-spin threshold: it sleeps in the list
+    assert sem.sleeping == 1 and sem.nonspinnable
+    r = sem.acquire(False)
+    assert r is not None and not r.granted and sem.readers == 2
+
+
+def test_a_spinner_timing_out_on_readers_stops_every_spinner():
+    """RWSEM_NONSPINNABLE: the first spinner to give up on a reader-owned lock stops the
+    others (woken, not granted; each then sleeps on a fresh event) and no writer spins again
+    until the readers are gone."""
+    env = simpy.Environment()
+    sem = RWSem(env)
+    assert sem.acquire(False) is None
+    a, b = sem.acquire(True, spin=True), sem.acquire(True, spin=True)
+    sem.stop_spinning(a)
+    assert b.event.triggered and not b.granted and not b.spin and sem.sleeping == 2
+    old = b.event
+    sem.stop_spinning(b)  # b's generator, woken, goes to sleep
+    assert b.event is not old and not b.event.triggered
+    sem.release(False)  # the last reader leaves: spinning allowed again, a is woken
+    assert not sem.nonspinnable and a.event.triggered and sem.retry(a)
+    sem.release(True)
+    assert b.event.triggered and sem.retry(b)
+
+
+def test_a_reader_waiting_too_long_hands_off_past_a_spinner():
+    """A first reader whose grant fails (a spinner took the lock) after the hand-off time
+    sets the hand-off bit: the next release grants the readers, not the next spinner."""
+    env = simpy.Environment()
+    sem = RWSem(env, handoff_ns=1000)
+    assert sem.acquire(True) is None
+    r1, r2 = sem.acquire(False), sem.acquire(False)
+    s1, s2 = sem.acquire(True, spin=True), sem.acquire(True, spin=True)
+    sem.release(True)
+    assert s1.granted and sem.handoff is None  # not waited long: the spinner wins
+    env.run(until=2000)
+    sem.release(True)
+    assert s2.granted and sem.handoff is r1  # the readers' grant failed after 2 us
+    assert sem.acquire(False) is not None  # nobody steals past the hand-off bit
+    s3 = sem.acquire(True, spin=True)
+    sem.release(True)
+    assert r1.granted and r2.granted and sem.readers == 3 and not s3.granted
 
 
 def test_try_write_takes_exactly_when_acquire_would():
@@ -88,8 +146,8 @@ def test_rwsem_refuses_double_writer():
     )
 )
 def test_rwsem_serves_everyone_never_two_writers(ops):
-    """Any arrivals (write or read, spinning or sleeping, arrival time, hold): everyone is
-    served, woken writers retry until they get it, the invariant check in RWSem never
+    """Any arrivals (write or read, spinning a while or sleeping, arrival time, hold):
+    everyone is served, woken writers retry until they get it, the invariant check in RWSem never
     fires, and the lock ends free with nobody queued."""
     env = simpy.Environment()
     sem = RWSem(env, handoff_ns=5)
@@ -98,7 +156,10 @@ def test_rwsem_serves_everyone_never_two_writers(ops):
     def user(i: int, write: bool, spin: bool, at: int, hold: int):
         yield env.timeout(at)
         w = sem.acquire(write, spin and write)
-        while w is not None:
+        if w is not None and w.spin:  # spins for at most 2 ns, as nssections' writers do
+            yield w.event | env.timeout(2)
+            sem.stop_spinning(w)
+        while w is not None and not w.granted:
             yield w.event
             yield env.timeout(1)  # the wake-up
             if sem.retry(w):

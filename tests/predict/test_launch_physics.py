@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
+
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
@@ -26,6 +28,7 @@ def mount_p50(
     smt: bool = True,
     sockets: int | None = None,
     runtime: str = "runc",
+    seed: int = 0,
 ) -> float:
     p = predict(
         instance=instance,
@@ -37,6 +40,7 @@ def mount_p50(
         runtime=runtime,
         replicates=1,
         jobs=1,
+        seed=seed,
     )
     return p.mount_s["p50"].value
 
@@ -59,7 +63,14 @@ def test_common_parent_and_lowerdir_plus_beat_per_layer_at_100x50():
 
 
 def test_machines_differ_little_at_ten_containers():
-    vals = [mount_p50(m, 10) for m in ("r5.metal", "m7i.metal-24xl", "m7a.24xlarge")]
+    """The median of three seeds: one replicate's own scatter is +-8 % here (m7i.metal-24xl,
+    seeds 0-2: 26.6, 29.1, 26.0 ms), as large as the machines' difference. Measured: 28.8
+    (r5.metal), 26.6 (m7i.metal-24xl), 29.3 ms (m7a.24xlarge), 1.10x apart."""
+
+    def p50(instance: str) -> float:
+        return float(np.median([mount_p50(instance, 10, seed=s) for s in (0, 1, 2)]))
+
+    vals = [p50(m) for m in ("r5.metal", "m7i.metal-24xl", "m7a.24xlarge")]
     assert max(vals) / min(vals) < 1.15
 
 
