@@ -6,7 +6,8 @@ The tolerances are what was measured (README there, "Bursts on 2-16 CPUs";
 `python -m calibration.reports.many_core --groups none --cpus`), misses included: they hold
 the model where it is, so a change that moves these predictions shows here. The model gets
 the CPU dependence wrong: at 16 workers it is faster on 2 CPUs than on 16 (the runs were
-slower), at 100 workers it barely slows down (the runs slow down 1.3-1.8x).
+slower; lowerdir-plus at 10 layers now aside), and at 100 workers it slows down less than the
+runs (0.80-1.33x against 1.27-1.79x).
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ CPUS = DATA / HOST / "burst" / "cpus"
 #: one-container workers x 10 layers, at the fit's nominal point (samples=0): as measured
 #: when this was written, +/- 0.15
 _MEASURED = {
-    ("per-layer", 2): -0.441,
-    ("per-layer", 16): -0.148,
-    ("common-parent", 2): -0.481,
-    ("common-parent", 16): +0.129,
-    ("lowerdir-plus", 2): -0.503,
-    ("lowerdir-plus", 16): -0.054,
+    ("per-layer", 2): -0.439,
+    ("per-layer", 16): -0.072,
+    ("common-parent", 2): -0.436,
+    ("common-parent", 16): +0.092,
+    ("lowerdir-plus", 2): -0.491,
+    ("lowerdir-plus", 16): -0.493,
 }
+#: strategy -> time at 2 CPUs / time at 16, 16 workers x 10 layers: (measured, predicted)
+RATIO16 = {"per-layer": (1.08, 0.65), "common-parent": (1.39, 0.72), "lowerdir-plus": (1.12, 1.12)}
 
 
 def test_with_cores_confines_the_host():
@@ -61,15 +64,18 @@ def test_sixteen_workers_on_2_and_16_cpus():
         two, sixteen = got[(s, 2)], got[(s, 16)]
         measured = two.measured["stride_ns"] / sixteen.measured["stride_ns"]
         predicted = two.predicted["stride_ns"]["value"] / sixteen.predicted["stride_ns"]["value"]
-        # the miss as it stands: the runs are slower on 2 CPUs, the model is faster
-        assert measured > 1.0 and predicted < 0.95, (s, measured, predicted)
+        # the miss as it stands: the runs are slower on 2 CPUs; the model is faster there
+        # for per-layer and common-parent, and right for lowerdir-plus
+        m0, p0 = RATIO16[s]
+        assert measured == pytest.approx(m0, abs=0.01)
+        assert predicted == pytest.approx(p0, abs=0.15), (s, measured, predicted)
 
 
 #: per CPU count: (median abs. error %, interval coverage %) of the report's summary lines,
 #: within the host, as measured (README); and per 100 x 50 shape, (measured, predicted)
 #: time at 2 CPUs / time at 16
-SUMMARY = {2: (47.7, 14), 4: (39.1, 42), 8: (26.1, 67), 16: (14.7, 75)}
-RATIOS = {"common-parent": (1.66, 1.01), "lowerdir-plus": (1.27, 1.06), "per-layer": (1.79, 1.08)}
+SUMMARY = {2: (43.8, 19), 4: (31.3, 61), 8: (24.4, 83), 16: (17.5, 69)}
+RATIOS = {"common-parent": (1.66, 1.33), "lowerdir-plus": (1.27, 0.80), "per-layer": (1.79, 1.02)}
 
 
 @pytest.mark.slow
