@@ -48,24 +48,24 @@ def test_the_engines_agree_on_a_small_grid(catalog, machine):
 #: the largest bursts on the mesh representative
 SIZES = ((10, 1), (10, 50), (10, 100), (50, 20), (50, 100), (100, 1), (100, 50), (200, 20))
 LARGEST = ((400, 20), (400, 50))
-#: the points docs/analytic.md finds at the edge of the tolerance (the last two through
-#: `predict`, whose committed fit moves the kernel's parameters from the file's nominal ones)
-EDGE = {
-    ("per-layer", 10, 50),
-    ("common-parent", 50, 100),
-    ("common-parent", 200, 20),
-    ("per-layer", 10, 100),
-    ("lowerdir-plus", 50, 20),
-}
-#: the regimes docs/analytic.md names, with the disagreement it measured there, as a bound
+#: the regimes docs/analytic.md names, with the disagreement measured there through `predict`
+#: (2026-11-25, after namespace_sem began to follow the 6.x kernel; the gate rule predates it),
+#: as a bound: the first that matches a point applies
 NAMED = (
-    ("lowerdir-plus from 50 containers of 50 layers: the cohort breaks up after the last "
-     "overlay in the simulation", lambda s, n, lay: s == "lowerdir-plus" and n >= 50
-     and lay >= 50, 0.50),
-    ("per-layer 100 x 50: systemd's re-reads, which the model leaves out",
-     lambda s, n, lay: s == "per-layer" and (n, lay) == (100, 50), 0.20),
-    ("at the edge: per-layer 10 x 50 and 10 x 100, common-parent 50 x 100 and 200 x 20, "
-     "lowerdir-plus 50 x 20", lambda s, n, lay: (s, n, lay) in EDGE, 0.22),
+    ("per-layer from 50 containers of 20 layers: the simulation runs in step on the chiplet "
+     "and the Arm CMN, the estimate gates (+17 to +36 %; -16 to -18 % at 200-400 x 20 on the "
+     "mesh)", lambda s, n, lay: s == "per-layer" and n >= 50 and lay >= 20, 0.40),
+    ("200-400 containers: four times more containers than CPUs, every release wakes a "
+     "sleeping writer, the estimate has no wake-ups (-15 to -43 %)",
+     lambda s, n, lay: n >= 200, 0.45),
+    ("lowerdir-plus from 50 containers: the cohort breaks up after the last overlay in the "
+     "simulation (+16 to +37 %)", lambda s, n, lay: s == "lowerdir-plus" and n >= 50, 0.40),
+    ("10 containers of 100 layers: per-layer +20 to +22 %, common-parent -17 to -24 %",
+     lambda s, n, lay: (n, lay) == (10, 100), 0.25),
+    ("100 containers of 1 layer: -15 to -28 % on r5.metal and m7i.metal-24xl",
+     lambda s, n, lay: (n, lay) == (100, 1), 0.30),
+    ("at the edge: common-parent 100 x 50 on r5.metal (-16 %)",
+     lambda s, n, lay: (s, n, lay) == ("common-parent", 100, 50), 0.20),
 )  # fmt: skip
 
 
