@@ -120,9 +120,9 @@ def _summaries(group: str) -> list[tuple[float, float, float]]:
 #: error %, worst error %, coverage %; README "What the model predicts here"). The test holds
 #: the median within 5 points above it, the worst within 15, the coverage within 10 below
 FULL = {
-    "mount": [(21.1, +90.4, 95), (19.3, +81.6, 86)],
-    "burst": [(29.5, -87.7, 71), (26.6, +131.3, 68)],
-    "no-reads": [(14.0, +92.3, 83), (31.3, +71.7, 75)],
+    "mount": [(13.6, +52.2, 92), (15.2, +100.4, 93)],
+    "burst": [(25.4, -86.9, 72), (25.7, +113.3, 70)],
+    "no-reads": [(24.9, +64.6, 83), (20.3, +72.8, 72)],
 }
 
 
