@@ -49,10 +49,11 @@ op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two w
 the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
 of any cost.
 
-Simulated time is integer nanoseconds; ties resolve in event order (simpy is deterministic);
-the randomness (arrival jitter of probes, wake-ups drawn from a table) comes from one seeded
-generator, and the per-call factors from a second stream of the same seed, so that changing
-how often the first is drawn does not move them (common random numbers in calibration).
+Simulated time is integer nanoseconds; ties resolve in event order (the clock,
+cohsim.kernel.engine, is deterministic as simpy is); the randomness (arrival jitter of probes,
+wake-ups drawn from a table) comes from one seeded generator, and the per-call factors from a
+second stream of the same seed, so that changing how often the first is drawn does not move
+them (common random numbers in calibration).
 """
 
 from __future__ import annotations
@@ -399,8 +400,9 @@ class LaunchSim:
 
     def run(self) -> list[ThreadResult]:
         """Run every thread to completion; results in thread order."""
-        # A plain event, not simpy's AllOf: a condition nested in another condition loses its
-        # callbacks when the outer one fires (simpy's _remove_check_callbacks recurses).
+        # A plain event, not an AllOf condition: a condition nested in another condition loses
+        # its callbacks when the outer one fires (the engine's Condition, as simpy's, removes its
+        # checks recursively).
         self.finished = self.env.event()
         threads = [t for t in self.trace.threads if t.events]
         self.remaining = len(threads)

@@ -22,7 +22,7 @@ counter locklessly and spin while a writer holds it.
 
 The writer's side has the shape of the other simulated resources (cohsim.kernel.cpus,
 cohsim.kernel.rwsem): `acquire` then `release`, with a free lock taken on the spot without any
-simpy event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
+event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
 runs (`yield from`), not a call that returns an event to wait on, because a queued writer's
 grant is not complete when the releaser hands it over: the new holder then pays the
 spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
@@ -39,10 +39,9 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
-import simpy
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.engine import Environment, Proc, Yield, trigger
+from cohsim.kernel.engine import Environment, Event, Proc, Yield
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, LockStats
 
@@ -69,10 +68,10 @@ class MountLock:
         self.slowdown = slowdown
         self.stats, self.spin_stats, self.record = stats, spin_stats, record
         self.held = False
-        self.queue: deque[simpy.Event] = deque()  #: writers waiting, first in first served
+        self.queue: deque[Event] = deque()  #: writers waiting, first in first served
         self.change_times: list[float] = []  #: when the sequence counter moved
         self.releases = 0
-        self._released: simpy.Event | None = None  # made when someone waits for a release
+        self._released: Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
         self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
@@ -134,7 +133,7 @@ class MountLock:
         self.change_times.append(self.env.now)
 
     @property
-    def released(self) -> simpy.Event:
+    def released(self) -> Event:
         """An event that fires at the next release. Made only when someone waits for it:
         most releases have no one waiting, and an unwatched event would still be scheduled
         and stepped (a fifth of all events)."""
@@ -147,11 +146,11 @@ class MountLock:
         self.releases += 1
         ev, self._released = self._released, None
         if self.queue:
-            trigger(self.env, self.queue.popleft())  # held stays True: handed over
+            self.queue.popleft().succeed()  # held stays True: handed over
         else:
             self.held = False
         if ev is not None:
-            trigger(self.env, ev)
+            ev.succeed()
 
     def section(
         self, work_ns: float, tid: int, counted: bool = True

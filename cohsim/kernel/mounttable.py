@@ -20,9 +20,7 @@ namespaces, `service_namespaces` in the kernel model).
 
 from __future__ import annotations
 
-import simpy
-
-from cohsim.kernel.engine import trigger
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.records import LaunchRecord
 
 
@@ -30,7 +28,7 @@ class MountTable:
     """The node's mount count over one simulation; `dirty` fires at the first change after it
     was made (systemd makes a fresh one each time it re-reads)."""
 
-    def __init__(self, env: simpy.Environment, mounts: int, record: LaunchRecord | None) -> None:
+    def __init__(self, env: Environment, mounts: int, record: LaunchRecord | None) -> None:
         self.env = env
         self.mounts = mounts
         self.peak = mounts
@@ -69,4 +67,4 @@ class MountTable:
             self.record.mount_table.append((int(self.env.now), self.mounts))
         if not self.dirty.triggered:
             self.dirty_since = int(self.env.now)
-            trigger(self.env, self.dirty)
+            self.dirty.succeed()

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import simpy
-
-from cohsim.kernel.engine import Environment, Proc, trigger
+from cohsim.kernel.engine import Environment, Event, Proc
 from cohsim.kernel.mountlock import MountLock
 
 
@@ -41,10 +39,10 @@ class GracePeriods:
         CPU now."""
         self.env, self.ml, self.gp_ns, self.cpu_wait = env, ml, gp_ns, cpu_wait
         self.running = False
-        self.next: list[simpy.Event] = []  #: callers waiting for the next grace period
+        self.next: list[Event] = []  #: callers waiting for the next grace period
         self.count = 0  #: grace periods run
 
-    def request(self) -> simpy.Event:
+    def request(self) -> Event:
         """A caller's synchronize_rcu_expedited(): an event that fires when a grace period
         that started after now has ended."""
         ev = self.env.event()
@@ -54,7 +52,7 @@ class GracePeriods:
             self.env.process(self._run([ev]))
         return ev
 
-    def _run(self, waiters: list[simpy.Event]) -> Proc:
+    def _run(self, waiters: list[Event]) -> Proc:
         self.running = True
         self.count += 1
         # CPUs spinning in the kernel now must finish before the grace period can end
@@ -65,7 +63,7 @@ class GracePeriods:
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:
-            trigger(self.env, ev)
+            ev.succeed()
         if self.next:
             nxt, self.next = self.next, []
             self.env.process(self._run(nxt))

@@ -2,7 +2,7 @@
 
 A reader or a writer calls `acquire(write, spin)`; the holder calls `release(write)`. As for
 every simulated resource here (cohsim.kernel.cpus, cohsim.kernel.mountlock), `acquire` returns
-None when the lock is taken on the spot, with no simpy event (the hot path), and otherwise the
+None when the lock is taken on the spot, with no event (the hot path), and otherwise the
 thing the caller waits on. Here that thing is a `Waiter` rather than a bare event, because an
 rwsem's wake-up is not always a grant: a woken writer must run again and `retry` (the lock may
 have been stolen meanwhile), and each sleep needs a fresh event; readers, and writers that spin
@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 
-import simpy
-
-from cohsim.kernel.engine import wake
+from cohsim.kernel.engine import Environment
 
 
 class Waiter:
@@ -25,7 +23,7 @@ class Waiter:
 
     __slots__ = ("write", "spin", "since", "event", "granted", "queued")
 
-    def __init__(self, env: simpy.Environment, write: bool, spin: bool) -> None:
+    def __init__(self, env: Environment, write: bool, spin: bool) -> None:
         self.write, self.spin, self.since = write, spin, env.now
         self.event = env.event()
         self.granted = False  #: woken holding the lock (readers; a writer after hand-off)
@@ -47,7 +45,7 @@ class RWSem:
       it at the next release.
     """
 
-    def __init__(self, env: simpy.Environment, handoff_ns: int = 4_000_000) -> None:
+    def __init__(self, env: Environment, handoff_ns: int = 4_000_000) -> None:
         self.env = env
         self.readers = 0
         self.writer = False
@@ -133,7 +131,8 @@ class RWSem:
         self._dequeue(w)
         self._take(w.write)
         w.granted = True
-        wake(self.env, w.event)
+        if not w.event.triggered:
+            w.event.succeed()
 
     def release(self, write: bool) -> None:
         if write:
@@ -151,7 +150,8 @@ class RWSem:
             return
         head = self.queue[0]
         if head.write:
-            wake(self.env, head.event)  # woken; it retries when it runs
+            if not head.event.triggered:
+                head.event.succeed()  # woken; it retries when it runs
             return
         for w in [w for w in self.queue if w.queued and not w.write]:
             self._grant(w)  # woken readers are granted the lock together

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.rwsem import RWSem
 
 
 def test_rwsem_readers_share_writers_exclude():
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(False) is None and sem.acquire(False) is None and sem.readers == 2
     w = sem.acquire(True)
@@ -29,7 +29,7 @@ def test_rwsem_readers_share_writers_exclude():
 
 
 def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=1000)
     assert sem.acquire(False) is None
     w = sem.acquire(True)
@@ -46,7 +46,7 @@ def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
 
 
 def test_rwsem_spinning_writer_is_handed_the_lock():
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(True) is None
     sleeper = sem.acquire(True, spin=False)
@@ -58,7 +58,7 @@ def test_rwsem_spinning_writer_is_handed_the_lock():
 def test_try_write_takes_exactly_when_acquire_would():
     """The conductor's fast path: try_write takes a free lock as acquire(True) does, and
     leaves everything as it was when acquire would queue."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=0)
     assert sem.try_write() and sem.writer and not sem.queue
     assert not sem.try_write() and sem.writer and not sem.queue  # write-held
@@ -74,7 +74,7 @@ def test_try_write_takes_exactly_when_acquire_would():
 
 
 def test_rwsem_refuses_double_writer():
-    sem = RWSem(simpy.Environment())
+    sem = RWSem(Environment())
     sem.acquire(True)
     with pytest.raises(AssertionError, match="exclusion"):
         sem._take(True)
@@ -91,7 +91,7 @@ def test_rwsem_serves_everyone_never_two_writers(ops):
     """Any arrivals (write or read, spinning or sleeping, arrival time, hold): everyone is
     served, woken writers retry until they get it, the invariant check in RWSem never
     fires, and the lock ends free with nobody queued."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=5)
     served: list[int] = []
 
