@@ -24,7 +24,7 @@ import numpy as np
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Event, Proc
+from cohsim.kernel.engine import Environment, Event, Proc, iround
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns
@@ -77,7 +77,7 @@ class BackgroundReaders:
             t0 = self.env.now
             yield from self.sections.read_mountinfo(op, lines=lines)
             parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
-            yield round(parse)
+            yield iround(parse)
             self.cpus.release()
             cost = self.env.now - t0
             self.rereads += 1
@@ -97,7 +97,7 @@ class BackgroundReaders:
         op = self.k.op("mountinfo_read")
         while rate > 0 and not until.triggered:
             gap = self.rng.exponential(per_s_to_gap_ns(rate))
-            yield round(gap)
+            yield iround(gap)
             if until.triggered:
                 return
             ev = self.cpus.acquire(1)

@@ -40,13 +40,14 @@ per entry); any heap pops entries of distinct keys in the same order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from typing import Any, Final, TypeAlias, final
 
 #: simpy's priorities: a process's start comes before the other events due at the same time
 URGENT: Final = 0
 NORMAL: Final = 1
-#: `rank` = priority x RANK_SPAN + id: (priority, id) in one int while ids stay below it
+#: `rank` = id, + RANK_SPAN for NORMAL: (priority, id) in one int while ids stay below it
 RANK_SPAN: Final = 1 << 48
 
 #: what a process yields: an event to wait for, or an int, ns to wait
@@ -164,6 +165,17 @@ class Process(Entry):
         self.gen = gen
 
 
+def iround(x: float) -> int:
+    """`round(x)` (to the nearest int, halves to even), as native code where this module is
+    compiled: mypyc calls the builtin round through Python (a lookup, a call, a float and an
+    int object), and the simulation rounds every wait it works out to whole ns."""
+    f = math.floor(x)
+    d = x - f  # exact for x >= 0 (the waits); round(x)'s result for any finite x either way
+    if d > 0.5 or (d == 0.5 and f & 1):
+        return f + 1
+    return f
+
+
 def _before(a: Entry, b: Entry) -> bool:
     return a.time < b.time or (a.time == b.time and a.rank < b.rank)
 
@@ -199,16 +211,17 @@ class Environment:
 
     def schedule(self, entry: Entry, priority: int, at: int) -> None:
         """Put `entry` in the heap, due at `at`, with the next id."""
-        entry.time = at
-        entry.rank = priority * RANK_SPAN + self.eid
+        rank = self.eid if priority == URGENT else RANK_SPAN + self.eid
         self.eid += 1
+        entry.time = at
+        entry.rank = rank
         heap = self.queue
         pos = len(heap)
         heap.append(entry)
         while pos > 0:  # sift up
             up = (pos - 1) >> 1
             parent = heap[up]
-            if at < parent.time or (at == parent.time and entry.rank < parent.rank):
+            if at < parent.time or (at == parent.time and rank < parent.rank):
                 heap[pos] = parent
                 pos = up
             else:
@@ -243,23 +256,31 @@ class Environment:
         """Resume `proc` with `value` (what it waited for) and schedule or park it where it
         next waits (an event already processed resumes it at once, as in simpy)."""
         gen = proc.gen
-        try:
-            target = next(gen) if value is None else gen.send(value)
-            while True:
-                if isinstance(target, int):
-                    if target < 0:
-                        raise ValueError(f"Negative delay {target}")
-                    self.schedule(proc, NORMAL, self.now + target)
+        while True:
+            if value is None:
+                # one step, as next(gen) (compiled, the generator's own C slot; next() and
+                # send() would be calls through Python)
+                for target in gen:  # noqa: B007 (one step: `target` is used below)
+                    break
+                else:
                     return
-                if not isinstance(target, Event):
-                    raise TypeError(f"a process yielded {target!r}, not an event or an int")
-                callbacks = target.callbacks
-                if callbacks is not None:
-                    callbacks.append(proc)
+            else:
+                try:
+                    target = gen.send(value)
+                except StopIteration:
                     return
-                target = gen.send(target._value)
-        except StopIteration:
-            return
+            if isinstance(target, int):
+                if target < 0:
+                    raise ValueError(f"Negative delay {target}")
+                self.schedule(proc, NORMAL, self.now + target)
+                return
+            if not isinstance(target, Event):
+                raise TypeError(f"a process yielded {target!r}, not an event or an int")
+            callbacks = target.callbacks
+            if callbacks is not None:
+                callbacks.append(proc)
+                return
+            value = target._value
 
     def advance(self, delay: int) -> bool:
         """Let `delay` ns pass for the running process without a heap entry, when nothing

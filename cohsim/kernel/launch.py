@@ -67,7 +67,7 @@ from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Proc, Yield
+from cohsim.kernel.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
@@ -249,13 +249,13 @@ class LaunchSim:
         table = self.k.wake_table
         wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
         if wake:
-            yield round(wake)
+            yield iround(wake)
         return 0.0
 
     def _cpu(self, ns: float, tid: int) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
-        took = round(ns * self._smt_table[self.cpus.busy])
+        took = iround(ns * self._smt_table[self.cpus.busy])
         self.kernel_until[tid] = self.env.now + took
         return took
 
@@ -311,7 +311,7 @@ class LaunchSim:
             if ml.held:
                 yield from ml.seq_spin()
             t_walk = env.now
-            took = round((walk + work) * self._smt_table[self.cpus.busy])
+            took = iround((walk + work) * self._smt_table[self.cpus.busy])
             self.kernel_until[tid] = t_walk + took
             if not env.advance(took):
                 yield took
@@ -329,7 +329,7 @@ class LaunchSim:
             hold = cc.write_hold_ns(step, table)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
-            took = round(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
+            took = iround(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
             self.kernel_until[tid] = t1 + took
             if not env.advance(took):
                 yield took
@@ -388,13 +388,13 @@ class LaunchSim:
         self.ml.busy_bg += 1
         self.user_running += 1
         debt0 = self.ml.debt_per_cpu
-        yield round(self.k.runtime_cpu_ns * self._smt())
+        yield iround(self.k.runtime_cpu_ns * self._smt())
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
             owed = self.ml.debt_per_cpu - debt0
             if owed < 1000:
                 break
             debt0 = self.ml.debt_per_cpu
-            yield round(owed)
+            yield iround(owed)
         self.ml.busy_bg -= 1
         self.user_running -= 1
 

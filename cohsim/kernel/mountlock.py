@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.engine import Environment, Event, Proc, Yield
+from cohsim.kernel.engine import Environment, Event, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, LockStats
 
@@ -171,7 +171,7 @@ class MountLock:
             seq = self.seq_spinners
             known = self._writer_at.get(seq)
             line = self._writer_ns(seq) if known is None else known
-        t0 = env.now + round(line)
+        t0 = env.now + iround(line)
         # the background spinners (`_bg_fixed_point`, memoised) and the lengthened hold
         hold = work_ns * self.slowdown()
         busy_bg, vcpus = self.busy_bg, self.vcpus
@@ -179,7 +179,7 @@ class MountLock:
         if busy <= 0:
             k, h = 0.0, hold
         else:
-            key = (round(hold), busy, self.seq_spinners)
+            key = (iround(hold), busy, self.seq_spinners)
             hit = self._bg_memo.get(key)
             if hit is None:
                 hit = self._bg_memo[key] = self._bg_fixed_point(hold, busy)
@@ -187,7 +187,7 @@ class MountLock:
         self.bg_spinners = k
         st = self.stats
         st.wait_ns += line
-        took = round(line + h)
+        took = iround(line + h)
         if not env.advance(took):  # (almost always nothing else happens meanwhile)
             yield took
         # the background spinners' time, owed by their CPUs
@@ -238,7 +238,7 @@ class MountLock:
             yield self.released
         k = self.seq_spinners
         self.seq_spinners -= 1
-        yield round(self.costs.reader_ns(k))
+        yield iround(self.costs.reader_ns(k))
         st.wait_ns += self.env.now - t0
         st.acquisitions += 1
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Yield
+from cohsim.kernel.engine import Environment, Yield, iround
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.records import LaunchRecord, LockStats
 from cohsim.kernel.rwsem import RWSem
@@ -78,7 +78,7 @@ class NamespaceSections:
                 yield from self.resume(True)
                 st.wait_ns += env.now - t0
             waited += env.now - t0
-            hold = round(hold_ns)
+            hold = iround(hold_ns)
             if not env.advance(hold):
                 yield hold
             st.hold_ns += hold
@@ -100,7 +100,7 @@ class NamespaceSections:
             yield from self.resume(True)
             st.wait_ns += self.env.now - t0
         waited = self.env.now - t0
-        hold = round(hold_ns)
+        hold = iround(hold_ns)
         if not self.env.advance(hold):
             yield hold
         st.hold_ns += hold

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cohsim.kernel.engine import Environment, Event, Proc
+from cohsim.kernel.engine import Environment, Event, Proc, iround
 from cohsim.kernel.mountlock import MountLock
 
 
@@ -59,7 +59,7 @@ class GracePeriods:
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
         target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
-        yield round(self.cpu_wait() + self.gp_ns)
+        yield iround(self.cpu_wait() + self.gp_ns)
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:
