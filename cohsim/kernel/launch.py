@@ -65,7 +65,7 @@ import numpy as np
 
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
-from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.cpus import CPUs
 from cohsim.kernel.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
@@ -89,6 +89,44 @@ class _Waits:
         self.lock = 0.0  #: namespace_sem, mount_lock, spinning in a walk
         self.rcu = 0.0  #: grace periods and the wake-ups after them
         self.runq = 0.0  #: runnable but no free CPU
+
+
+class _Factors:
+    """The per-call factors of cohsim.kernel.plan.CallFactors, one by one: its blocks, taken
+    here (compiled; a call into Python per syscall was 7 % of a replicate)."""
+
+    __slots__ = ("source", "block", "i")
+
+    def __init__(self, source: CallFactors) -> None:
+        self.source = source
+        self.block: list[float] = []
+        self.i = 0
+
+    def next(self) -> float:
+        i = self.i
+        if i == len(self.block):
+            self.block = self.source.block()
+            i = 0
+        self.i = i + 1
+        return self.block[i]
+
+
+class _Op:
+    """What the conductor reads of an op's costs (cohsim.kernel.costs.OpCost, a Python
+    dataclass: a dict lookup per read, a dozen a call) as native fields, made once per op."""
+
+    __slots__ = (
+        "layer_read_ns", "per_mount_lock_ns", "takes_ns_write", "mount_lock_ns",
+        "reads_mountinfo", "rcu",
+    )  # fmt: skip
+
+    def __init__(self, op: OpCost) -> None:
+        self.layer_read_ns: float = op.layer_read_ns
+        self.per_mount_lock_ns: float = op.per_mount_lock_ns
+        self.takes_ns_write = bool(op.takes_ns_write)
+        self.mount_lock_ns: float = op.mount_lock_ns
+        self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
+        self.rcu: int = op.rcu
 
 
 class LaunchSim:
@@ -134,7 +172,7 @@ class LaunchSim:
         self.costs = costs
         self.env = Environment()
         self.rng = np.random.default_rng(seed)
-        self.call_factor = CallFactors(kernel.call_sigma, seed)
+        self.call_factor = _Factors(CallFactors(kernel.call_sigma, seed))
         self.cpus = CPUs(self.env, machine.vcpus)
         self._smt_table = [self._smt_at(b) for b in range(machine.vcpus + 1)]
         self.ns = RWSem(self.env)
@@ -174,6 +212,7 @@ class LaunchSim:
         self.results: list[ThreadResult] = []
         #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
         self.ns_write_by_op: dict[str, float] = {}
+        self._ops: dict[str, _Op] = {}  #: each op's `_Op`, by name (one op per name)
 
     # ----- what the run left -----------------------------------------------------------------
 
@@ -298,12 +337,15 @@ class LaunchSim:
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
          own_ns, window, allocs, step_puts) = step  # fmt: skip
         env, table, cc, ml = self.env, self.table, self.cc, self.ml
+        o = self._ops.get(name)
+        if o is None:
+            o = self._ops[name] = _Op(op)
         found = table.mounts  # the old root's detach puts every mount of the copy it found
         puts = 0.0
         if think:
             yield think
         t_call = env.now
-        f = self.call_factor()  # one per call, drawn for every call (common random numbers)
+        f = self.call_factor.next()  # one per call, drawn for every call (common random numbers)
         if walk_ns or cpu:
             # path walks then unlocked work, in one event; the walks spin first while a writer
             # holds mount_lock, and legitimize if the counter moved under them (`_cpu` inline)
@@ -318,11 +360,14 @@ class LaunchSim:
             if ml.moved_under(t_walk, walk):
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
-        for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
-            w.lock += yield from self.nss.read(op.layer_read_ns * f + self.percpu_sum_ns)
-        if op.per_mount_lock_ns:
-            ml_work += op.per_mount_lock_ns * table.mounts
-        if op.takes_ns_write:
+        if reads:  # overlayfs's private clone of each layer, and its per-CPU area
+            nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
+            for _ in range(reads):
+                if not nss.try_read(read_ns):  # done at once: it waited 0
+                    w.lock += yield from nss.read(read_ns)
+        if o.per_mount_lock_ns:
+            ml_work += o.per_mount_lock_ns * table.mounts
+        if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
             t1 = env.now
@@ -334,7 +379,7 @@ class LaunchSim:
             if not env.advance(took):
                 yield took
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
+                w.lock += (yield from self.ml.section(ml_work, tid)) - o.mount_lock_ns
             if delta:
                 table.change(delta)
             if ring:
@@ -349,16 +394,16 @@ class LaunchSim:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, tid)
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
+                w.lock += (yield from self.ml.section(ml_work, tid)) - o.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
         if window:
             table.window_change(window)
-        if op.ns_read_ns or op.per_mount_read_ns:
+        if o.reads_mountinfo:
             w.lock += yield from self.nss.read_mountinfo(
                 op, cc.slave_line_ns(table) if own_ns else 0
             )
-        for _ in range(op.rcu):
+        for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
             spent = yield from self.ml.section(puts * self.percpu_sum_ns, tid)

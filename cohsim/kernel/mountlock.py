@@ -33,7 +33,6 @@ and `legitimize_walk`) without changing a single event.
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
@@ -69,12 +68,16 @@ class MountLock:
         self.stats, self.spin_stats, self.record = stats, spin_stats, record
         self.held = False
         self.queue: deque[Event] = deque()  #: writers waiting, first in first served
-        self.change_times: list[float] = []  #: when the sequence counter moved
+        self.change_times: list[int] = []  #: when the sequence counter moved (ns)
         self.releases = 0
         self._released: Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
-        self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
+        #: `_bg_fixed_point` by (busy, seq_spinners), then by the hold (ns); the part for the
+        #: last (busy, seq_spinners) at hand (they change seldom: an int key is a cheap look-up)
+        self._bg_memo: dict[tuple[float, int], dict[int, tuple[float, float]]] = {}
+        self._bg_busy, self._bg_seq = -1.0, -1
+        self._bg_hold: dict[int, tuple[float, float]] = {}
         #: level 2's answers as asked here (pure functions of their argument, asked over and
         #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
         self._writer_at: dict[float, float] = {}
@@ -179,10 +182,14 @@ class MountLock:
         if busy <= 0:
             k, h = 0.0, hold
         else:
-            key = (iround(hold), busy, self.seq_spinners)
-            hit = self._bg_memo.get(key)
+            seq = self.seq_spinners
+            if busy != self._bg_busy or seq != self._bg_seq:
+                self._bg_busy, self._bg_seq = busy, seq
+                self._bg_hold = self._bg_memo.setdefault((busy, seq), {})
+            key = iround(hold)
+            hit = self._bg_hold.get(key)
             if hit is None:
-                hit = self._bg_memo[key] = self._bg_fixed_point(hold, busy)
+                hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
             k, h = hit
         self.bg_spinners = k
         st = self.stats
@@ -238,17 +245,23 @@ class MountLock:
             yield self.released
         k = self.seq_spinners
         self.seq_spinners -= 1
-        yield iround(self.costs.reader_ns(k))
+        yield iround(self._reader_ns(k))
         st.wait_ns += self.env.now - t0
         st.acquisitions += 1
 
-    def moved_under(self, start: float, walk_ns: float) -> bool:
-        """Did the sequence counter move while a walk from `start` ran?"""
+    def moved_under(self, start: int, walk_ns: float) -> bool:
+        """Did the sequence counter move while a walk from `start` (ns) ran?"""
         times = self.change_times
         if not walk_ns or not times or times[-1] <= start:
             return False
-        i = bisect.bisect_right(times, start)
-        return i < len(times) and times[i] <= start + walk_ns
+        lo, hi = 0, len(times)  # bisect_right(times, start), natively
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if start < times[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo < len(times) and times[lo] <= start + walk_ns
 
     def legitimize_walk(self) -> Proc:
         """The walk's counter moved: __legitimize_mnt takes the spinlock to check the mount."""

@@ -92,11 +92,15 @@ class CallFactors:
         self.buf: list[float] = []
         self.i = 0
 
-    def __call__(self) -> float:
+    def block(self) -> list[float]:
+        """The next block of factors (ones, nothing drawn, where sigma is 0)."""
         if not self.sigma:
-            return 1.0
+            return [1.0] * 4096
+        return cast(list[float], np.exp(self.sigma * self.rng.standard_normal(4096)).tolist())
+
+    def __call__(self) -> float:
         if self.i == len(self.buf):
-            self.buf = np.exp(self.sigma * self.rng.standard_normal(4096)).tolist()
+            self.buf = self.block()
             self.i = 0
         self.i += 1
         return self.buf[self.i - 1]

@@ -59,7 +59,8 @@ class RWSem:
         #: the queued waiters that spin, in queue order: a release hands the lock to the first
         self.spinners: deque[Waiter] = deque()
 
-    def _free_for(self, write: bool) -> bool:
+    def free_for(self, write: bool) -> bool:
+        """Would `acquire(write)` take the lock at once?"""
         if self.writer or self.handoff is not None:
             return False
         if write:
@@ -69,7 +70,7 @@ class RWSem:
     def acquire(self, write: bool, spin: bool = False) -> Waiter | None:
         """None when taken at once (no event: the hot path); else the queued Waiter, whose
         `event` fires when it is granted (`granted`) or woken to `retry`."""
-        if self._free_for(write):
+        if self.free_for(write):
             self._take(write)
             return None
         w = Waiter(self.env, write, spin)
@@ -99,7 +100,7 @@ class RWSem:
         again (a new `event`) at the front, setting the hand-off bit once it waited too long."""
         if w.granted:
             return True
-        if self._free_for(w.write) or self.handoff is w:
+        if self.free_for(w.write) or self.handoff is w:
             if self.handoff is w:
                 self.handoff = None
             self._dequeue(w)
@@ -109,6 +110,10 @@ class RWSem:
         if self.queue[0] is w and self.env.now - w.since >= self.handoff_ns:
             self.handoff = w
         return False
+
+    def take_read(self) -> None:
+        """`acquire(False)` where `free_for(False)` said it takes the lock at once."""
+        self._take(False)
 
     def _take(self, write: bool) -> None:
         if self.writer or (write and self.readers):  # the invariant tests rely on this check
