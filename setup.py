@@ -33,6 +33,7 @@ COMPILED = [
     "cohsim/kernel/background.py",
     "cohsim/kernel/mounttable.py",
     "cohsim/kernel/callcost.py",
+    "cohsim/kernel/records.py",
 ]
 
 

@@ -4,6 +4,8 @@ Process and Timeout events."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import simpy
 from hypothesis import given
@@ -214,7 +216,7 @@ def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
         sim = launch.LaunchSim(m, k, trace, costs=costs, seed=2, layers=4, calls=[])
         res = sim.run()
         rows = [(r.tid, r.mounts_done_ns, r.end_ns, r.lock_wait_ns, r.rcu_wait_ns) for r in res]
-        stats = {name: vars(st) for name, st in sim.stats.items()}
+        stats = {name: dataclasses.asdict(st) for name, st in sim.stats.items()}
         return rows, sim.env.now, stats, sim.calls, sim.ml.legitimize, type(sim.env)
 
     monkeypatch.setattr(launch, "Environment", Counting)
