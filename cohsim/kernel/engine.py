@@ -8,18 +8,18 @@ of their own (no simpy at all) with typed attributes:
 
 - `Environment`: `now` (int ns), the heap, the id counter (an int), `run`, `process`,
   `event`, `timeout` and `advance`;
-- `Event`: `succeed(value)`, `triggered`, `processed`, `value`, `|` and `&` (`Condition`, as
-  simpy's: any or all of its events processed) - what the simulation and its tests use of
-  simpy's events. Events only succeed (nothing here fails an event);
-- `Process`: a generator started by `process`; it is its own heap entry while it waits a
-  fixed time, so a timeout allocates nothing.
+- `Event`: `succeed(value)`, `triggered`, `processed`, `value`, `|` and `&` (a `Condition`'s
+  event, as simpy's: any or all of its events processed) - what the simulation and its tests
+  use of simpy's events. Events only succeed (nothing here fails an event). A started
+  process is an Event too (its generator in `gen`): it is its own heap entry while it waits
+  a fixed time, so a timeout allocates nothing, and the heap holds one final class.
 
 What a process does:
 
 - it yields an `int`, a number of ns, to wait that long: its heap entry is the one simpy's
   Timeout would have had, (now + delay, NORMAL, id), with the id drawn at the same moment
   (simpy draws it when the Timeout is made, which is where the process yields it), and
-  popping it resumes the generator directly;
+  popping it resumes the generator directly (through its own C slot when compiled);
 - it yields an event to wait for it, as in simpy (the process is put in the event's
   callbacks; an event already processed resumes it at once);
 - `process(generator)` schedules the generator's start as simpy's Initialize event does
@@ -36,6 +36,8 @@ gives the same simulation, event for event (tests/kernel/test_engine.py runs a w
 simpy's own Environment, every wait a Timeout, through an adapter and compares). The heap is a
 binary heap of the entries themselves, sifted here (native comparisons of two ints, no tuple
 per entry); any heap pops entries of distinct keys in the same order.
+
+`iround` is round() for the waits the simulation works out (mypyc has no native round()).
 """
 
 from __future__ import annotations
@@ -56,24 +58,27 @@ Yield: TypeAlias = "Event | int"
 Proc: TypeAlias = Generator[Yield, Any, None]
 
 
-class Entry:
-    """Something in the heap: due at `time`, ordered by `rank` among those due then."""
-
-    time: int
-    rank: int
-
-
-class Event(Entry):
+@final
+class Event:
     """An event that processes wait for (simpy's Event, succeeding only). `succeed` schedules
     it now; when it is processed, the processes waiting on it are resumed in the order they
-    came (and the conditions it is part of are checked)."""
+    came (and the conditions it is part of are checked).
 
-    def __init__(self, env: Environment) -> None:
+    A started process is an Event too, one that nobody waits on: its generator is `gen`, and
+    it is its own heap entry while it waits a fixed time (a timeout allocates nothing). One
+    final class for everything in the heap: compiled, reading an entry off the heap checks
+    its type with one comparison (a subclass needed a walk of the class's bases)."""
+
+    def __init__(self, env: Environment, gen: Proc | None = None) -> None:
         self.env = env
         #: the processes (and conditions) waiting; None once processed
         self.callbacks: list[object] | None = []
         self.triggered = False  #: succeeded (scheduled or processed)
         self._value: object = None
+        self.gen = gen  #: a process's generator; None for an event
+        self.cond: Condition | None = None  #: the condition this is the event of
+        self.time = 0  #: in the heap: due then (ns)
+        self.rank = 0  #: ... and ordered by this among those due then
 
     @property
     def processed(self) -> bool:
@@ -99,20 +104,23 @@ class Event(Entry):
         env.schedule(self, NORMAL, env.now)
         return self
 
-    def __or__(self, other: Event) -> Condition:
-        return Condition(self.env, False, [self, other])
+    def __or__(self, other: Event) -> Event:
+        return Condition(self.env, False, [self, other]).event
 
-    def __and__(self, other: Event) -> Condition:
-        return Condition(self.env, True, [self, other])
+    def __and__(self, other: Event) -> Event:
+        return Condition(self.env, True, [self, other]).event
 
 
-class Condition(Event):
-    """simpy's Condition: succeeds when any (or all) of `events` have been processed; its value
-    is then {event: value} of those processed. As in simpy, it waits in each event's callbacks
-    (where it is checked when the event is processed) and leaves them when it is processed."""
+@final
+class Condition:
+    """simpy's Condition: its `event` succeeds when any (or all) of `events` have been
+    processed, with the value {event: value} of those processed. As in simpy, it waits in each
+    event's callbacks (where it is checked when the event is processed) and leaves them when
+    its event is processed."""
 
     def __init__(self, env: Environment, all_of: bool, events: list[Event]) -> None:
-        super().__init__(env)
+        self.event = Event(env)
+        self.event.cond = self
         self.events = events
         self.all_of = all_of
         self.count = 0
@@ -128,41 +136,34 @@ class Condition(Event):
 
     def check(self) -> None:
         """One of the events was processed."""
-        if self.triggered:
+        if self.event.triggered:
             return
         self.count += 1
         if not self.all_of or self.count == len(self.events):
-            self.succeed()
+            self.event.succeed()
 
     def build_value(self) -> None:
-        """Processed: leave the events' callbacks; the value is the events processed."""
+        """The event is processed: leave the events' callbacks; the value is the events
+        processed."""
         self.remove_checks()
         value: dict[Event, object] = {}
         self.populate(value)
-        self._value = value
+        self.event._value = value
 
     def remove_checks(self) -> None:
         for event in self.events:
             callbacks = event.callbacks
             if callbacks and self in callbacks:
                 callbacks.remove(self)
-            if isinstance(event, Condition):
-                event.remove_checks()
+            if event.cond is not None:
+                event.cond.remove_checks()
 
     def populate(self, value: dict[Event, object]) -> None:
         for event in self.events:
-            if isinstance(event, Condition):
-                event.populate(value)
+            if event.cond is not None:
+                event.cond.populate(value)
             elif event.callbacks is None:
                 value[event] = event._value
-
-
-@final
-class Process(Entry):
-    """A started generator; its own heap entry while it waits a fixed time."""
-
-    def __init__(self, gen: Proc) -> None:
-        self.gen = gen
 
 
 def iround(x: float) -> int:
@@ -176,10 +177,6 @@ def iround(x: float) -> int:
     return f
 
 
-def _before(a: Entry, b: Entry) -> bool:
-    return a.time < b.time or (a.time == b.time and a.rank < b.rank)
-
-
 @final
 class Environment:
     """The clock and its heap (the module docstring). `run` accepts None, a time or an event,
@@ -187,7 +184,7 @@ class Environment:
 
     def __init__(self, initial_time: int = 0) -> None:
         self.now = initial_time  #: ns
-        self.queue: list[Entry] = []  #: a binary heap by (time, rank)
+        self.queue: list[Event] = []  #: a binary heap by (time, rank)
         self.eid = 0  #: the next id
         self.firing = False  #: an event's callbacks other than the last are being called
 
@@ -207,9 +204,9 @@ class Environment:
 
     def process(self, generator: Proc) -> None:
         """Start `generator` now, after the events already due now (simpy's Initialize)."""
-        self.schedule(Process(generator), URGENT, self.now)
+        self.schedule(Event(self, generator), URGENT, self.now)
 
-    def schedule(self, entry: Entry, priority: int, at: int) -> None:
+    def schedule(self, entry: Event, priority: int, at: int) -> None:
         """Put `entry` in the heap, due at `at`, with the next id."""
         rank = self.eid if priority == URGENT else RANK_SPAN + self.eid
         self.eid += 1
@@ -228,7 +225,7 @@ class Environment:
                 break
         heap[pos] = entry
 
-    def pop(self) -> Entry:
+    def pop(self) -> Event:
         """Take the heap's first entry out."""
         heap = self.queue
         last = heap.pop()
@@ -236,15 +233,16 @@ class Environment:
         if not n:
             return last
         first = heap[0]
+        t, r = last.time, last.rank
         pos, child = 0, 1
         while child < n:  # sift `last` down from the top
             c = heap[child]
             if child + 1 < n:
                 right = heap[child + 1]
-                if _before(right, c):
+                if right.time < c.time or (right.time == c.time and right.rank < c.rank):
                     child += 1
                     c = right
-            if not _before(c, last):
+            if t < c.time or (t == c.time and r < c.rank):
                 break
             heap[pos] = c
             pos = child
@@ -252,10 +250,12 @@ class Environment:
         heap[pos] = last
         return first
 
-    def resume(self, proc: Process, value: object) -> None:
-        """Resume `proc` with `value` (what it waited for) and schedule or park it where it
-        next waits (an event already processed resumes it at once, as in simpy)."""
+    def resume(self, proc: Event, value: object) -> None:
+        """Resume the process `proc` with `value` (what it waited for) and schedule or park it
+        where it next waits (an event already processed resumes it at once, as in simpy)."""
         gen = proc.gen
+        if gen is None:
+            raise TypeError(f"{proc!r} is not a process")
         while True:
             if value is None:
                 # one step, as next(gen) (compiled, the generator's own C slot; next() and
@@ -306,8 +306,8 @@ class Environment:
         """Process an event: resume the processes waiting on it, check its conditions."""
         callbacks = event.callbacks
         event.callbacks = None
-        if isinstance(event, Condition):
-            event.build_value()
+        if event.cond is not None:
+            event.cond.build_value()
         if not callbacks:
             return
         last = len(callbacks) - 1
@@ -321,7 +321,7 @@ class Environment:
         self._call(callbacks[last], event)
 
     def _call(self, callback: object, event: Event) -> None:
-        if isinstance(callback, Process):
+        if isinstance(callback, Event):  # a process
             self.resume(callback, event._value)
         elif isinstance(callback, Condition):
             callback.check()
@@ -350,13 +350,13 @@ class Environment:
         while queue:
             item = self.pop()
             self.now = item.time
-            if isinstance(item, Process):  # a wait ends or a process starts: resume it
+            if item.gen is not None:  # a wait ends or a process starts: resume it
                 self.resume(item, None)
-            elif isinstance(item, Event):
-                if item is stop:
-                    stop.callbacks = (stop.callbacks or [])[:stop_at]
-                    self.fire(stop)
-                    return stop._value
+            elif item is stop:
+                stop.callbacks = (stop.callbacks or [])[:stop_at]
+                self.fire(stop)
+                return stop._value
+            else:
                 self.fire(item)
         if stop is not None:
             raise RuntimeError(
