@@ -65,7 +65,7 @@ import numpy as np
 
 from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
-from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
 from cohsim.kernel.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
@@ -81,14 +81,16 @@ from cohsim.workload.trace import SyscallEvent, Trace
 
 
 class _Waits:
-    """One thread's waits so far (ns), added to call by call."""
+    """One thread's waits so far (ns), added to call by call, and the end of its current
+    kernel CPU phase."""
 
-    __slots__ = ("lock", "rcu", "runq")
+    __slots__ = ("lock", "rcu", "runq", "kernel_until")
 
     def __init__(self) -> None:
         self.lock = 0.0  #: namespace_sem, mount_lock, spinning in a walk
         self.rcu = 0.0  #: grace periods and the wake-ups after them
         self.runq = 0.0  #: runnable but no free CPU
+        self.kernel_until = 0  #: the end of its current kernel CPU phase (ns; 0: none yet)
 
 
 class _Factors:
@@ -109,24 +111,6 @@ class _Factors:
             i = 0
         self.i = i + 1
         return self.block[i]
-
-
-class _Op:
-    """What the conductor reads of an op's costs (cohsim.kernel.costs.OpCost, a Python
-    dataclass: a dict lookup per read, a dozen a call) as native fields, made once per op."""
-
-    __slots__ = (
-        "layer_read_ns", "per_mount_lock_ns", "takes_ns_write", "mount_lock_ns",
-        "reads_mountinfo", "rcu",
-    )  # fmt: skip
-
-    def __init__(self, op: OpCost) -> None:
-        self.layer_read_ns: float = op.layer_read_ns
-        self.per_mount_lock_ns: float = op.per_mount_lock_ns
-        self.takes_ns_write = bool(op.takes_ns_write)
-        self.mount_lock_ns: float = op.mount_lock_ns
-        self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
-        self.rcu: int = op.rcu
 
 
 class LaunchSim:
@@ -207,12 +191,13 @@ class LaunchSim:
             kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus,
             self._gp_cpu_wait,
         )
-        self.kernel_until: dict[int, float] = {}  # tid -> end of its current kernel CPU phase
+        #: the threads in their mount phase, by tid (`kernel_until`: the end of each one's current
+        #: kernel CPU phase, a native field set twice a call, where a dict was)
+        self.in_kernel: dict[int, _Waits] = {}
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
         #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
         self.ns_write_by_op: dict[str, float] = {}
-        self._ops: dict[str, _Op] = {}  #: each op's `_Op`, by name (one op per name)
 
     # ----- what the run left -----------------------------------------------------------------
 
@@ -268,7 +253,7 @@ class LaunchSim:
         if self.cpus.busy < self.cpus.capacity or self.user_running:
             return 0.0
         now = self.env.now
-        ends = [e for e in self.kernel_until.values() if e > now]
+        ends = [w.kernel_until for w in self.in_kernel.values() if w.kernel_until > now]
         return float(min(ends) - now) if ends else 0.0
 
     def _resume(self, slept: bool) -> Generator[Yield, Any, float]:
@@ -291,11 +276,11 @@ class LaunchSim:
             yield iround(wake)
         return 0.0
 
-    def _cpu(self, ns: float, tid: int) -> int:
+    def _cpu(self, ns: float, w: _Waits) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
         took = iround(ns * self._smt_table[self.cpus.busy])
-        self.kernel_until[tid] = self.env.now + took
+        w.kernel_until = self.env.now + took
         return took
 
     # ----- the threads ---------------------------------------------------------------------
@@ -311,7 +296,7 @@ class LaunchSim:
         if arrival:
             yield arrival
         start = env.now
-        w = _Waits()
+        w = self.in_kernel[tid] = _Waits()
         t0 = env.now
         ev = self.cpus.acquire(1)
         if ev is not None:
@@ -337,9 +322,7 @@ class LaunchSim:
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
          own_ns, window, allocs, step_puts) = step  # fmt: skip
         env, table, cc, ml = self.env, self.table, self.cc, self.ml
-        o = self._ops.get(name)
-        if o is None:
-            o = self._ops[name] = _Op(op)
+        o = cc.row(name, op)  # the op's costs, read natively
         found = table.mounts  # the old root's detach puts every mount of the copy it found
         puts = 0.0
         if think:
@@ -354,7 +337,7 @@ class LaunchSim:
                 yield from ml.seq_spin()
             t_walk = env.now
             took = iround((walk + work) * self._smt_table[self.cpus.busy])
-            self.kernel_until[tid] = t_walk + took
+            w.kernel_until = t_walk + took
             if not env.advance(took):
                 yield took
             if ml.moved_under(t_walk, walk):
@@ -371,11 +354,11 @@ class LaunchSim:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
             t1 = env.now
-            hold = cc.write_hold_ns(step, table)
+            hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
             took = iround(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
-            self.kernel_until[tid] = t1 + took
+            w.kernel_until = t1 + took
             if not env.advance(took):
                 yield took
             if ml_work:
@@ -392,7 +375,7 @@ class LaunchSim:
             if step_puts:
                 puts = cc.puts(step, found, table)
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
-                yield self._cpu(allocs * self.percpu_sum_ns, tid)
+                yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
                 w.lock += (yield from self.ml.section(ml_work, tid)) - o.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
@@ -429,7 +412,7 @@ class LaunchSim:
     def _runtime(self, tid: int) -> Proc:
         """The container's runtime after its mounts: user-space CPU work (preemptible at any
         moment) that also repays the spinning debt its CPU ran up meanwhile."""
-        self.kernel_until.pop(tid, None)
+        self.in_kernel.pop(tid, None)
         self.ml.busy_bg += 1
         self.user_running += 1
         debt0 = self.ml.debt_per_cpu

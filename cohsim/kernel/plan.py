@@ -15,7 +15,7 @@ in calibration).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 
@@ -61,7 +61,7 @@ TABLE_DELTA = {
 }
 WINDOW = {"ns_copy": +1, "umount_oldroot": -1}
 
-TABLE = -1  #: a count that is the mount table's size when the call runs
+TABLE: Final = -1  #: a count that is the mount table's size when the call runs
 
 #: mounts a call allocates: Linux 6.18 fs/namespace.c alloc_vfsmnt() gives every new mount its
 #: per-CPU counters (alloc_percpu(struct mnt_pcp), which mm/percpu.c pcpu_alloc() zeroes in
