@@ -31,7 +31,8 @@ class CPUs:
         self.capacity = capacity
         self.busy = 0
         self.queues: tuple[deque[Event], deque[Event]] = (deque(), deque())
-        self.idle_since: list[float] = [env.now] * capacity  #: a stack: the last idled on top
+        #: when each idle CPU went idle (ns), a stack: the last idled on top
+        self.idle_since: list[int] = [env.now] * capacity
         self.last_idle_ns = 0.0  #: how long the CPU the last immediate grant took was idle
         self._start = env.now
         self._idle_ns = 0.0  #: idle time of the CPUs granted since (the sum of last_idle_ns)
@@ -40,7 +41,7 @@ class CPUs:
         """None if a CPU was free and is now ours; else an event that fires when one is."""
         if self.busy < self.capacity:
             self.busy += 1
-            self.last_idle_ns = self.env.now - self.idle_since.pop()
+            self.last_idle_ns = float(self.env.now - self.idle_since.pop())
             self._idle_ns += self.last_idle_ns
             return None
         ev = self.env.event()

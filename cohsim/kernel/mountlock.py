@@ -80,7 +80,7 @@ class MountLock:
         self._bg_hold: dict[int, tuple[float, float]] = {}
         #: level 2's answers as asked here (pure functions of their argument, asked over and
         #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
-        self._writer_at: dict[float, float] = {}
+        self._writer_at: dict[int, float] = {}  # (by the spinners: ints, found on the first probe)
         self._reader_at: dict[float, float] = {}
         self.busy_bg = kernel.daemon_cpus  #: CPUs doing path-walk-heavy work outside the trace
         self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
@@ -117,7 +117,7 @@ class MountLock:
         self._changed()
         return self._writer_ns(self.seq_spinners)
 
-    def _writer_ns(self, k: float) -> float:
+    def _writer_ns(self, k: int) -> float:
         """level 2's `writer_ns(k)`, each count asked once."""
         v = self._writer_at.get(k)
         if v is None:
