@@ -73,6 +73,7 @@ class CallCosts:
         self.service_namespaces = kernel.service_namespaces
         self.per_slave_mount_ns = kernel.prop_per_slave_mount_ns
         self.per_slave_umount_ns = kernel.prop_per_slave_umount_ns
+        self.service_mounts = round(kernel.service_namespaces)  #: their copies of a mount
 
     def row(self, name: str, op: OpCost) -> OpRow:
         """The OpRow of `op`, the op named `name` (made once; a plan has one op per name)."""
@@ -112,7 +113,7 @@ class CallCosts:
         state `st`."""
         puts = mounts if s.puts == TABLE else float(s.puts)
         if s.prop < 0:
-            puts += st.windows + round(self.k.service_namespaces)
+            puts += st.windows + self.service_mounts
         return puts
 
     def slave_line_ns(self, st: NodeState) -> float:

@@ -185,6 +185,7 @@ class LaunchSim:
         #: without MNT_DETACH): one walk over every CPU's line, each at the mean level-1
         #: latency from a CPU, `percpu_mlp` lines in flight at a time
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
+        self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
         self.cc = CallCosts(kernel, self.percpu_sum_ns)  #: what a call costs in the node's state
         self.rcu = GracePeriods(
             self.env,
@@ -271,8 +272,8 @@ class LaunchSim:
             return float(self.env.now - t0)
         if not slept:
             return 0.0
-        table = self.k.wake_table
-        wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
+        table = self.wake_table
+        wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.wake_ns
         if wake:
             yield iround(wake)
         return 0.0
@@ -363,7 +364,14 @@ class LaunchSim:
             if not env.advance(took):
                 yield took
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - o.mount_lock_ns
+                if ml.busy:
+                    spent = yield from ml.section(ml_work, tid)
+                else:  # `section` on a free lock, without its generator (the hot path)
+                    took = ml.enter(ml_work)
+                    if not env.advance(took):
+                        yield took
+                    spent = ml.leave(tid)
+                w.lock += spent - o.mount_lock_ns
             if delta:
                 table.change(delta)
             if ring:
@@ -378,7 +386,14 @@ class LaunchSim:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - o.mount_lock_ns
+                if ml.busy:
+                    spent = yield from ml.section(ml_work, tid)
+                else:  # as above
+                    took = ml.enter(ml_work)
+                    if not env.advance(took):
+                        yield took
+                    spent = ml.leave(tid)
+                w.lock += spent - o.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
         if window:
@@ -390,7 +405,13 @@ class LaunchSim:
         for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            spent = yield from self.ml.section(puts * self.percpu_sum_ns, tid)
+            if ml.busy:
+                spent = yield from ml.section(puts * self.percpu_sum_ns, tid)
+            else:  # as above
+                took = ml.enter(puts * self.percpu_sum_ns)
+                if not env.advance(took):
+                    yield took
+                spent = ml.leave(tid)
             w.lock += spent - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))

@@ -28,7 +28,9 @@ grant is not complete when the releaser hands it over: the new holder then pays 
 spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
 line behind the walks spinning on it, and `acquire` returns that line cost so the section can
 add it to its hold. Making it return an event would move that work to every caller (`section`
-and `legitimize_walk`) without changing a single event.
+and `legitimize_walk`) without changing a single event. A whole section on a free lock also
+runs without a generator: `enter`, the caller's wait, `leave` (the conductor's hot path; the
+same steps as `section`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class MountLock:
         self._released: Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
+        self._t_in, self._t0, self._h = 0, 0, 0.0  # the section in progress: in, held, hold
         #: `_bg_fixed_point` by (busy, seq_spinners), then by the hold (ns); the part for the
         #: last (busy, seq_spinners) at hand (they change seldom: an int key is a cheap look-up)
         self._bg_memo: dict[tuple[float, int], dict[int, tuple[float, float]]] = {}
@@ -162,20 +165,32 @@ class MountLock:
         by the background CPUs it attracts into spinning: one wait for all of it), release.
         Returns how long it took, waits included (ns). `counted`: its hold counts in the
         lock's hold time and record (a walk's legitimize check counts as an acquisition only).
-        The hot path (two sections a call): `take` is written out here."""
-        env = self.env
-        t_in = env.now
-        line: float
+        On a free lock (`busy` false) a caller may instead run `enter`, wait, `leave`: the
+        same section without a generator (the hot path, two sections a call)."""
         if self.held or self.queue:
-            line = yield from self.acquire()
-        else:  # take
-            self.held = True
-            self.change_times.append(t_in)
-            seq = self.seq_spinners
-            known = self._writer_at.get(seq)
-            line = self._writer_ns(seq) if known is None else known
-        t0 = env.now + iround(line)
-        # the background spinners (`_bg_fixed_point`, memoised) and the lengthened hold
+            t_in = self.env.now
+            took = self._hold(t_in, (yield from self.acquire()), work_ns)
+        else:
+            took = self.enter(work_ns)
+        if not self.env.advance(took):  # (almost always nothing else happens meanwhile)
+            yield took
+        return self.leave(tid, counted)
+
+    def enter(self, work_ns: float) -> int:
+        """`section`'s start on a free lock: take it (`take`, written out) and work out the
+        hold; returns the ns to wait before `leave`."""
+        t_in = self.env.now
+        self.held = True
+        self.change_times.append(t_in)
+        seq = self.seq_spinners
+        known = self._writer_at.get(seq)
+        return self._hold(t_in, self._writer_ns(seq) if known is None else known, work_ns)
+
+    def _hold(self, t_in: int, line: float, work_ns: float) -> int:
+        """The lock taken at `t_in` with `line` still to pay: the hold, with the background
+        spinners (`_bg_fixed_point`, memoised) and the lengthened hold; the section's numbers
+        are kept for `leave` (one holder at a time). Returns the ns to wait."""
+        self._t_in, self._t0 = t_in, self.env.now + iround(line)
         hold = work_ns * self.slowdown()
         busy_bg, vcpus = self.busy_bg, self.vcpus
         busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
@@ -191,13 +206,14 @@ class MountLock:
             if hit is None:
                 hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
             k, h = hit
-        self.bg_spinners = k
-        st = self.stats
-        st.wait_ns += line
-        took = iround(line + h)
-        if not env.advance(took):  # (almost always nothing else happens meanwhile)
-            yield took
-        # the background spinners' time, owed by their CPUs
+        self.bg_spinners, self._h = k, h
+        self.stats.wait_ns += line
+        return iround(line + h)
+
+    def leave(self, tid: int, counted: bool = True) -> float:
+        """`section`'s end, its hold waited: the background spinners' time, owed by their CPUs,
+        the tallies, the release. Returns how long the section took, waits included (ns)."""
+        k, h = self.bg_spinners, self._h
         if k > 0:
             x = k + self.seq_spinners
             r = self._reader_at.get(x)
@@ -208,14 +224,15 @@ class MountLock:
             busy_bg = self.busy_bg  # as it is now
             self.debt_per_cpu += spin / (busy_bg if busy_bg >= 1.0 else 1.0)  # max(busy_bg, 1)
         self.bg_spinners = 0.0
-        now = env.now
+        now, st = self.env.now, self.stats
         st.acquisitions += 1
         if counted:
+            t0 = self._t0
             st.hold_ns += now - t0
             if self.record is not None:
                 self.record.ml_holds.append((tid, int(t0), int(now)))
         self.release()
-        return now - t_in
+        return now - self._t_in
 
     def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold of `hold_ns` with `busy`
