@@ -345,11 +345,10 @@ class LaunchSim:
             if ml.moved_under(t_walk, walk):
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
-        if reads:  # overlayfs's private clone of each layer, and its per-CPU area
-            nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
-            for _ in range(reads):
-                if not nss.try_read(read_ns):  # done at once: it waited 0
-                    w.lock += yield from nss.read(read_ns)
+        nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
+        for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
+            if not nss.try_read(read_ns):  # done at once: it waited 0
+                w.lock += yield from nss.read(read_ns)
         if o.per_mount_lock_ns:
             ml_work += o.per_mount_lock_ns * table.mounts
         if o.takes_ns_write:
@@ -364,20 +363,11 @@ class LaunchSim:
             if not env.advance(took):
                 yield took
             if ml_work:
-                if ml.busy:
+                spent = ml.try_section(ml_work, tid)  # at once, no generator: mostly
+                if spent < 0:
                     spent = yield from ml.section(ml_work, tid)
-                else:  # `section` on a free lock, without its generator (the hot path)
-                    took = ml.enter(ml_work)
-                    if not env.advance(took):
-                        yield took
-                    spent = ml.leave(tid)
                 w.lock += spent - o.mount_lock_ns
-            if delta:
-                table.change(delta)
-            if ring:
-                table.ring_change(ring)
-            if binds:
-                table.binds_change(binds)
+            table.apply(delta, ring, binds)
             self.nss.write_unlock(tid, t1)
             self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
         else:
@@ -386,13 +376,9 @@ class LaunchSim:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
-                if ml.busy:
+                spent = ml.try_section(ml_work, tid)
+                if spent < 0:
                     spent = yield from ml.section(ml_work, tid)
-                else:  # as above
-                    took = ml.enter(ml_work)
-                    if not env.advance(took):
-                        yield took
-                    spent = ml.leave(tid)
                 w.lock += spent - o.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
@@ -405,13 +391,9 @@ class LaunchSim:
         for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            if ml.busy:
+            spent = ml.try_section(puts * self.percpu_sum_ns, tid)
+            if spent < 0:
                 spent = yield from ml.section(puts * self.percpu_sum_ns, tid)
-            else:  # as above
-                took = ml.enter(puts * self.percpu_sum_ns)
-                if not env.advance(took):
-                    yield took
-                spent = ml.leave(tid)
             w.lock += spent - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))

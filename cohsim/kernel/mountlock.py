@@ -28,9 +28,8 @@ grant is not complete when the releaser hands it over: the new holder then pays 
 spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
 line behind the walks spinning on it, and `acquire` returns that line cost so the section can
 add it to its hold. Making it return an event would move that work to every caller (`section`
-and `legitimize_walk`) without changing a single event. A whole section on a free lock also
-runs without a generator: `enter`, the caller's wait, `leave` (the conductor's hot path; the
-same steps as `section`).
+and `legitimize_walk`) without changing a single event. A whole section that waits for
+nothing runs without a generator: `try_section` (the conductor's hot path).
 """
 
 from __future__ import annotations
@@ -165,50 +164,59 @@ class MountLock:
         by the background CPUs it attracts into spinning: one wait for all of it), release.
         Returns how long it took, waits included (ns). `counted`: its hold counts in the
         lock's hold time and record (a walk's legitimize check counts as an acquisition only).
-        On a free lock (`busy` false) a caller may instead run `enter`, wait, `leave`: the
-        same section without a generator (the hot path, two sections a call)."""
-        if self.held or self.queue:
-            t_in = self.env.now
-            took = self._hold(t_in, (yield from self.acquire()), work_ns)
-        else:
-            took = self.enter(work_ns)
+        `try_section` does the same without a generator where it waits for nothing."""
+        t_in = self.env.now
+        line = (yield from self.acquire()) if self.held or self.queue else self.take()
+        k, h = self._spinners(work_ns)
+        self._held_at(t_in, self.env.now, line, k, h)
+        took = iround(line + h)
         if not self.env.advance(took):  # (almost always nothing else happens meanwhile)
             yield took
         return self.leave(tid, counted)
 
-    def enter(self, work_ns: float) -> int:
-        """`section`'s start on a free lock: take it (`take`, written out) and work out the
-        hold; returns the ns to wait before `leave`."""
+    def try_section(self, work_ns: float, tid: int) -> float:
+        """`section(work_ns, tid)` where it waits for nothing (the lock free and nothing else
+        due before the hold ends; the conductor's hot path, three sections a call): done at
+        once, without a generator, and its time returned; else -1, nothing changed, and the
+        caller runs `section` (which works out the same numbers again)."""
+        if self.held or self.queue:
+            return -1.0
         t_in = self.env.now
-        self.held = True
-        self.change_times.append(t_in)
         seq = self.seq_spinners
         known = self._writer_at.get(seq)
-        return self._hold(t_in, self._writer_ns(seq) if known is None else known, work_ns)
+        line = self._writer_ns(seq) if known is None else known
+        k, h = self._spinners(work_ns)
+        if not self.env.advance(iround(line + h)):
+            return -1.0
+        self.held = True  # `take` at t_in, written out
+        self.change_times.append(t_in)
+        self._held_at(t_in, t_in, line, k, h)
+        return self.leave(tid)
 
-    def _hold(self, t_in: int, line: float, work_ns: float) -> int:
-        """The lock taken at `t_in` with `line` still to pay: the hold, with the background
-        spinners (`_bg_fixed_point`, memoised) and the lengthened hold; the section's numbers
-        are kept for `leave` (one holder at a time). Returns the ns to wait."""
-        self._t_in, self._t0 = t_in, self.env.now + iround(line)
+    def _spinners(self, work_ns: float) -> tuple[float, float]:
+        """The background CPUs spinning on the line by the end of a hold of `work_ns` from
+        now, and the hold they lengthen (`_bg_fixed_point`, memoised)."""
         hold = work_ns * self.slowdown()
         busy_bg, vcpus = self.busy_bg, self.vcpus
         busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
         if busy <= 0:
-            k, h = 0.0, hold
-        else:
-            seq = self.seq_spinners
-            if busy != self._bg_busy or seq != self._bg_seq:
-                self._bg_busy, self._bg_seq = busy, seq
-                self._bg_hold = self._bg_memo.setdefault((busy, seq), {})
-            key = iround(hold)
-            hit = self._bg_hold.get(key)
-            if hit is None:
-                hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
-            k, h = hit
+            return 0.0, hold
+        seq = self.seq_spinners
+        if busy != self._bg_busy or seq != self._bg_seq:
+            self._bg_busy, self._bg_seq = busy, seq
+            self._bg_hold = self._bg_memo.setdefault((busy, seq), {})
+        key = iround(hold)
+        hit = self._bg_hold.get(key)
+        if hit is None:
+            hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
+        return hit
+
+    def _held_at(self, t_in: int, taken: int, line: float, k: float, h: float) -> None:
+        """A section that began at `t_in` took the lock at `taken`, `line` still to pay, with
+        `k` spinners and hold `h`: kept for `leave` (one holder at a time)."""
+        self._t_in, self._t0 = t_in, taken + iround(line)
         self.bg_spinners, self._h = k, h
         self.stats.wait_ns += line
-        return iround(line + h)
 
     def leave(self, tid: int, counted: bool = True) -> float:
         """`section`'s end, its hold waited: the background spinners' time, owed by their CPUs,

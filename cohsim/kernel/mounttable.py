@@ -41,6 +41,16 @@ class MountTable:
         self.windows = 0  #: runtimes' namespace copies alive (unshare .. old root detached)
         self.windows_peak = 0
 
+    def apply(self, delta: int, ring: int, binds: int) -> None:
+        """A call's changes to the table (`change`), the root's group (`ring_change`) and its
+        clones under the root (`binds_change`), those that are not 0, in that order."""
+        if delta:
+            self.change(delta)
+        if ring:
+            self.ring_change(ring)
+        if binds:
+            self.binds_change(binds)
+
     def ring_change(self, delta: int) -> None:
         """A clone of a mount of the root's group was made (+1) or went (-1)."""
         self.ring += delta
