@@ -3,9 +3,12 @@
 pyproject.toml holds the package's metadata; this file only adds the extension modules. The
 discrete-event simulation of level 3 (cohsim.kernel.launch and the resources it runs: the
 clock, the CPUs, namespace_sem, mount_lock, the grace periods, the mount table, the background
-readers) spends its time in Python per event; mypyc compiles those modules to C, with the same
-semantics (the same simulation, event for event: tests/kernel/test_compiled.py compares the
-two). The .py sources are installed beside the compiled modules.
+readers, and the records they fill) spends its time in Python per event; mypyc compiles those
+modules to C, with the same semantics (the same simulation, event for event:
+tests/kernel/test_compiled.py compares the two). They are written for it: native classes
+with typed fields on the hot path (the clock is one of its own, not a subclass of simpy's:
+cohsim.kernel.engine; the op costs the loop reads are copied into native fields:
+cohsim.kernel.callcost.OpRow). The .py sources are installed beside the compiled modules.
 
 Pure Python instead: `COHSIM_PURE_PYTHON=1 pip install .`, an editable install (`pip install
 -e`: the tree's edits must take effect), or where mypyc or a C compiler is missing (the build
@@ -21,7 +24,7 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-#: the modules compiled: the simulation's hot loop (cProfile: nearly all of a prediction's time)
+#: the modules compiled: the simulation's hot loop (nearly all of a prediction's time)
 COMPILED = [
     "cohsim/kernel/engine.py",
     "cohsim/kernel/launch.py",
@@ -33,6 +36,7 @@ COMPILED = [
     "cohsim/kernel/background.py",
     "cohsim/kernel/mounttable.py",
     "cohsim/kernel/callcost.py",
+    "cohsim/kernel/records.py",
 ]
 
 

@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import simpy
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Proc
+from cohsim.kernel.engine import Environment, Event, Proc, iround
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns
@@ -59,7 +58,7 @@ class BackgroundReaders:
         self.longest_ns = 0  #: its longest re-read (read and parse)
         self.max_lag_ns = 0  #: the longest a change waited for a re-read that saw it
 
-    def systemd(self, until: simpy.Event) -> Proc:
+    def systemd(self, until: Event) -> Proc:
         """systemd: re-read mountinfo after changes, at most once per ratelimit x its cost."""
         op = self.k.op("mountinfo_read")
         lines = max(1.0, self.k.mountinfo_lines_per_read * self.k.systemd_read_bytes / PAGE_BYTES)
@@ -78,7 +77,7 @@ class BackgroundReaders:
             t0 = self.env.now
             yield from self.sections.read_mountinfo(op, lines=lines)
             parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
-            yield round(parse)
+            yield iround(parse)
             self.cpus.release()
             cost = self.env.now - t0
             self.rereads += 1
@@ -92,13 +91,13 @@ class BackgroundReaders:
             lag = int(self.env.now) - self.table.dirty_since
             self.max_lag_ns = max(self.max_lag_ns, lag)
 
-    def probes(self, until: simpy.Event) -> Proc:
+    def probes(self, until: Event) -> Proc:
         """Periodic mountinfo readers: exponential gaps at `probe_reads_per_s`."""
         rate = self.k.probe_reads_per_s
         op = self.k.op("mountinfo_read")
         while rate > 0 and not until.triggered:
             gap = self.rng.exponential(per_s_to_gap_ns(rate))
-            yield round(gap)
+            yield iround(gap)
             if until.triggered:
                 return
             ev = self.cpus.acquire(1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.plan import TABLE, Step
 from cohsim.machine.model import Machine
 
@@ -45,30 +45,65 @@ def percpu_sum_ns(machine: Machine, kernel: KernelParams) -> float:
     return machine.percpu_walk_ns / kernel.percpu_mlp
 
 
+class OpRow:
+    """An op's costs (cohsim.kernel.costs.OpCost, a Python dataclass: a dict lookup a read)
+    as native fields, for the compiled hot loops: what `CallCosts` and the launch simulation
+    read of it, call after call. `CallCosts.row` makes one per op."""
+
+    def __init__(self, op: OpCost) -> None:
+        self.op = op
+        self.takes_ns_write = bool(op.takes_ns_write)
+        self.ns_write_ns: float = op.ns_write_ns
+        self.per_mount_write_ns: float = op.per_mount_write_ns
+        self.per_peer_ns: float = op.per_peer_ns
+        self.per_child_ns: float = op.per_child_ns
+        self.layer_read_ns: float = op.layer_read_ns
+        self.mount_lock_ns: float = op.mount_lock_ns
+        self.per_mount_lock_ns: float = op.per_mount_lock_ns
+        self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
+        self.rcu: int = op.rcu
+
+
 class CallCosts:
     """The state-dependent costs of planned calls on one machine with one kernel model."""
 
-    __slots__ = ("k", "sum_ns")
-
     def __init__(self, kernel: KernelParams, sum_ns: float) -> None:
         self.k, self.sum_ns = kernel, sum_ns
+        self.rows: dict[str, OpRow] = {}  #: `row`'s, by op name
+        self.service_namespaces = kernel.service_namespaces
+        self.per_slave_mount_ns = kernel.prop_per_slave_mount_ns
+        self.per_slave_umount_ns = kernel.prop_per_slave_umount_ns
+        self.service_mounts = round(kernel.service_namespaces)  #: their copies of a mount
+
+    def row(self, name: str, op: OpCost) -> OpRow:
+        """The OpRow of `op`, the op named `name` (made once; a plan has one op per name)."""
+        r = self.rows.get(name)
+        if r is None or r.op is not op:
+            r = self.rows[name] = OpRow(op)
+        return r
 
     def write_hold_ns(self, s: Step, st: NodeState) -> float:
         """`s`'s namespace_sem write hold in state `st`, before the call's own variation (0
-        for an op that takes none). The terms are added in one fixed order: the same inputs
-        give the same float."""
-        op = s.op
-        if not op.takes_ns_write:
+        for an op that takes none): `write_hold_at` with the state's numbers."""
+        r = self.row(s.name, s.op)
+        return self.write_hold_at(s, r, st.mounts, st.ring, st.binds, st.windows)
+
+    def write_hold_at(
+        self, s: Step, r: OpRow, mounts: float, ring: float, binds: float, windows: float
+    ) -> float:
+        """`write_hold_ns` in the state of `mounts` mounts, a root group of `ring`, `binds`
+        clones under the root and `windows` live namespace copies, `r` the row of `s`'s op.
+        The terms are added in one fixed order: the same inputs give the same float."""
+        if not r.takes_ns_write:
             return 0.0
-        hold = op.ns_write_ns + op.per_mount_write_ns * st.mounts
+        hold = r.ns_write_ns + r.per_mount_write_ns * mounts
         if s.allocs:  # each new mount's per-CPU area, zeroed on every CPU
-            hold += (st.mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
+            hold += (mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
         if s.group_walk:
-            hold += op.per_peer_ns * st.ring + op.per_child_ns * st.binds
+            hold += r.per_peer_ns * ring + r.per_child_ns * binds
         if s.prop:  # a copy into (a removal from) every live slave namespace
-            k = self.k
-            slaves = st.windows + k.service_namespaces
-            per = k.prop_per_slave_mount_ns if s.prop > 0 else k.prop_per_slave_umount_ns
+            slaves = windows + self.service_namespaces
+            per = self.per_slave_mount_ns if s.prop > 0 else self.per_slave_umount_ns
             hold += slaves * (per + (self.sum_ns if s.prop > 0 else 0.0))
         return hold
 
@@ -78,7 +113,7 @@ class CallCosts:
         state `st`."""
         puts = mounts if s.puts == TABLE else float(s.puts)
         if s.prop < 0:
-            puts += st.windows + round(self.k.service_namespaces)
+            puts += st.windows + self.service_mounts
         return puts
 
     def slave_line_ns(self, st: NodeState) -> float:

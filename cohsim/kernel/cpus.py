@@ -3,46 +3,45 @@
 A task that wants a CPU calls `acquire(priority)`; a task done with it calls `release()`. The
 shape is the one every simulated resource here shares (cohsim.kernel.rwsem's namespace_sem,
 cohsim.kernel.mountlock's mount_lock): `acquire` returns None when the resource is granted on the
-spot, with no simpy event at all (the common case, and the simulation's hot path: an event
+spot, with no event at all (the common case, and the simulation's hot path: an event
 would be scheduled and stepped even when nobody waits), and otherwise the thing the caller
-waits on; `release` frees what `acquire` granted. For the CPUs that thing is a plain simpy
-event that fires when a CPU is handed over: the grant is complete when it fires, nothing more
-to do.
+waits on; `release` frees what `acquire` granted. For the CPUs that thing is a plain event
+(cohsim.kernel.engine) that fires when a CPU is handed over: the grant is complete when it
+fires, nothing more to do.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-import simpy
-
-from cohsim.kernel.engine import trigger
+from cohsim.kernel.engine import Environment, Event
 
 
 class CPUs:
     """The machine's hardware threads as a run queue: a grant is immediate when one is free
-    (no simpy event at all: this is the hot path), else FIFO within two priorities (0: a task
+    (no event at all: this is the hot path), else FIFO within two priorities (0: a task
     woken holding or about to take a lock, 1: ordinary runnable work).
 
     Idle CPUs are kept with the time they went idle; a grant takes the one that idled last
     (a woken task goes back to the CPU it left, if that is still idle) and `last_idle_ns` says
     how long it had been idle (a wake-up's cost depends on it: cohsim.kernel.waketable)."""
 
-    def __init__(self, env: simpy.Environment, capacity: int) -> None:
+    def __init__(self, env: Environment, capacity: int) -> None:
         self.env = env
         self.capacity = capacity
         self.busy = 0
-        self.queues: tuple[deque[simpy.Event], deque[simpy.Event]] = (deque(), deque())
-        self.idle_since: list[float] = [env.now] * capacity  #: a stack: the last idled on top
+        self.queues: tuple[deque[Event], deque[Event]] = (deque(), deque())
+        #: when each idle CPU went idle (ns), a stack: the last idled on top
+        self.idle_since: list[int] = [env.now] * capacity
         self.last_idle_ns = 0.0  #: how long the CPU the last immediate grant took was idle
         self._start = env.now
         self._idle_ns = 0.0  #: idle time of the CPUs granted since (the sum of last_idle_ns)
 
-    def acquire(self, priority: int = 1) -> simpy.Event | None:
+    def acquire(self, priority: int = 1) -> Event | None:
         """None if a CPU was free and is now ours; else an event that fires when one is."""
         if self.busy < self.capacity:
             self.busy += 1
-            self.last_idle_ns = self.env.now - self.idle_since.pop()
+            self.last_idle_ns = float(self.env.now - self.idle_since.pop())
             self._idle_ns += self.last_idle_ns
             return None
         ev = self.env.event()
@@ -52,7 +51,7 @@ class CPUs:
     def release(self) -> None:
         for q in self.queues:
             if q:
-                trigger(self.env, q.popleft())  # the CPU passes straight to the waiter
+                q.popleft().succeed()  # the CPU passes straight to the waiter
                 return
         self.busy -= 1
         self.idle_since.append(self.env.now)

@@ -49,14 +49,16 @@ op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two w
 the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
 of any cost.
 
-Simulated time is integer nanoseconds; ties resolve in event order (simpy is deterministic);
-the randomness (arrival jitter of probes, wake-ups drawn from a table) comes from one seeded
-generator, and the per-call factors from a second stream of the same seed, so that changing
-how often the first is drawn does not move them (common random numbers in calibration).
+Simulated time is integer nanoseconds; ties resolve in event order (the clock,
+cohsim.kernel.engine, is deterministic as simpy is); the randomness (arrival jitter of probes,
+wake-ups drawn from a table) comes from one seeded generator, and the per-call factors from a
+second stream of the same seed, so that changing how often the first is drawn does not move
+them (common random numbers in calibration).
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Generator
 from typing import Any
 
@@ -66,7 +68,7 @@ from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Proc, Yield
+from cohsim.kernel.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.mountlock import MountLock
 from cohsim.kernel.mounttable import MountTable
@@ -80,14 +82,36 @@ from cohsim.workload.trace import SyscallEvent, Trace
 
 
 class _Waits:
-    """One thread's waits so far (ns), added to call by call."""
+    """One thread's waits so far (ns), added to call by call, and the end of its current
+    kernel CPU phase."""
 
-    __slots__ = ("lock", "rcu", "runq")
+    __slots__ = ("lock", "rcu", "runq", "kernel_until")
 
     def __init__(self) -> None:
         self.lock = 0.0  #: namespace_sem, mount_lock, spinning in a walk
         self.rcu = 0.0  #: grace periods and the wake-ups after them
         self.runq = 0.0  #: runnable but no free CPU
+        self.kernel_until = 0  #: the end of its current kernel CPU phase (ns; 0: none yet)
+
+
+class _Factors:
+    """The per-call factors of cohsim.kernel.plan.CallFactors, one by one: its blocks, taken
+    here (compiled; a call into Python per syscall was 7 % of a replicate)."""
+
+    __slots__ = ("source", "block", "i")
+
+    def __init__(self, source: CallFactors) -> None:
+        self.source = source
+        self.block: list[float] = []
+        self.i = 0
+
+    def next(self) -> float:
+        i = self.i
+        if i == len(self.block):
+            self.block = self.source.block()
+            i = 0
+        self.i = i + 1
+        return self.block[i]
 
 
 class LaunchSim:
@@ -133,7 +157,7 @@ class LaunchSim:
         self.costs = costs
         self.env = Environment()
         self.rng = np.random.default_rng(seed)
-        self.call_factor = CallFactors(kernel.call_sigma, seed)
+        self.call_factor = _Factors(CallFactors(kernel.call_sigma, seed))
         self.cpus = CPUs(self.env, machine.vcpus)
         self._smt_table = [self._smt_at(b) for b in range(machine.vcpus + 1)]
         self.ns = RWSem(self.env)
@@ -161,6 +185,7 @@ class LaunchSim:
         #: without MNT_DETACH): one walk over every CPU's line, each at the mean level-1
         #: latency from a CPU, `percpu_mlp` lines in flight at a time
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
+        self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
         self.cc = CallCosts(kernel, self.percpu_sum_ns)  #: what a call costs in the node's state
         self.rcu = GracePeriods(
             self.env,
@@ -168,7 +193,9 @@ class LaunchSim:
             kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus,
             self._gp_cpu_wait,
         )
-        self.kernel_until: dict[int, float] = {}  # tid -> end of its current kernel CPU phase
+        #: the threads in their mount phase, by tid (`kernel_until`: the end of each one's current
+        #: kernel CPU phase, a native field set twice a call, where a dict was)
+        self.in_kernel: dict[int, _Waits] = {}
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
         #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
@@ -228,7 +255,7 @@ class LaunchSim:
         if self.cpus.busy < self.cpus.capacity or self.user_running:
             return 0.0
         now = self.env.now
-        ends = [e for e in self.kernel_until.values() if e > now]
+        ends = [w.kernel_until for w in self.in_kernel.values() if w.kernel_until > now]
         return float(min(ends) - now) if ends else 0.0
 
     def _resume(self, slept: bool) -> Generator[Yield, Any, float]:
@@ -245,17 +272,17 @@ class LaunchSim:
             return float(self.env.now - t0)
         if not slept:
             return 0.0
-        table = self.k.wake_table
-        wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.k.wake_ns
+        table = self.wake_table
+        wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.wake_ns
         if wake:
-            yield round(wake)
+            yield iround(wake)
         return 0.0
 
-    def _cpu(self, ns: float, tid: int) -> int:
+    def _cpu(self, ns: float, w: _Waits) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
-        took = round(ns * self._smt_table[self.cpus.busy])
-        self.kernel_until[tid] = self.env.now + took
+        took = iround(ns * self._smt_table[self.cpus.busy])
+        w.kernel_until = self.env.now + took
         return took
 
     # ----- the threads ---------------------------------------------------------------------
@@ -271,7 +298,7 @@ class LaunchSim:
         if arrival:
             yield arrival
         start = env.now
-        w = _Waits()
+        w = self.in_kernel[tid] = _Waits()
         t0 = env.now
         ev = self.cpus.acquire(1)
         if ev is not None:
@@ -297,12 +324,13 @@ class LaunchSim:
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
          own_ns, window, allocs, step_puts) = step  # fmt: skip
         env, table, cc, ml = self.env, self.table, self.cc, self.ml
+        o = cc.row(name, op)  # the op's costs, read natively
         found = table.mounts  # the old root's detach puts every mount of the copy it found
         puts = 0.0
         if think:
             yield think
         t_call = env.now
-        f = self.call_factor()  # one per call, drawn for every call (common random numbers)
+        f = self.call_factor.next()  # one per call, drawn for every call (common random numbers)
         if walk_ns or cpu:
             # path walks then unlocked work, in one event; the walks spin first while a writer
             # holds mount_lock, and legitimize if the counter moved under them (`_cpu` inline)
@@ -310,57 +338,62 @@ class LaunchSim:
             if ml.held:
                 yield from ml.seq_spin()
             t_walk = env.now
-            took = round((walk + work) * self._smt_table[self.cpus.busy])
-            self.kernel_until[tid] = t_walk + took
+            took = iround((walk + work) * self._smt_table[self.cpus.busy])
+            w.kernel_until = t_walk + took
             if not env.advance(took):
                 yield took
             if ml.moved_under(t_walk, walk):
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
+        nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
         for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
-            w.lock += yield from self.nss.read(op.layer_read_ns * f + self.percpu_sum_ns)
-        if op.per_mount_lock_ns:
-            ml_work += op.per_mount_lock_ns * table.mounts
-        if op.takes_ns_write:
+            if not nss.try_read(read_ns):  # done at once: it waited 0
+                w.lock += yield from nss.read(read_ns)
+        if o.per_mount_lock_ns:
+            ml_work += o.per_mount_lock_ns * table.mounts
+        if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
             t1 = env.now
-            hold = cc.write_hold_ns(step, table)
+            hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
-            took = round(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
-            self.kernel_until[tid] = t1 + took
+            took = iround(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
+            w.kernel_until = t1 + took
             if not env.advance(took):
                 yield took
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
-            if delta:
-                table.change(delta)
-            if ring:
-                table.ring_change(ring)
-            if binds:
-                table.binds_change(binds)
+                spent = ml.try_section(ml_work, tid)  # at once, no generator: mostly
+                if spent < 0:
+                    spent = yield from ml.section(ml_work, tid)
+                w.lock += spent - o.mount_lock_ns
+            table.apply(delta, ring, binds)
             self.nss.write_unlock(tid, t1)
             self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
         else:
             if step_puts:
                 puts = cc.puts(step, found, table)
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
-                yield self._cpu(allocs * self.percpu_sum_ns, tid)
+                yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
-                w.lock += (yield from self.ml.section(ml_work, tid)) - op.mount_lock_ns
+                spent = ml.try_section(ml_work, tid)
+                if spent < 0:
+                    spent = yield from ml.section(ml_work, tid)
+                w.lock += spent - o.mount_lock_ns
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
         if window:
             table.window_change(window)
-        if op.ns_read_ns or op.per_mount_read_ns:
+        if o.reads_mountinfo:
             w.lock += yield from self.nss.read_mountinfo(
                 op, cc.slave_line_ns(table) if own_ns else 0
             )
-        for _ in range(op.rcu):
+        for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            spent = yield from self.ml.section(puts * self.percpu_sum_ns, tid)
+            spent = ml.try_section(puts * self.percpu_sum_ns, tid)
+            if spent < 0:
+                spent = yield from ml.section(puts * self.percpu_sum_ns, tid)
             w.lock += spent - puts * self.percpu_sum_ns
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
@@ -383,24 +416,25 @@ class LaunchSim:
     def _runtime(self, tid: int) -> Proc:
         """The container's runtime after its mounts: user-space CPU work (preemptible at any
         moment) that also repays the spinning debt its CPU ran up meanwhile."""
-        self.kernel_until.pop(tid, None)
+        self.in_kernel.pop(tid, None)
         self.ml.busy_bg += 1
         self.user_running += 1
         debt0 = self.ml.debt_per_cpu
-        yield round(self.k.runtime_cpu_ns * self._smt())
+        yield iround(self.k.runtime_cpu_ns * self._smt())
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
             owed = self.ml.debt_per_cpu - debt0
             if owed < 1000:
                 break
             debt0 = self.ml.debt_per_cpu
-            yield round(owed)
+            yield iround(owed)
         self.ml.busy_bg -= 1
         self.user_running -= 1
 
     def run(self) -> list[ThreadResult]:
         """Run every thread to completion; results in thread order."""
-        # A plain event, not simpy's AllOf: a condition nested in another condition loses its
-        # callbacks when the outer one fires (simpy's _remove_check_callbacks recurses).
+        # A plain event, not an AllOf condition: a condition nested in another condition loses
+        # its callbacks when the outer one fires (the engine's Condition, as simpy's, removes its
+        # checks recursively).
         self.finished = self.env.event()
         threads = [t for t in self.trace.threads if t.events]
         self.remaining = len(threads)
@@ -411,7 +445,16 @@ class LaunchSim:
         if self.background:
             self.env.process(self.readers.probes(self.finished))
             self.env.process(self.readers.systemd(self.finished))
-        self.env.run(until=self.finished)
+        # The run makes a million short-lived objects (events, generators, numbers) and no
+        # garbage cycles that must go before it ends: the cyclic collector, which would walk
+        # the young objects every 700 allocations (5 % of a replicate), waits until it is over.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.env.run(until=self.finished)
+        finally:
+            if collecting:
+                gc.enable()
         self.readers.close()
         self.stats["rcu"].acquisitions = self.rcu.count
         order = {t.tid: i for i, t in enumerate(self.trace.threads)}

@@ -22,27 +22,26 @@ counter locklessly and spin while a writer holds it.
 
 The writer's side has the shape of the other simulated resources (cohsim.kernel.cpus,
 cohsim.kernel.rwsem): `acquire` then `release`, with a free lock taken on the spot without any
-simpy event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
+event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
 runs (`yield from`), not a call that returns an event to wait on, because a queued writer's
 grant is not complete when the releaser hands it over: the new holder then pays the
 spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
 line behind the walks spinning on it, and `acquire` returns that line cost so the section can
 add it to its hold. Making it return an event would move that work to every caller (`section`
-and `legitimize_walk`) without changing a single event.
+and `legitimize_walk`) without changing a single event. A whole section that waits for
+nothing runs without a generator: `try_section` (the conductor's hot path).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
-import simpy
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.engine import Environment, Proc, Yield, trigger
+from cohsim.kernel.engine import Environment, Event, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.records import LaunchRecord, LockStats
 
@@ -69,16 +68,21 @@ class MountLock:
         self.slowdown = slowdown
         self.stats, self.spin_stats, self.record = stats, spin_stats, record
         self.held = False
-        self.queue: deque[simpy.Event] = deque()  #: writers waiting, first in first served
-        self.change_times: list[float] = []  #: when the sequence counter moved
+        self.queue: deque[Event] = deque()  #: writers waiting, first in first served
+        self.change_times: list[int] = []  #: when the sequence counter moved (ns)
         self.releases = 0
-        self._released: simpy.Event | None = None  # made when someone waits for a release
+        self._released: Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
-        self._bg_memo: dict[tuple[int, float, int], tuple[float, float]] = {}
+        self._t_in, self._t0, self._h = 0, 0, 0.0  # the section in progress: in, held, hold
+        #: `_bg_fixed_point` by (busy, seq_spinners), then by the hold (ns); the part for the
+        #: last (busy, seq_spinners) at hand (they change seldom: an int key is a cheap look-up)
+        self._bg_memo: dict[tuple[float, int], dict[int, tuple[float, float]]] = {}
+        self._bg_busy, self._bg_seq = -1.0, -1
+        self._bg_hold: dict[int, tuple[float, float]] = {}
         #: level 2's answers as asked here (pure functions of their argument, asked over and
         #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
-        self._writer_at: dict[float, float] = {}
+        self._writer_at: dict[int, float] = {}  # (by the spinners: ints, found on the first probe)
         self._reader_at: dict[float, float] = {}
         self.busy_bg = kernel.daemon_cpus  #: CPUs doing path-walk-heavy work outside the trace
         self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
@@ -115,7 +119,7 @@ class MountLock:
         self._changed()
         return self._writer_ns(self.seq_spinners)
 
-    def _writer_ns(self, k: float) -> float:
+    def _writer_ns(self, k: int) -> float:
         """level 2's `writer_ns(k)`, each count asked once."""
         v = self._writer_at.get(k)
         if v is None:
@@ -134,7 +138,7 @@ class MountLock:
         self.change_times.append(self.env.now)
 
     @property
-    def released(self) -> simpy.Event:
+    def released(self) -> Event:
         """An event that fires at the next release. Made only when someone waits for it:
         most releases have no one waiting, and an unwatched event would still be scheduled
         and stepped (a fifth of all events)."""
@@ -147,11 +151,11 @@ class MountLock:
         self.releases += 1
         ev, self._released = self._released, None
         if self.queue:
-            trigger(self.env, self.queue.popleft())  # held stays True: handed over
+            self.queue.popleft().succeed()  # held stays True: handed over
         else:
             self.held = False
         if ev is not None:
-            trigger(self.env, ev)
+            ev.succeed()
 
     def section(
         self, work_ns: float, tid: int, counted: bool = True
@@ -160,38 +164,64 @@ class MountLock:
         by the background CPUs it attracts into spinning: one wait for all of it), release.
         Returns how long it took, waits included (ns). `counted`: its hold counts in the
         lock's hold time and record (a walk's legitimize check counts as an acquisition only).
-        The hot path (two sections a call): `take` is written out here."""
-        env = self.env
-        t_in = env.now
-        line: float
+        `try_section` does the same without a generator where it waits for nothing."""
+        t_in = self.env.now
+        line = (yield from self.acquire()) if self.held or self.queue else self.take()
+        k, h = self._spinners(work_ns)
+        self._held_at(t_in, self.env.now, line, k, h)
+        took = iround(line + h)
+        if not self.env.advance(took):  # (almost always nothing else happens meanwhile)
+            yield took
+        return self.leave(tid, counted)
+
+    def try_section(self, work_ns: float, tid: int) -> float:
+        """`section(work_ns, tid)` where it waits for nothing (the lock free and nothing else
+        due before the hold ends; the conductor's hot path, three sections a call): done at
+        once, without a generator, and its time returned; else -1, nothing changed, and the
+        caller runs `section` (which works out the same numbers again)."""
         if self.held or self.queue:
-            line = yield from self.acquire()
-        else:  # take
-            self.held = True
-            self.change_times.append(t_in)
-            seq = self.seq_spinners
-            known = self._writer_at.get(seq)
-            line = self._writer_ns(seq) if known is None else known
-        t0 = env.now + round(line)
-        # the background spinners (`_bg_fixed_point`, memoised) and the lengthened hold
+            return -1.0
+        t_in = self.env.now
+        seq = self.seq_spinners
+        known = self._writer_at.get(seq)
+        line = self._writer_ns(seq) if known is None else known
+        k, h = self._spinners(work_ns)
+        if not self.env.advance(iround(line + h)):
+            return -1.0
+        self.held = True  # `take` at t_in, written out
+        self.change_times.append(t_in)
+        self._held_at(t_in, t_in, line, k, h)
+        return self.leave(tid)
+
+    def _spinners(self, work_ns: float) -> tuple[float, float]:
+        """The background CPUs spinning on the line by the end of a hold of `work_ns` from
+        now, and the hold they lengthen (`_bg_fixed_point`, memoised)."""
         hold = work_ns * self.slowdown()
         busy_bg, vcpus = self.busy_bg, self.vcpus
         busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
         if busy <= 0:
-            k, h = 0.0, hold
-        else:
-            key = (round(hold), busy, self.seq_spinners)
-            hit = self._bg_memo.get(key)
-            if hit is None:
-                hit = self._bg_memo[key] = self._bg_fixed_point(hold, busy)
-            k, h = hit
-        self.bg_spinners = k
-        st = self.stats
-        st.wait_ns += line
-        took = round(line + h)
-        if not env.advance(took):  # (almost always nothing else happens meanwhile)
-            yield took
-        # the background spinners' time, owed by their CPUs
+            return 0.0, hold
+        seq = self.seq_spinners
+        if busy != self._bg_busy or seq != self._bg_seq:
+            self._bg_busy, self._bg_seq = busy, seq
+            self._bg_hold = self._bg_memo.setdefault((busy, seq), {})
+        key = iround(hold)
+        hit = self._bg_hold.get(key)
+        if hit is None:
+            hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
+        return hit
+
+    def _held_at(self, t_in: int, taken: int, line: float, k: float, h: float) -> None:
+        """A section that began at `t_in` took the lock at `taken`, `line` still to pay, with
+        `k` spinners and hold `h`: kept for `leave` (one holder at a time)."""
+        self._t_in, self._t0 = t_in, taken + iround(line)
+        self.bg_spinners, self._h = k, h
+        self.stats.wait_ns += line
+
+    def leave(self, tid: int, counted: bool = True) -> float:
+        """`section`'s end, its hold waited: the background spinners' time, owed by their CPUs,
+        the tallies, the release. Returns how long the section took, waits included (ns)."""
+        k, h = self.bg_spinners, self._h
         if k > 0:
             x = k + self.seq_spinners
             r = self._reader_at.get(x)
@@ -202,14 +232,15 @@ class MountLock:
             busy_bg = self.busy_bg  # as it is now
             self.debt_per_cpu += spin / (busy_bg if busy_bg >= 1.0 else 1.0)  # max(busy_bg, 1)
         self.bg_spinners = 0.0
-        now = env.now
+        now, st = self.env.now, self.stats
         st.acquisitions += 1
         if counted:
+            t0 = self._t0
             st.hold_ns += now - t0
             if self.record is not None:
                 self.record.ml_holds.append((tid, int(t0), int(now)))
         self.release()
-        return now - t_in
+        return now - self._t_in
 
     def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold of `hold_ns` with `busy`
@@ -239,17 +270,23 @@ class MountLock:
             yield self.released
         k = self.seq_spinners
         self.seq_spinners -= 1
-        yield round(self.costs.reader_ns(k))
+        yield iround(self._reader_ns(k))
         st.wait_ns += self.env.now - t0
         st.acquisitions += 1
 
-    def moved_under(self, start: float, walk_ns: float) -> bool:
-        """Did the sequence counter move while a walk from `start` ran?"""
+    def moved_under(self, start: int, walk_ns: float) -> bool:
+        """Did the sequence counter move while a walk from `start` (ns) ran?"""
         times = self.change_times
         if not walk_ns or not times or times[-1] <= start:
             return False
-        i = bisect.bisect_right(times, start)
-        return i < len(times) and times[i] <= start + walk_ns
+        lo, hi = 0, len(times)  # bisect_right(times, start), natively
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if start < times[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo < len(times) and times[lo] <= start + walk_ns
 
     def legitimize_walk(self) -> Proc:
         """The walk's counter moved: __legitimize_mnt takes the spinlock to check the mount."""

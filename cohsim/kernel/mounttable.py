@@ -20,9 +20,7 @@ namespaces, `service_namespaces` in the kernel model).
 
 from __future__ import annotations
 
-import simpy
-
-from cohsim.kernel.engine import trigger
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.records import LaunchRecord
 
 
@@ -30,7 +28,7 @@ class MountTable:
     """The node's mount count over one simulation; `dirty` fires at the first change after it
     was made (systemd makes a fresh one each time it re-reads)."""
 
-    def __init__(self, env: simpy.Environment, mounts: int, record: LaunchRecord | None) -> None:
+    def __init__(self, env: Environment, mounts: int, record: LaunchRecord | None) -> None:
         self.env = env
         self.mounts = mounts
         self.peak = mounts
@@ -42,6 +40,16 @@ class MountTable:
         self.binds = 0  #: the group's clones attached under the root mount (its children)
         self.windows = 0  #: runtimes' namespace copies alive (unshare .. old root detached)
         self.windows_peak = 0
+
+    def apply(self, delta: int, ring: int, binds: int) -> None:
+        """A call's changes to the table (`change`), the root's group (`ring_change`) and its
+        clones under the root (`binds_change`), those that are not 0, in that order."""
+        if delta:
+            self.change(delta)
+        if ring:
+            self.ring_change(ring)
+        if binds:
+            self.binds_change(binds)
 
     def ring_change(self, delta: int) -> None:
         """A clone of a mount of the root's group was made (+1) or went (-1)."""
@@ -69,4 +77,4 @@ class MountTable:
             self.record.mount_table.append((int(self.env.now), self.mounts))
         if not self.dirty.triggered:
             self.dirty_since = int(self.env.now)
-            trigger(self.env, self.dirty)
+            self.dirty.succeed()

@@ -21,7 +21,7 @@ from typing import Any
 
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Yield
+from cohsim.kernel.engine import Environment, Yield, iround
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.records import LaunchRecord, LockStats
 from cohsim.kernel.rwsem import RWSem
@@ -67,13 +67,12 @@ class NamespaceSections:
         self.mountinfo_reads += 1
         lines = self.k.mountinfo_lines_per_read if lines is None else lines
         env, sem, st, table = self.env, self.sem, self.stats, self.table
+        fixed_ns, line_ns = op.ns_read_ns, op.per_mount_read_ns + extra_line_ns
         done, waited = 0.0, 0.0
         first = True
         while done < table.mounts or first:
             chunk = min(lines, max(0.0, table.mounts - done))
-            hold_ns = (op.ns_read_ns if first else 0.0) + (
-                op.per_mount_read_ns + extra_line_ns
-            ) * chunk
+            hold_ns = (fixed_ns if first else 0.0) + line_ns * chunk
             # `read(hold_ns)`, written out (a read of a large table is hundreds of holds)
             t0 = env.now
             w = sem.acquire(False)
@@ -83,7 +82,7 @@ class NamespaceSections:
                 yield from self.resume(True)
                 st.wait_ns += env.now - t0
             waited += env.now - t0
-            hold = round(hold_ns)
+            hold = iround(hold_ns)
             if not env.advance(hold):
                 yield hold
             st.hold_ns += hold
@@ -92,6 +91,23 @@ class NamespaceSections:
             done += lines
             first = False
         return waited
+
+    def try_read(self, hold_ns: float) -> bool:
+        """`read(hold_ns)` where it waits for nothing (the lock free for a reader, nothing else
+        due before the hold ends): done at once, without a generator (the hot path), and
+        True; else nothing changed, and the caller runs `read`."""
+        sem = self.sem
+        if not sem.free_for(False):
+            return False
+        hold = iround(hold_ns)
+        if not self.env.advance(hold):
+            return False
+        sem.take_read()
+        st = self.stats
+        st.hold_ns += hold
+        st.acquisitions += 1
+        sem.release(False)
+        return True
 
     def read(self, hold_ns: float) -> Waited:
         """Hold namespace_sem for reading for `hold_ns` on the caller's CPU. A reader that must
@@ -105,7 +121,7 @@ class NamespaceSections:
             yield from self.resume(True)
             st.wait_ns += self.env.now - t0
         waited = self.env.now - t0
-        hold = round(hold_ns)
+        hold = iround(hold_ns)
         if not self.env.advance(hold):
             yield hold
         st.hold_ns += hold

@@ -15,7 +15,7 @@ in calibration).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 
@@ -61,7 +61,7 @@ TABLE_DELTA = {
 }
 WINDOW = {"ns_copy": +1, "umount_oldroot": -1}
 
-TABLE = -1  #: a count that is the mount table's size when the call runs
+TABLE: Final = -1  #: a count that is the mount table's size when the call runs
 
 #: mounts a call allocates: Linux 6.18 fs/namespace.c alloc_vfsmnt() gives every new mount its
 #: per-CPU counters (alloc_percpu(struct mnt_pcp), which mm/percpu.c pcpu_alloc() zeroes in
@@ -92,11 +92,15 @@ class CallFactors:
         self.buf: list[float] = []
         self.i = 0
 
-    def __call__(self) -> float:
+    def block(self) -> list[float]:
+        """The next block of factors (ones, nothing drawn, where sigma is 0)."""
         if not self.sigma:
-            return 1.0
+            return [1.0] * 4096
+        return cast(list[float], np.exp(self.sigma * self.rng.standard_normal(4096)).tolist())
+
+    def __call__(self) -> float:
         if self.i == len(self.buf):
-            self.buf = np.exp(self.sigma * self.rng.standard_normal(4096)).tolist()
+            self.buf = self.block()
             self.i = 0
         self.i += 1
         return self.buf[self.i - 1]

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import simpy
-
-from cohsim.kernel.engine import Environment, Proc, trigger
+from cohsim.kernel.engine import Environment, Event, Proc, iround
 from cohsim.kernel.mountlock import MountLock
 
 
@@ -41,10 +39,10 @@ class GracePeriods:
         CPU now."""
         self.env, self.ml, self.gp_ns, self.cpu_wait = env, ml, gp_ns, cpu_wait
         self.running = False
-        self.next: list[simpy.Event] = []  #: callers waiting for the next grace period
+        self.next: list[Event] = []  #: callers waiting for the next grace period
         self.count = 0  #: grace periods run
 
-    def request(self) -> simpy.Event:
+    def request(self) -> Event:
         """A caller's synchronize_rcu_expedited(): an event that fires when a grace period
         that started after now has ended."""
         ev = self.env.event()
@@ -54,18 +52,18 @@ class GracePeriods:
             self.env.process(self._run([ev]))
         return ev
 
-    def _run(self, waiters: list[simpy.Event]) -> Proc:
+    def _run(self, waiters: list[Event]) -> Proc:
         self.running = True
         self.count += 1
         # CPUs spinning in the kernel now must finish before the grace period can end
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
         target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
-        yield round(self.cpu_wait() + self.gp_ns)
+        yield iround(self.cpu_wait() + self.gp_ns)
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:
-            trigger(self.env, ev)
+            ev.succeed()
         if self.next:
             nxt, self.next = self.next, []
             self.env.process(self._run(nxt))

@@ -2,7 +2,7 @@
 
 A reader or a writer calls `acquire(write, spin)`; the holder calls `release(write)`. As for
 every simulated resource here (cohsim.kernel.cpus, cohsim.kernel.mountlock), `acquire` returns
-None when the lock is taken on the spot, with no simpy event (the hot path), and otherwise the
+None when the lock is taken on the spot, with no event (the hot path), and otherwise the
 thing the caller waits on. Here that thing is a `Waiter` rather than a bare event, because an
 rwsem's wake-up is not always a grant: a woken writer must run again and `retry` (the lock may
 have been stolen meanwhile), and each sleep needs a fresh event; readers, and writers that spin
@@ -12,11 +12,13 @@ or are handed the lock, find `granted` set when the event fires. The sections th
 
 from __future__ import annotations
 
-from collections import deque
+from cohsim.kernel.engine import Environment, Event
 
-import simpy
 
-from cohsim.kernel.engine import wake
+def _wake(event: Event) -> None:
+    """Trigger `event` unless it already was (a waiter woken twice is woken once)."""
+    if not event.triggered:
+        event.succeed()
 
 
 class Waiter:
@@ -26,7 +28,7 @@ class Waiter:
 
     __slots__ = ("write", "spin", "since", "event", "granted", "queued")
 
-    def __init__(self, env: simpy.Environment, write: bool, spin: bool) -> None:
+    def __init__(self, env: Environment, write: bool, spin: bool) -> None:
         self.write, self.spin, self.since = write, spin, env.now
         self.event = env.event()
         self.granted = False  #: woken holding the lock (readers; a writer after hand-off)
@@ -68,7 +70,7 @@ class RWSem:
     would start its reader-spin clock then); a spinner never stops for need_resched.
     """
 
-    def __init__(self, env: simpy.Environment, handoff_ns: int = 4_000_000) -> None:
+    def __init__(self, env: Environment, handoff_ns: int = 4_000_000) -> None:
         self.env = env
         self.readers = 0
         self.writer = False
@@ -76,20 +78,24 @@ class RWSem:
         self.handoff_ns = handoff_ns
         #: writers may not spin on the reader-owned lock (RWSEM_NONSPINNABLE)
         self.nonspinnable = False
-        #: the wait list, first come first; one that leaves from the middle is only marked
-        #: (not `queued`) and dropped when it reaches the front, so the front is always a
-        #: sleeper (a deque's remove is O(n): with 1,000 containers it was a fifth of the run)
-        self.queue: deque[Waiter] = deque()
+        #: the wait list, first come first, from `head` on; one that leaves from the middle is
+        #: only marked (not `queued`) and passed over when it reaches the front, so the front
+        #: is always a sleeper (a deque's remove is O(n): with 1,000 containers it was a fifth
+        #: of the run), and the list is emptied when none is left. A list and an index, not a
+        #: deque: compiled, they are native operations, a deque's methods calls through Python
+        self.queue: list[Waiter] = []
+        self.head = 0
         self.sleeping = 0  #: waiters in the wait list
         #: the writers spinning optimistically, in osq order: a release hands the lock to the first
-        self.spinners: deque[Waiter] = deque()
+        self.spinners: list[Waiter] = []
 
     @property
     def waiting(self) -> int:
         """Everyone waiting: the wait list's sleepers and the spinners."""
         return self.sleeping + len(self.spinners)
 
-    def _free_for(self, write: bool) -> bool:
+    def free_for(self, write: bool) -> bool:
+        """Would `acquire(write)` take the lock at once?"""
         if self.writer or self.handoff is not None:
             return False
         if write:
@@ -100,7 +106,7 @@ class RWSem:
         """None when taken at once (no event: the hot path); else the Waiter (a spinner if
         `spin`, which only writers do), whose `event` fires when it is granted (`granted`) or
         woken to `retry`, or, for a spinner, told to stop spinning (`stop_spinning`)."""
-        if self._free_for(write):
+        if self.free_for(write):
             self._take(write)
             return None
         w = Waiter(self.env, write, spin and write)
@@ -128,7 +134,12 @@ class RWSem:
         w.since = self.env.now
         self.queue.append(w)
         self.sleeping += 1
-        if self.readers and not self.writer and self.handoff is None and not self.queue[0].write:
+        if (
+            self.readers
+            and not self.writer
+            and self.handoff is None
+            and not self.queue[self.head].write
+        ):
             self._grant_readers()
 
     def stop_spinning(self, w: Waiter) -> None:
@@ -140,24 +151,24 @@ class RWSem:
             return
         if not w.spin:  # stopped by another spinner's time-out: its event fired
             w.event = self.env.event()
-            if self.queue[0] is w and not self.writer and not self.readers:
-                wake(self.env, w.event)  # a release meanwhile found its event fired already
+            if self.queue[self.head] is w and not self.writer and not self.readers:
+                _wake(w.event)  # a release meanwhile found its event fired already
             return
         self.spinners.remove(w)
         self._enqueue(w)
         if self.readers and not self.writer:
             self.nonspinnable = True
-            while self.spinners:
-                s = self.spinners.popleft()
+            stopped, self.spinners = self.spinners, []
+            for s in stopped:
                 self._enqueue(s)
-                wake(self.env, s.event)
+                _wake(s.event)
 
     def retry(self, w: Waiter) -> bool:
         """A woken writer, now running, tries again: True if it took the lock; else it sleeps
         again (a new `event`), setting the hand-off bit if it is first and waited too long."""
         if w.granted:
             return True
-        if self._free_for(w.write) or self.handoff is w:
+        if self.free_for(w.write) or self.handoff is w:
             if self.handoff is w:
                 self.handoff = None
             self._dequeue(w)
@@ -166,11 +177,15 @@ class RWSem:
         w.event = self.env.event()
         if (
             self.handoff is None
-            and self.queue[0] is w
+            and self.queue[self.head] is w
             and self.env.now - w.since >= self.handoff_ns
         ):
             self.handoff = w
         return False
+
+    def take_read(self) -> None:
+        """`acquire(False)` where `free_for(False)` said it takes the lock at once."""
+        self._take(False)
 
     def _take(self, write: bool) -> None:
         if self.writer or (write and self.readers):  # the invariant tests rely on this check
@@ -188,19 +203,27 @@ class RWSem:
             return
         w.queued = False
         self.sleeping -= 1
-        q = self.queue
-        while q and not q[0].queued:
-            q.popleft()
+        q, head = self.queue, self.head
+        while head < len(q) and not q[head].queued:
+            head += 1
+        if head == len(q):
+            q.clear()
+            head = 0
+        elif head > 64 and 2 * head > len(q):  # the passed-over half goes
+            del q[:head]
+            head = 0
+        self.head = head
 
     def _grant(self, w: Waiter) -> None:
         self._dequeue(w)
         self._take(w.write)
         w.granted = True
-        wake(self.env, w.event)
+        _wake(w.event)
 
     def _grant_readers(self) -> None:
         """Every reader in the wait list is granted the lock, and woken (rwsem_mark_wake)."""
-        for w in [w for w in self.queue if w.queued and not w.write]:
+        q = self.queue
+        for w in [q[i] for i in range(self.head, len(q)) if q[i].queued and not q[i].write]:
             self._grant(w)
 
     def release(self, write: bool) -> None:
@@ -222,16 +245,16 @@ class RWSem:
             self._grant(self.spinners[0])
             if not self.sleeping:
                 return
-            head = self.queue[0]
-            if head.write:
-                wake(self.env, head.event)  # woken anyway; its retry will fail or hand off
-            elif self.env.now - head.since >= self.handoff_ns:
-                self.handoff = head  # its grant failed after waiting too long
+            first = self.queue[self.head]
+            if first.write:
+                _wake(first.event)  # woken anyway; its retry will fail or hand off
+            elif self.env.now - first.since >= self.handoff_ns:
+                self.handoff = first  # its grant failed after waiting too long
             return
         if not self.sleeping:
             return
-        head = self.queue[0]
-        if head.write:
-            wake(self.env, head.event)  # woken; it retries when it runs
+        first = self.queue[self.head]
+        if first.write:
+            _wake(first.event)  # woken; it retries when it runs
         else:
             self._grant_readers()  # woken readers are granted the lock together

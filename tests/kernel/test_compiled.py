@@ -26,6 +26,7 @@ needs_compiled = pytest.mark.skipif(
 
 #: a full-precision digest of a small launch, every call of it, its lock tallies
 DIGEST = """
+import dataclasses
 import hashlib
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.launch import LaunchSim
@@ -40,10 +41,10 @@ sim = LaunchSim(m, load_kernel(), burst_workload("per-layer", 12, 5, seed=3), co
                 seed=3, layers=5, record=True, calls=calls)
 res = sim.run()
 h = hashlib.sha256()
-h.update(repr([tuple(vars(r).values()) for r in res]).encode())
-h.update(repr({k: vars(v) for k, v in sim.stats.items()}).encode())
+h.update(repr([dataclasses.astuple(r) for r in res]).encode())
+h.update(repr({k: dataclasses.asdict(v) for k, v in sim.stats.items()}).encode())
 h.update(repr(calls).encode())
-h.update(repr(vars(sim.record)).encode())
+h.update(repr(dataclasses.asdict(sim.record)).encode())
 h.update(repr((float(sim.ml.bg_spin_ns), sim.ml.legitimize, sim.rcu.count, sim.env.now,
                sim.readers.rereads, sim.readers.max_lag_ns)).encode())
 print(h.hexdigest())

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import simpy
-
 from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.engine import Environment
 
 
 def test_cpus_grant_at_once_then_queue_by_priority():
-    env = simpy.Environment()
+    env = Environment()
     cpus = CPUs(env, 1)
     assert cpus.acquire() is None and cpus.busy == 1
     low, high = cpus.acquire(1), cpus.acquire(0)
@@ -24,7 +23,7 @@ def test_cpus_grant_at_once_then_queue_by_priority():
 
 
 def test_cpus_count_the_cpu_time_they_grant():
-    env = simpy.Environment()
+    env = Environment()
     cpus = CPUs(env, 2)
 
     def task(start: int, hold: int):

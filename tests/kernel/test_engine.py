@@ -4,12 +4,16 @@ Process and Timeout events."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import simpy
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cohsim.kernel.launch as launch
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.engine import Environment
+from cohsim.kernel.engine import Environment, iround
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.predict import burst_workload
 
@@ -40,6 +44,14 @@ def test_timeouts_and_events_fire_in_simpys_order():
     assert order[0] == order[1]
     with pytest.raises(ValueError, match="Negative delay"):
         Environment().timeout(-1)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e18, max_value=1e18))
+def test_iround_is_round(x):
+    """The compiled simulation's round: the builtin's result (halves to even) for any float."""
+    assert iround(x) == round(x) and type(iround(x)) is int
+    for half in (x + 0.5, float(round(x)) + 0.5, float(round(x)) - 0.5):
+        assert iround(half) == round(half)
 
 
 class SimpyReference(simpy.Environment):
@@ -204,7 +216,7 @@ def test_a_launch_is_the_same_on_simpys_own_environment(catalog, monkeypatch):
         sim = launch.LaunchSim(m, k, trace, costs=costs, seed=2, layers=4, calls=[])
         res = sim.run()
         rows = [(r.tid, r.mounts_done_ns, r.end_ns, r.lock_wait_ns, r.rcu_wait_ns) for r in res]
-        stats = {name: vars(st) for name, st in sim.stats.items()}
+        stats = {name: dataclasses.asdict(st) for name, st in sim.stats.items()}
         return rows, sim.env.now, stats, sim.calls, sim.ml.legitimize, type(sim.env)
 
     monkeypatch.setattr(launch, "Environment", Counting)

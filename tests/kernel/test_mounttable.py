@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import simpy
-
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.mounttable import MountTable
 from cohsim.kernel.records import LaunchRecord
 
 
 def test_changes_count_peak_record_and_wake_systemd():
-    env = simpy.Environment()
+    env = Environment()
     rec = LaunchRecord()
     t = MountTable(env, 10, rec)
     first = t.dirty

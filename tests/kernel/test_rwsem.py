@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cohsim.kernel.engine import Environment
 from cohsim.kernel.rwsem import RWSem
 
 
 def test_rwsem_readers_share_writers_exclude():
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(False) is None and sem.acquire(False) is None and sem.readers == 2
     w = sem.acquire(True)
@@ -29,7 +29,7 @@ def test_rwsem_readers_share_writers_exclude():
 
 
 def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=1000)
     assert sem.acquire(False) is None
     w = sem.acquire(True)
@@ -48,7 +48,7 @@ def test_rwsem_reader_steals_from_a_woken_writer_until_handoff():
 def test_rwsem_spinning_writer_takes_the_lock_and_the_sleeper_is_woken_anyway():
     """rwsem_wake runs on every release with sleepers: the spinner wins the free lock, the
     first sleeping writer is woken all the same, retries and sleeps again."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(True) is None
     sleeper = sem.acquire(True, spin=False)
@@ -64,7 +64,7 @@ def test_rwsem_spinning_writer_takes_the_lock_and_the_sleeper_is_woken_anyway():
 def test_readers_pass_a_spinning_writer_but_not_a_sleeping_one():
     """A spinning writer is not in the wait list (no waiters bit): readers still join the
     reader-owned lock. Once it sleeps there, they queue behind it."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(False) is None
     spinner = sem.acquire(True, spin=True)
@@ -79,7 +79,7 @@ def test_a_spinner_timing_out_on_readers_stops_every_spinner():
     """RWSEM_NONSPINNABLE: the first spinner to give up on a reader-owned lock stops the
     others (woken, not granted; each then sleeps on a fresh event) and no writer spins again
     until the readers are gone."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env)
     assert sem.acquire(False) is None
     a, b = sem.acquire(True, spin=True), sem.acquire(True, spin=True)
@@ -97,7 +97,7 @@ def test_a_spinner_timing_out_on_readers_stops_every_spinner():
 def test_a_reader_waiting_too_long_hands_off_past_a_spinner():
     """A first reader whose grant fails (a spinner took the lock) after the hand-off time
     sets the hand-off bit: the next release grants the readers, not the next spinner."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=1000)
     assert sem.acquire(True) is None
     r1, r2 = sem.acquire(False), sem.acquire(False)
@@ -116,7 +116,7 @@ def test_a_reader_waiting_too_long_hands_off_past_a_spinner():
 def test_try_write_takes_exactly_when_acquire_would():
     """The conductor's fast path: try_write takes a free lock as acquire(True) does, and
     leaves everything as it was when acquire would queue."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=0)
     assert sem.try_write() and sem.writer and not sem.queue
     assert not sem.try_write() and sem.writer and not sem.queue  # write-held
@@ -132,7 +132,7 @@ def test_try_write_takes_exactly_when_acquire_would():
 
 
 def test_rwsem_refuses_double_writer():
-    sem = RWSem(simpy.Environment())
+    sem = RWSem(Environment())
     sem.acquire(True)
     with pytest.raises(AssertionError, match="exclusion"):
         sem._take(True)
@@ -149,7 +149,7 @@ def test_rwsem_serves_everyone_never_two_writers(ops):
     """Any arrivals (write or read, spinning a while or sleeping, arrival time, hold):
     everyone is served, woken writers retry until they get it, the invariant check in RWSem never
     fires, and the lock ends free with nobody queued."""
-    env = simpy.Environment()
+    env = Environment()
     sem = RWSem(env, handoff_ns=5)
     served: list[int] = []
 

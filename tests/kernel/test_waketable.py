@@ -72,12 +72,12 @@ def test_bad_table_rows_name_the_line() -> None:
 
 
 def test_cpus_report_how_long_the_granted_cpu_was_idle() -> None:
-    import simpy
+    from cohsim.kernel.engine import Environment
 
-    env = simpy.Environment()
+    env = Environment()
     cpus = CPUs(env, 2)
 
-    def proc() -> simpy.events.ProcessGenerator:
+    def proc():
         assert cpus.acquire() is None and cpus.last_idle_ns == 0
         yield env.timeout(100)
         cpus.release()  # CPU idle from 100
