@@ -316,7 +316,7 @@ def _levels(engine: str, costs: LineCosts) -> list[str]:
             "level 1: machine graph (per-CPU sums)",
         ]
     return [
-        "level 3: kernel mount path and workload (simpy)",
+        "level 3: kernel mount path and workload (discrete-event, simpy's event order)",
         costs.level,
         "level 1: machine graph (per-CPU sums, line latencies)",
     ]
