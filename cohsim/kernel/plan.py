@@ -84,26 +84,18 @@ PER_LAYER_PUTS = ("umount_overlay",)
 
 
 class CallFactors:
-    """Per-call work factors exp(sigma Z), drawn in blocks from their own stream of `seed`."""
+    """Per-call work factors exp(sigma Z), drawn in blocks from their own stream of `seed`
+    (the simulation takes them one by one: cohsim.kernel.launch)."""
 
     def __init__(self, sigma: float, seed: int) -> None:
         self.sigma = sigma
         self.rng = np.random.default_rng([seed, 1])
-        self.buf: list[float] = []
-        self.i = 0
 
     def block(self) -> list[float]:
         """The next block of factors (ones, nothing drawn, where sigma is 0)."""
         if not self.sigma:
             return [1.0] * 4096
         return cast(list[float], np.exp(self.sigma * self.rng.standard_normal(4096)).tolist())
-
-    def __call__(self) -> float:
-        if self.i == len(self.buf):
-            self.buf = self.block()
-            self.i = 0
-        self.i += 1
-        return self.buf[self.i - 1]
 
 
 class Recent:
