@@ -145,14 +145,10 @@ class RWSem:
     def stop_spinning(self, w: Waiter) -> None:
         """A spinning writer that was not granted the lock goes to sleep in the wait list. One
         still spinning spun past the reader-spin threshold: it joins the list and marks the
-        lock non-spinnable, which stops the other spinners too (each is woken, not granted,
-        and calls this in turn: it is already in the list and only needs a fresh event)."""
-        if w.granted:
-            return
-        if not w.spin:  # stopped by another spinner's time-out: its event fired
-            w.event = self.env.event()
-            if self.queue[self.head] is w and not self.writer and not self.readers:
-                _wake(w.event)  # a release meanwhile found its event fired already
+        lock non-spinnable, which stops the other spinners too: each joins the list with a
+        fresh event to sleep on, and the event it spun on fires (its call of this changes
+        nothing then)."""
+        if w.granted or not w.spin:
             return
         self.spinners.remove(w)
         self._enqueue(w)
@@ -160,8 +156,9 @@ class RWSem:
             self.nonspinnable = True
             stopped, self.spinners = self.spinners, []
             for s in stopped:
+                spun_on, s.event = s.event, self.env.event()
                 self._enqueue(s)
-                _wake(s.event)
+                spun_on.succeed()
 
     def retry(self, w: Waiter) -> bool:
         """A woken writer, now running, tries again: True if it took the lock; else it sleeps
@@ -241,20 +238,16 @@ class RWSem:
             else:
                 self._grant_readers()
             return
-        if self.spinners:  # the first spinning writer polls the lock and takes it
+        spinner = bool(self.spinners)
+        if spinner:  # the first spinning writer polls the lock and takes it
             self._grant(self.spinners[0])
-            if not self.sleeping:
-                return
-            first = self.queue[self.head]
-            if first.write:
-                _wake(first.event)  # woken anyway; its retry will fail or hand off
-            elif self.env.now - first.since >= self.handoff_ns:
-                self.handoff = first  # its grant failed after waiting too long
-            return
         if not self.sleeping:
             return
+        # rwsem_mark_wake() on the wait list's first
         first = self.queue[self.head]
         if first.write:
-            _wake(first.event)  # woken; it retries when it runs
-        else:
+            _wake(first.event)  # woken; it retries when it runs (and fails, if a spinner won)
+        elif not spinner:
             self._grant_readers()  # woken readers are granted the lock together
+        elif self.env.now - first.since >= self.handoff_ns:
+            self.handoff = first  # its grant failed (a spinner won) after waiting too long

@@ -83,11 +83,12 @@ def test_a_spinner_timing_out_on_readers_stops_every_spinner():
     sem = RWSem(env)
     assert sem.acquire(False) is None
     a, b = sem.acquire(True, spin=True), sem.acquire(True, spin=True)
+    spun_on = b.event
     sem.stop_spinning(a)
-    assert b.event.triggered and not b.granted and not b.spin and sem.sleeping == 2
-    old = b.event
-    sem.stop_spinning(b)  # b's generator, woken, goes to sleep
-    assert b.event is not old and not b.event.triggered
+    assert spun_on.triggered and not b.granted and not b.spin and sem.sleeping == 2
+    assert b.event is not spun_on and not b.event.triggered  # it sleeps on a fresh one
+    sem.stop_spinning(b)  # b's generator, woken, calls this: nothing changes
+    assert b.event is not spun_on and not b.event.triggered and sem.sleeping == 2
     sem.release(False)  # the last reader leaves: spinning allowed again, a is woken
     assert not sem.nonspinnable and a.event.triggered and sem.retry(a)
     sem.release(True)
