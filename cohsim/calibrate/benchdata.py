@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cohsim.bench.runner import read_bench_csv
 from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
 from cohsim.kernel.waketable import WakeTable
@@ -226,6 +225,8 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
+    from cohsim.bench.runner import read_bench_csv  # the runner's subprocess and host probes
+
     try:
         rows = read_bench_csv(path)
     except UnicodeDecodeError:

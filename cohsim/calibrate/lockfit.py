@@ -22,7 +22,6 @@ from cohsim.calibrate.fitjson import round_sig
 from cohsim.calibrate.params import Param, PartFit
 from cohsim.calibrate.surface import lsq_cov
 from cohsim.errors import CohsimError
-from cohsim.lock.handoff import simulate as handoff_simulate
 from cohsim.machine.model import Machine
 
 #: the bounds of the fitted transfer, ns
@@ -64,6 +63,8 @@ class _LockSim:
 
     def __call__(self, llc: float) -> dict[Config, tuple[float, float]]:
         """(p50 latency + timer, acquisitions/s) per configuration at transfer `llc` ns."""
+        from cohsim.lock.handoff import simulate as handoff_simulate  # simpy: loaded for fits only
+
         m = replace(self.machine, coherence=replace(self.machine.coherence, same_llc_ns=llc))
         out = {}
         for lock, threads, placement in self.configs:

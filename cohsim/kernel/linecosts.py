@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cohsim.kernel import linecache
-from cohsim.lock.handoff import simulate
 from cohsim.lock.params import PS, HandoffResult, LockParams
 from cohsim.machine.model import Machine
 from cohsim.units import per_s_to_gap_ns
@@ -94,7 +93,10 @@ class LineCosts:
 
     def _simulate(self, lock: str, threads: int, model: str, record: bool) -> HandoffResult:
         """One level-2 run: `threads` scattered CPUs, the reference section; no think time for a
-        spinlock (every CPU wants it), `SEQ_THINK_NS` for a seqcount."""
+        spinlock (every CPU wants it), `SEQ_THINK_NS` for a seqcount. Level 2 (and simpy) is
+        imported here, on a cache miss: a prediction whose table is on disk does not load it."""
+        from cohsim.lock.handoff import simulate
+
         return simulate(
             self.machine,
             threads,

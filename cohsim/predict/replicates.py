@@ -24,7 +24,6 @@ from dataclasses import replace
 from typing import Any, Unpack
 
 import numpy as np
-from tqdm import tqdm
 
 from cohsim.kernel.costs import KernelParams, Prior
 from cohsim.kernel.launch import LaunchSim
@@ -194,6 +193,8 @@ def _simulate_all(
     def shown(runs: Iterable[Run]) -> list[Run]:
         if not progress:
             return list(runs)
+        from tqdm import tqdm  # its import (importlib.metadata) is paid only when shown
+
         return list(tqdm(runs, total=len(tasks), desc="simulations", file=sys.stderr, disable=None))
 
     if workers > 1:
