@@ -39,6 +39,24 @@ def test_one_thread_by_hand():
     assert set(b) == set(CATEGORIES)
 
 
+def test_interleaved_threads_split_as_each_alone():
+    """The launch's breakdown sums every thread's calls at once, whatever their interleaving:
+    the mean and the slowest are each thread's own breakdown, to the bit (a thread without
+    calls has its runtime only)."""
+    k = load_kernel()
+    a = ThreadResult(1, 0, 1140, 1640, 2, 70.0, 600.0, 110.0)
+    b = ThreadResult(2, 5, 900, 3000, 3, 40.0, 0.0, 20.0)
+    c = ThreadResult(3, 0, 0, 10, 0, 0.0, 0.0, 0.0)
+    calls_a = [(1, "move_mount", 10, 110), (1, "umount", 140, 1140)]
+    calls_b = [(2, "ns_copy", 25, 300), (2, "mount_overlay", 400, 800), (2, "fsopen", 850, 900)]
+    mixed = [calls_b[0], calls_a[0], calls_b[1], calls_a[1], calls_b[2]]
+    got = launch_breakdown([a, b, c], mixed, k)
+    alone = [thread_breakdown(r, cs, k) for r, cs in ((a, calls_a), (b, calls_b), (c, []))]
+    assert got.mean_s == {x: sum(t[x] for t in alone) / 3 / 1e9 for x in CATEGORIES}
+    assert got.slowest_s == {x: alone[1][x] / 1e9 for x in CATEGORIES}
+    assert alone[1]["between_calls"] == 100 + 50 and alone[2]["runtime_cpu"] == 10
+
+
 def test_no_calls_no_threads():
     k = load_kernel()
     assert thread_breakdown(ThreadResult(1, 0, 0, 50, 0, 0.0, 0.0, 0.0), [], k)["runtime_cpu"] == 50
