@@ -275,7 +275,9 @@ class LaunchSim:
         table = self.wake_table
         wake = table.draw(self.cpus.last_idle_ns, self.rng.random()) if table else self.wake_ns
         if wake:
-            yield iround(wake)
+            took = iround(wake)
+            if not self.env.advance(took):  # nothing else due before it ends: no event
+                yield took
         return 0.0
 
     def _cpu(self, ns: float, w: _Waits) -> int:
