@@ -174,6 +174,21 @@ def test_missing_file(tmp_path):
         load_machine(tmp_path / "nope.toml")
 
 
+def test_files_are_read_when_asked_for_and_a_misnamed_one_is_refused_then(tmp_path):
+    """A catalog indexes its files by name and reads one when it is asked for: a broken file
+    costs nothing until it is used, then it is one clear error naming it."""
+    (tmp_path / "instances").mkdir()
+    (tmp_path / "instances" / "tiny.toml").write_text(GOOD)
+    (tmp_path / "instances" / "other.toml").write_text(GOOD)  # says name = "tiny"
+    catalog = Catalog(tmp_path)
+    assert catalog.names() == ["other", "tiny"] and catalog.get("tiny").name == "tiny"
+    with pytest.raises(CohsimError, match="does not match the file name") as err:
+        catalog.get("other")
+    assert str(err.value).startswith(str(tmp_path / "instances" / "other.toml"))
+    with pytest.raises(CohsimError, match="does not match the file name"):
+        catalog.machines()
+
+
 def test_duplicate_names_are_refused(tmp_path):
     for sub in ("instances", "servers"):
         (tmp_path / sub).mkdir()
