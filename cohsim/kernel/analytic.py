@@ -294,29 +294,44 @@ class BurstModel:
         wrote = np.flatnonzero(h)
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
-            d = self._back_to_back(d, np.maximum(n * h + r, free) + n * serial, rcu)
+            d = self._back_to_back(d, h, r, free, serial, rcu)
         return float(d.sum()), (float(h[wrote[-1]]) if len(wrote) else 0.0)
 
-    def _back_to_back(self, d: Array, free: Array, rcu: Array) -> Array:
+    def _back_to_back(
+        self, d: Array, h: Array, r: Array, free: Array, serial: Array, rcu: Array
+    ) -> Array:
         """The calls' in-step times `d` with the grace periods of a cohort that keeps asking:
         from the second call with grace periods in the span on, the cohort was woken by the
         previous one's grace period, and grace periods run back to back while anyone asks
         during one (cohsim.kernel.rcu: a request waits for the next to start; it starts when
-        the running one ends). Woken at the end of one, a container works W (the calls since,
-        without their grace periods' wait: `free`) and asks during the one running then, the
+        the running one ends). Woken at the end of one, a container works W (its calls since,
+        without their grace periods' wait) and asks during the one running then, the
         (floor(W / G) + 1)-th since, so it is woken at the end of the next: the cycle is
-        (floor(W / G) + 2) G, a second grace period of the call 2 G more. The cycle replaces
-        the calls' times since the previous call with grace periods."""
-        g = self.gp_ns
+        (floor(W / G) + 2) G, a second grace period of the call 2 G more. The cohort so
+        splits in two halves woken G apart; where a half's in-step time (its N / 2 holds one
+        after another, or its own path) is shorter than G, the halves never overlap and W is
+        that (the cycle 2 G); otherwise they contend and W is the whole cohort's. The cycle
+        replaces the calls' times since the previous call with grace periods (`free`: the
+        own path without the grace periods' wait)."""
+        g, n = self.gp_ns, self.n
         calls = np.flatnonzero(rcu > 0)
         if len(calls) < 2:
             return d
+        at, prev = calls[1:], calls[:-1]
+
+        def since(x: Array) -> Array:  # the sum of x over the calls since the previous one
+            c = np.cumsum(x)
+            return c[at] - c[prev]
+
+        whole = since(np.maximum(n * h + r, free) + n * serial)
+        half = since(np.maximum(n / 2.0 * h + r, free) + n / 2.0 * serial)
+        w = np.where(half < g, half, whole)
+        cycle = (np.floor(w / g) + 2.0) * g + (rcu[at] - 1.0) * 2.0 * g
         out = d.copy()
-        out[calls[0] + 1 :] = free[calls[0] + 1 :]
-        ends = np.cumsum(free)
-        work = ends[calls[1:]] - ends[calls[:-1]]
-        cycle = (np.floor(work / g) + 2.0) * g + (rcu[calls[1:]] - 1.0) * 2.0 * g
-        out[calls[1:]] += cycle - work
+        out[calls[0] + 1 :] = 0.0
+        out[at] = cycle
+        last = int(calls[-1])
+        out[last + 1 :] = d[last + 1 :]
         return out
 
     # ----- the spreads -----------------------------------------------------------------------

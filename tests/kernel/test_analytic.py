@@ -70,20 +70,25 @@ def test_writes_are_slowed_by_the_spinning_writers_siblings(catalog):
 
 def test_grace_periods_run_back_to_back_for_a_cohort_that_keeps_asking(catalog):
     """From a span's second call with grace periods on, the calls since the previous one take
-    (floor(W / G) + 2) G together, W their work without the grace periods' wait; the first
-    keeps its cohort's wait; a container alone waits G a call (`_in_step` skips this)."""
+    (floor(W / G) + 2) G together, W their work without the grace periods' wait: a half's
+    (the cohort splits in two woken G apart) while that is shorter than G, else the whole
+    cohort's; the first call keeps its cohort's wait."""
     m, k = catalog.get("r5.metal"), load_kernel()
     model = BurstModel(m, k, burst_workload("lowerdir-plus", 10, 5, seed=1), layers=5)
-    g = model.gp_ns
-    d = np.array([5.0 * g, 0.3 * g, 0.4 * g, 0.5 * g, 9.0])
-    free = np.array([0.2 * g, 0.3 * g, 0.4 * g, 0.5 * g, 9.0])
+    g, n = model.gp_ns, model.n
     rcu = np.array([1.0, 0.0, 0.0, 2.0, 0.0])
-    out = model._back_to_back(d, free, rcu)
-    # the first call keeps its time; the calls after it take (1.2 G -> 3 G) + 2 G for its second
-    assert out[0] == d[0] and out[4] == 9.0
-    assert out[1:4].sum() == pytest.approx(3 * g + 2 * g)
+    r, serial = np.zeros(5), np.zeros(5)
+    free = np.array([0.2, 0.1, 0.1, 0.1, 9.0]) * g
+    h = np.array([0.0, 0.02, 0.0, 0.02, 0.0]) * g  # half: 2 x 0.1 G of holds, 0.3 G in all
+    d = np.array([5.0 * g, 1.0, 2.0, 3.0, 9.0])
+    out = model._back_to_back(d, h, r, free, serial, rcu)
+    assert out[0] == d[0] and out[4] == 9.0  # before the second and after the last: as given
+    assert out[1:4].sum() == pytest.approx(2 * g + 2 * g)  # 2 G, and 2 G for its second
+    long = model._back_to_back(d, h * 10, r, free, serial, rcu)  # half 2 x 0.5 G: the whole's
+    whole = 2 * n * 0.2 * g + free[2]  # the holds one after another, the call between
+    assert long[1:4].sum() == pytest.approx((np.floor(whole / g) + 2) * g + 2 * g)
     one = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
-    assert model._back_to_back(d, free, one).tolist() == d.tolist()
+    assert model._back_to_back(d, h, r, free, serial, one).tolist() == d.tolist()
 
 
 def test_more_containers_take_longer_and_grow_faster_than_linearly(catalog):
