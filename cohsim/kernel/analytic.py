@@ -30,7 +30,8 @@ grace period (an overlay's) costs 2 G more (G = one expedited grace period; alon
 From a span's second call with grace periods on, the cohort was woken by the previous one's,
 and grace periods run back to back: a container that works W after its wake-up asks during
 the (floor(W / G) + 1)-th since and is woken at the end of the next, so the calls since the
-previous one take (floor(W / G) + 2) G together (`_back_to_back`).
+previous one take (floor(W / G) + 2) G together (`_back_to_back`; W a half cohort's work, the
+cohort splitting in two halves woken G apart, while that is shorter than G, else the whole's).
 
 Why in step, also through the overlays: Linux 6.x's rwsem (cohsim.kernel.rwsem) lets no
 writer starve a reader past RWSEM_WAIT_TIMEOUT (4 ms): the waiting reader sets the hand-off
