@@ -9,15 +9,17 @@ model prices, from the node's state S it finds (mounts M, the root's peer group 
 under the root B, the live namespace copies W; what each costs there is CallCosts', the one
 definition the simulation uses too, read into arrays by cohsim.kernel.analytic_arrays):
 
-- one container's namespace_sem write hold h_j(S), its nested mount_lock section included;
+- one container's namespace_sem write hold h_j(S), its nested mount_lock section included,
+  slowed by SMT (or a VM's co-run) for the CPUs busy while the cohort's holds are served:
+  the holder and the writers spinning on it (`_busy_at_holds`);
 - its read holds r_j(S) (an overlay's per-layer clones, a mountinfo read);
 - its own path o_j = (u_j + h_j + r_j) c + think, u_j its path walks and unlocked work (SMT's
   slowdown past the core count), c = max(1, N / (CPUs - daemon CPUs));
 - the mount_lock work it leaves to be served one after another: p_j(S) puts of detached
   mounts (a per-CPU sum each) and a section outside namespace_sem.
 
-In step (``lockstep``), every container makes call j together; the state moves by N times
-its effect over the call, and the holds (linear in it) are taken halfway through:
+In step (``lockstep``, the estimate), every container makes call j together; the state moves
+by N times its effect over the call, and the holds (linear in it) are taken halfway through:
 
     D_j = max(N h_j + r_j, o_j + Γ_j) + N p_j,
 
@@ -25,23 +27,32 @@ its effect over the call, and the holds (linear in it) are taken halfway through
 after its call; the first starts one and those who ask while it runs wait for the next, so
 the last, (N - 1) h_j after the first, waits until (floor((N - 1) h_j / G) + 2) G, and a second
 grace period (an overlay's) costs 2 G more (G = one expedited grace period; alone: G each).
+From a span's second call with grace periods on, the cohort was woken by the previous one's,
+and grace periods run back to back: a container that works W after its wake-up asks during
+the (floor(W / G) + 1)-th since and is woken at the end of the next, so the calls since the
+previous one take (floor(W / G) + 2) G together (`_back_to_back`; W a half cohort's work, the
+cohort splitting in two halves woken G apart, while that is shorter than G, else the whole's).
 
-Gated (``gated``, the estimate). A call with per-layer read sections (an overlay's private
-clones: readers sleep, and a release hands namespace_sem to a spinning writer before any
-sleeper; derived before the simulation's namespace_sem followed 6.x, where readers also pass a
-writer spinning on a reader-owned lock: docs/analytic.md says where it still agrees) is a
-gate: the cohort piles up there while any writer runs. The model runs in step
-up to the first gate g1 and from the last g2 on; between them the containers pass one at a
-time, the others waiting at one gate or the other, (N - 1) / 2 at each on average (their
-binds alive: the peer group stays full), their own paths overlapping the lock's work:
+Why in step, also through the overlays: Linux 6.x's rwsem (cohsim.kernel.rwsem) lets no
+writer starve a reader past RWSEM_WAIT_TIMEOUT (4 ms): the waiting reader sets the hand-off
+bit and the next release grants every queued reader at once, so the cohort passes an overlay's
+per-layer read sections together. (Under the arbitration the simulation had before, a
+spinning writer was served before every sleeping reader, and the containers passed the
+overlays one at a time: ``gated``, kept for comparison.) docs/analytic.md has the measured
+evidence.
+
+Gated (``gated``): in step up to the first gate g1 (a call with per-layer read sections) and
+from the last g2 on; between them the containers pass one at a time, the others waiting at one
+gate or the other, (N - 1) / 2 at each on average (their binds alive: the peer group stays
+full), their own paths overlapping the lock's work:
 
     D_mid = max(N Σ h_j(S_j), Σ o_j) + N Σ p_j,
     S_j = S_0 + (N - 1)/2 (C_{g1+1} + C_{g2}) + C_j,   C_j one container's own contribution
                                                          before call j, c = 1 (the others sleep).
 
-The mount phase is T = Σ_{j<=g1} D_j + D_mid + Σ_{j>=g2} D_j; the containers finish one last
-write hold apart (served one after another), the last at T; each launch adds the runtime's
-CPU work × SMT × c (the kernel's fixed base is the caller's to add).
+The mount phase is T = Σ_j D_j; the containers finish one last write hold apart (served one
+after another), the last at T; each launch adds the runtime's CPU work × SMT × c (the
+kernel's fixed base is the caller's to add).
 
 A third spread, ``uniform`` (a mean field: each call sees N - 1 times the time-average of one
 container's contribution, iterated to a fixed point), is kept for comparison.
@@ -69,7 +80,7 @@ from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
 #: the spreads `BurstModel.run` knows (the module docstring)
-SPREADS = ("gated", "lockstep", "uniform")
+SPREADS = ("lockstep", "gated", "uniform")
 
 #: the last few plans' arrays, by (events, kernel, layers, per-CPU sum): a replicate asks for
 #: the burst and for one container alone (the same calls)
@@ -157,6 +168,7 @@ class BurstModel:
         self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
         self.smt = self._smt(min(self.n, machine.vcpus))
+        self.hold_slow = self._slowdown(self._busy_at_holds())
         names = sorted(set(self.a.names))
         self._op_ids = np.array([names.index(x) for x in self.a.names])
         self._op_names = names
@@ -167,12 +179,53 @@ class BurstModel:
             return 1.0
         return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
 
+    def _busy_at_holds(self) -> Array:
+        """The CPUs busy while the cohort's write holds of each call are served in step: the
+        holder, and the containers waiting to write, which spin on it (a writer spins while a
+        writer owns the lock and nobody waits for a CPU: cohsim.kernel.nssections), (n - 1)/2
+        on average; and the (n - 1)/2 that have held, if their next lock section is a write
+        again with no grace period between (they spin again; after a grace period or before a
+        read they sleep). From the cohort's first read of the whole table on (runc's mountinfo
+        reads: reader-owned far past the reader-spin threshold, 10.5-25 us), a spinner behind
+        readers times out and marks the lock non-spinnable: the waiting writers sleep, and
+        only the holder is counted."""
+        a, n = self.a, self.n
+        locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
+        pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
+        again = np.zeros(len(a.names))  # the next lock section after call j is a pure write
+        nxt = 0.0
+        for j in range(len(a.names) - 1, -1, -1):
+            again[j] = nxt
+            if locked[j]:
+                nxt = float(pure_write[j])
+        again[a.rcu > 0] = 0.0
+        spin = np.ones(len(a.names))
+        whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
+        if len(whole):
+            spin[whole[0] :] = 0.0
+        busy = 1.0 + (n - 1) / 2.0 * spin * (1.0 + again)
+        return np.minimum(busy, float(self.m.vcpus))
+
+    def _slowdown(self, busy: Array) -> Array:
+        """How much slower kernel work runs with `busy` CPUs busy, as the simulation has it
+        (LaunchSim._smt_at): the share of busy threads whose sibling is busy, with the
+        scheduler filling idle cores first; without SMT, a measured co-run slowdown in
+        proportion to the other CPUs busy."""
+        t, k = self.m.topology, self.k
+        if t.threads_per_core >= 2:
+            over = np.maximum(0.0, busy - t.cores)
+            return 1.0 + (k.smt_slowdown - 1.0) * 2.0 * over / busy
+        c, cpus = self.m.microarch.corun_slowdown, self.m.vcpus
+        if c == 1.0 or cpus < 2:
+            return np.ones_like(busy)
+        return 1.0 + (c - 1.0) * np.maximum(0.0, busy - 1.0) / (cpus - 1)
+
     def estimate(self) -> AnalyticResult:
         """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
-        the gated spread (the module docstring; docs/analytic.md has its agreement)."""
-        return self.run("gated")
+        in step (the module docstring; docs/analytic.md has its agreement)."""
+        return self.run("lockstep")
 
-    def run(self, spread: str = "gated") -> AnalyticResult:
+    def run(self, spread: str = "lockstep") -> AnalyticResult:
         """The burst under one assumption about the containers' spread (the module's)."""
         if spread == "gated":
             return self._gated()
@@ -189,7 +242,7 @@ class BurstModel:
         path o = (u + h + r + mount_lock alone) c + think + grace periods, and the mount_lock
         work each container leaves to be served one after another (puts, a lone section)."""
         a = self.a
-        h, r = a.holds(st, idx), a.reads(st, idx)
+        h, r = a.holds(st, idx) * self.hold_slow[idx], a.reads(st, idx)
         alone = a.ml_alone[idx]
         u = a.unlocked[idx] * self.smt
         own = (u + h + r + alone) * share + a.think[idx] + a.rcu[idx] * self.gp_ns
@@ -233,14 +286,54 @@ class BurstModel:
         mid = before + (n - 1) / 2.0 * eff  # the holds are linear in the state
         idx = slice(lo, hi)
         h, r, own, serial = self._price(mid, idx, self.share)
-        own += self._cohort_grace(h, a.rcu[idx]) - a.rcu[idx] * self.gp_ns
+        rcu = a.rcu[idx]
+        free = own - rcu * self.gp_ns  # without its grace periods' wait
+        own = free + self._cohort_grace(h, rcu)
         self._tally(out, idx, h, serial, n)
-        out.grace_periods += int(a.rcu[idx].sum())
+        out.grace_periods += int(rcu.sum())
         out.peaks(before + n * eff)
         wrote = np.flatnonzero(h)
-        return float((np.maximum(n * h + r, own) + n * serial).sum()), (
-            float(h[wrote[-1]]) if len(wrote) else 0.0
-        )
+        d = np.maximum(n * h + r, own) + n * serial
+        if n > 1:
+            d = self._back_to_back(d, h, r, free, serial, rcu)
+        return float(d.sum()), (float(h[wrote[-1]]) if len(wrote) else 0.0)
+
+    def _back_to_back(
+        self, d: Array, h: Array, r: Array, free: Array, serial: Array, rcu: Array
+    ) -> Array:
+        """The calls' in-step times `d` with the grace periods of a cohort that keeps asking:
+        from the second call with grace periods in the span on, the cohort was woken by the
+        previous one's grace period, and grace periods run back to back while anyone asks
+        during one (cohsim.kernel.rcu: a request waits for the next to start; it starts when
+        the running one ends). Woken at the end of one, a container works W (its calls since,
+        without their grace periods' wait) and asks during the one running then, the
+        (floor(W / G) + 1)-th since, so it is woken at the end of the next: the cycle is
+        (floor(W / G) + 2) G, a second grace period of the call 2 G more. The cohort so
+        splits in two halves woken G apart; where a half's in-step time (its N / 2 holds one
+        after another, or its own path) is shorter than G, the halves never overlap and W is
+        that (the cycle 2 G); otherwise they contend and W is the whole cohort's. The cycle
+        replaces the calls' times since the previous call with grace periods (`free`: the
+        own path without the grace periods' wait)."""
+        g, n = self.gp_ns, self.n
+        calls = np.flatnonzero(rcu > 0)
+        if len(calls) < 2:
+            return d
+        at, prev = calls[1:], calls[:-1]
+
+        def since(x: Array) -> Array:  # the sum of x over the calls since the previous one
+            c = np.cumsum(x)
+            return c[at] - c[prev]
+
+        whole = since(np.maximum(n * h + r, free) + n * serial)
+        half = since(np.maximum(n / 2.0 * h + r, free) + n / 2.0 * serial)
+        w = np.where(half < g, half, whole)
+        cycle = (np.floor(w / g) + 2.0) * g + (rcu[at] - 1.0) * 2.0 * g
+        out = d.copy()
+        out[calls[0] + 1 :] = 0.0
+        out[at] = cycle
+        last = int(calls[-1])
+        out[last + 1 :] = d[last + 1 :]
+        return out
 
     # ----- the spreads -----------------------------------------------------------------------
 
