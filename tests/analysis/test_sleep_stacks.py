@@ -39,3 +39,18 @@ def test_irqs_counts_the_interrupts() -> None:
     out = run("sleep_stacks.irqs", STACKS / "irqs/irqs-common-parent-2w-1L.txt.xz")
     assert number(r"call_function_single ([\d.]+)", out) > 0
     assert "overlay mount, co-run > half" in out
+
+
+BURST = TRACES.parents[1] / "devvm-16cpu-intel-xeon-f6m207/mount-trace/burst-100/sleep-stacks"
+
+
+def test_sites_names_where_a_bursts_workers_sleep() -> None:
+    """100 one-container workers, common-parent x 50 layers: the overlays' per-layer clones
+    sleep for namespace_sem's read side most, and the per-CPU allocator's mutex is taken
+    inside those clones (alloc_vfsmnt under clone_private_mount: within the read hold)."""
+    out = run("sleep_stacks.sites", BURST / "stacks-common-parent-100w-50L.txt.xz", "--top", "3")
+    assert number(r"(\d+) sleeps of mount_bench tasks", out) == 13836
+    top = number(r"\n +(\d+)  rwsem_down_read_slowpath < down_read < clone_private_mount", out)
+    assert top == 7428
+    inside = r"(\d+)  pcpu_alloc_noprof < alloc_vfsmnt < clone_mnt < clone_private_mount"
+    assert number(inside, out) == 498
