@@ -15,11 +15,12 @@ here (`sleep_stacks` times a worker's).
 from __future__ import annotations
 
 import argparse
-import lzma
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+
+from cohsim.bench import tracefs
 
 BENCH = "mount_bench"
 #: the scheduler's and the tracepoint's own frames, above every sleep's site
@@ -34,37 +35,21 @@ SCHEDULER = {
 MUTEX = "__mutex_lock"
 
 
-def _cpu(line: str) -> str:
-    """The "[007]" CPU field of a trace line."""
-    at = line.find("[")
-    return line[at : line.find("]", at) + 1]
-
-
 def sleep_stacks(path: Path) -> Iterator[list[str]]:
     """The stack (innermost first, the scheduler's frames left out) of every sleep of a
-    mount_bench task in the trace. A stack's `<stack trace>` line may come after other CPUs'
-    events: it belongs to the last event of its own CPU, which is where its frames go."""
-    opener = lzma.open if path.suffix == ".xz" else open
-    last_sleep: dict[str, bool] = {}  # per CPU: was its last event a worker's sleep
-    frames: list[str] = []
-    taking = False  # the frames below are a sleep's
-    with opener(path, "rt") as f:
-        for line in f:
-            if line.startswith(" => "):
-                if taking:
-                    frames.append(line[4:].strip())
-                continue
-            if taking and frames:
-                yield [x for x in frames if x not in SCHEDULER]
-            frames, taking = [], False
-            if "<stack trace>" in line:
-                taking = last_sleep.pop(_cpu(line), False)
-                continue
-            last_sleep[_cpu(line)] = f"sched_switch: prev_comm={BENCH} " in line and (
-                "prev_state=S " in line or "prev_state=D " in line
-            )
-    if taking and frames:
-        yield [x for x in frames if x not in SCHEDULER]
+    mount_bench task in the trace. A stack may come after other CPUs' events: it belongs to
+    the last event of its own CPU (`tracefs` reads the stacks as events with their CPU)."""
+    last_sleep: dict[int, bool] = {}  # per CPU: was its last event a worker's sleep
+    for e in tracefs.read(str(path), stacks=True):
+        if e.name == "stack":
+            if last_sleep.pop(e.cpu, False) and e.rest:
+                yield [x for x in e.rest.split(" < ") if x not in SCHEDULER]
+            continue
+        last_sleep[e.cpu] = (
+            e.name == "sched_switch"
+            and e.rest.startswith(f"prev_comm={BENCH} ")
+            and ("prev_state=S " in e.rest or "prev_state=D " in e.rest)
+        )
 
 
 def sites(path: Path) -> tuple[Counter[str], Counter[str]]:
