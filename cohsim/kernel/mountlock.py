@@ -182,9 +182,7 @@ class MountLock:
         if self.held or self.queue:
             return -1.0
         t_in = self.env.now
-        seq = self.seq_spinners
-        known = self._writer_at.get(seq)
-        line = self._writer_ns(seq) if known is None else known
+        line = self._writer_ns(self.seq_spinners)
         k, h = self._spinners(work_ns)
         if not self.env.advance(iround(line + h)):
             return -1.0

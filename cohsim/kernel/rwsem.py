@@ -121,10 +121,9 @@ class RWSem:
     def try_write(self) -> bool:
         """`acquire(True)` when it would take the lock at once: take it and say so; else
         change nothing (the caller then waits through `acquire`)."""
-        if self.writer or self.handoff is not None or self.readers:
+        if not self.free_for(True):
             return False
-        self.writer = True
-        self.nonspinnable = False
+        self._take(True)
         return True
 
     def _enqueue(self, w: Waiter) -> None:
