@@ -347,10 +347,11 @@ class LaunchSim:
             if ml.moved_under(t_walk, walk):
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
-        nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
-        for _ in range(reads):  # overlayfs's private clone of each layer, and its per-CPU area
-            if not nss.try_read(read_ns):  # done at once: it waited 0
-                w.lock += yield from nss.read(read_ns)
+        if reads:  # overlayfs's private clone of each layer, and its per-CPU area
+            nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
+            for _ in range(reads):
+                if not nss.try_read(read_ns):  # done at once: it waited 0
+                    w.lock += yield from nss.read(read_ns)
         if o.per_mount_lock_ns:
             ml_work += o.per_mount_lock_ns * table.mounts
         if o.takes_ns_write:
