@@ -94,12 +94,11 @@ def _share(total: float, weights: dict[str, float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class _Sums:
-    """One thread's calls summed: time in calls and grace periods per category (`CALLS`), the
-    think time between them, and its first call's start and last call's end (None: none)."""
+    """One thread's calls summed: time in calls and grace periods per category (`CALLS`), and
+    its first call's start and last call's end (None: none)."""
 
     gross: dict[str, float]
     gps: dict[str, float]
-    between: float
     first: int | None
     last: int | None
 
@@ -108,12 +107,10 @@ def _call_sums(tids: Sequence[int], calls: Sequence[Call], kernel: KernelParams)
     """`_Sums` of each thread in `tids` from every call recorded (each thread's in the order
     it made them), in array operations: a replicate records ~50,000 calls. The sums are of
     integer nanoseconds, exact in float64, so they equal a call-by-call loop's to the bit; a
-    thread's think time is its last call's end less its first's start less its time in calls."""
+    thread's think time is then its last call's end less its first's start less its time in
+    calls (`_finish`)."""
     n, k = len(tids), len(CALLS)
     row_of = {t: i for i, t in enumerate(tids)}
-    if not calls:
-        zero = dict.fromkeys(CALLS, 0.0)
-        return [_Sums(dict(zero), dict(zero), 0.0, None, None) for _ in tids]
     ops = [c[1] for c in calls]  # columns by comprehension: zip(*calls) is ~10x slower here
     cat_of = {op: CALLS.index(mechanism(op)) for op in set(ops)}
     rcu_of = {op: float(kernel.op(op).rcu) for op in cat_of}
@@ -130,14 +127,14 @@ def _call_sums(tids: Sequence[int], calls: Sequence[Call], kernel: KernelParams)
         r: (int(start[i]), int(end[j]))
         for r, i, j in zip(rows.tolist(), first_at.tolist(), last_at.tolist(), strict=True)
     }
-    out = []
-    for r in range(n):
-        g = dict(zip(CALLS, gross[r].tolist(), strict=True))
-        first, last = span.get(r, (None, None))
-        between = 0.0 if first is None or last is None else float(last - first - sum(g.values()))
-        gp = dict(zip(CALLS, gps[r].tolist(), strict=True))
-        out.append(_Sums(g, gp, between, first, last))
-    return out
+    return [
+        _Sums(
+            dict(zip(CALLS, gross[r].tolist(), strict=True)),
+            dict(zip(CALLS, gps[r].tolist(), strict=True)),
+            *span.get(r, (None, None)),
+        )
+        for r in range(n)
+    ]
 
 
 def _finish(result: ThreadResult, s: _Sums) -> dict[str, float]:
@@ -149,7 +146,8 @@ def _finish(result: ThreadResult, s: _Sums) -> dict[str, float]:
     net = {c: s.gross[c] - after_gp[c] for c in CALLS}
     locks = _share(result.lock_wait_ns, {c: max(0.0, v) for c, v in net.items()})
     out = {c: net[c] - locks[c] for c in CALLS}
-    out["between_calls"] = s.between
+    in_calls = sum(s.gross.values())
+    out["between_calls"] = 0.0 if s.last is None else float(s.last - first - in_calls)
     out["runtime_cpu"] = float(result.end_ns - (s.last or result.mounts_done_ns))
     out["run_queue"] = result.run_queue_ns
     out["lock_wait"] = result.lock_wait_ns
