@@ -1,13 +1,13 @@
 """The launch simulation's hot modules compiled with mypyc, where it can be.
 
 pyproject.toml holds the package's metadata; this file only adds the extension modules. The
-discrete-event simulation of level 3 (cohsim.kernel.launch and the resources it runs: the
+discrete-event simulation of level 3 (cohsim.kernel.simulation.launch and the resources it runs: the
 clock, the CPUs, namespace_sem, mount_lock, the grace periods, the mount table, the background
 readers, and the records they fill) spends its time in Python per event; mypyc compiles those
 modules to C, with the same semantics (the same simulation, event for event:
-tests/kernel/test_compiled.py compares the two). They are written for it: native classes
+tests/kernel/simulation/test_compiled.py compares the two). They are written for it: native classes
 with typed fields on the hot path (the clock is one of its own, not a subclass of simpy's:
-cohsim.kernel.engine; the op costs the loop reads are copied into native fields:
+cohsim.kernel.simulation.engine; the op costs the loop reads are copied into native fields:
 cohsim.kernel.callcost.OpRow). The .py sources are installed beside the compiled modules.
 
 Pure Python instead: `COHSIM_PURE_PYTHON=1 pip install .`, an editable install (`pip install
@@ -26,17 +26,17 @@ from setuptools.command.build_ext import build_ext
 
 #: the modules compiled: the simulation's hot loop (nearly all of a prediction's time)
 COMPILED = [
-    "cohsim/kernel/engine.py",
-    "cohsim/kernel/launch.py",
-    "cohsim/kernel/mountlock.py",
-    "cohsim/kernel/rwsem.py",
-    "cohsim/kernel/nssections.py",
-    "cohsim/kernel/cpus.py",
-    "cohsim/kernel/rcu.py",
-    "cohsim/kernel/background.py",
-    "cohsim/kernel/mounttable.py",
+    "cohsim/kernel/simulation/engine.py",
+    "cohsim/kernel/simulation/launch.py",
+    "cohsim/kernel/simulation/mountlock.py",
+    "cohsim/kernel/simulation/rwsem.py",
+    "cohsim/kernel/simulation/nssections.py",
+    "cohsim/kernel/simulation/cpus.py",
+    "cohsim/kernel/simulation/rcu.py",
+    "cohsim/kernel/simulation/background.py",
+    "cohsim/kernel/simulation/mounttable.py",
     "cohsim/kernel/callcost.py",
-    "cohsim/kernel/records.py",
+    "cohsim/kernel/simulation/records.py",
 ]
 
 

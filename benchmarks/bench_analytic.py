@@ -28,10 +28,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from cohsim.kernel.analytic import AnalyticResult, BurstModel
+from cohsim.kernel.analytic.burstmodel import AnalyticResult, BurstModel
 from cohsim.kernel.costs import KernelParams, load_kernel
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.machine.catalog import Catalog
 from cohsim.predict import burst_workload
 from cohsim.predict.priors import draws, unknowns

@@ -3,7 +3,7 @@ them with mypyc where it can): with COHSIM_PURE_PYTHON set, cohsim's modules are
 their .py sources, which are installed beside the compiled ones.
 
 For checks: the compiled and the pure-Python simulation must give the same bytes
-(tests/kernel/test_compiled.py), and the tests that reach into the simulation's objects
+(tests/kernel/simulation/test_compiled.py), and the tests that reach into the simulation's objects
 (replacing a method, subclassing the clock: compiled classes allow neither) run on the
 sources.
 """

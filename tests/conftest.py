@@ -100,8 +100,8 @@ def exes(cache_env: dict[str, str]) -> dict[str, Path]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `pure_python` replace methods of the simulation's objects or subclass its
     clock, which compiled classes refuse: where cohsim.kernel is compiled (setup.py) they are
-    skipped here and run on the sources by tests/kernel/test_compiled.py."""
-    from cohsim.kernel import engine
+    skipped here and run on the sources by tests/kernel/simulation/test_compiled.py."""
+    from cohsim.kernel.simulation import engine
 
     if (engine.__file__ or "").endswith(".py"):
         return

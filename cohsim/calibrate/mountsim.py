@@ -2,12 +2,13 @@
 
 `mount_bench_trace` builds the exact calls mount_bench makes (K workers = K threads, each
 running `containers` x `sequences` sequences back to back, every sequence undoing its own
-mounts, with the peak-point mountinfo sample), so `cohsim.kernel.launch.LaunchSim` replays what
-mount_bench did rather than containerd's launch (`cohsim.workload.synth`). `simulate_run` runs
-it and reports what is comparable with the measurement (`cohsim.calibrate.benchdata.MountRun`):
-the mean time a worker spends per sequence (mount_bench's `sequence` wall time plus its
-`mountinfo_sample`, which is excluded from the sequence's wall time but taken in the worker's
-stride) and `containers_per_s` (all workers' containers over the run's span).
+mounts, with the peak-point mountinfo sample), so `cohsim.kernel.simulation.launch.LaunchSim`
+replays what mount_bench did rather than containerd's launch (`cohsim.workload.synth`).
+`simulate_run` runs it and reports what is comparable with the measurement
+(`cohsim.calibrate.benchdata.MountRun`): the mean time a worker spends per sequence (mount_bench's
+`sequence` wall time plus its `mountinfo_sample`, which is excluded from the sequence's wall time
+but taken in the worker's stride) and `containers_per_s` (all workers' containers over the run's
+span).
 
 Think time: mount_bench's own user-space work between calls (path formatting, bookkeeping)
 is not a kernel cost but occupies the CPU. It is given per call, measured as the part of the
@@ -25,8 +26,8 @@ import numpy as np
 from cohsim.calibrate.benchdata import STRATEGIES
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.machine.model import Machine
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import RawCall, Trace, assemble

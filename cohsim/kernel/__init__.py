@@ -1,13 +1,12 @@
 """Level 3, the kernel: containers' mount sequences against namespace_sem, mount_lock,
 expedited RCU grace periods and the CPUs' run queue.
 
-The model: `costs` holds the kernel's per-syscall costs (models/kernel/*.toml), `classify` which
-op a traced syscall is, `linecosts` what level 3 asks level 2 (cached cache-line costs),
-`waketable` the measured wake-up latency by idle time.
+The model both engines share: `costs` holds the kernel's per-syscall costs
+(models/kernel/*.toml), `classify` which op a traced syscall is, `plan` each thread's calls
+worked out before a run, `callcost` what a call costs in the node's state, `linecosts` what
+level 3 asks level 2 (cached cache-line costs, kept on disk by `linecache`), `waketable` the
+measured wake-up latency by idle time, and `result` what an engine gives back.
 
-The simulation: `launch` is the conductor of one launch; `plan` works out each thread's calls
-before the run; the simulated resources are `cpus` (the run queue), `rwsem` (namespace_sem)
-with its read and write sections in `nssections`, `mountlock` (mount_lock and its walkers) and
-`rcu` (the grace periods); `mounttable` and `background` are the mount table and its
-background readers; `records` what a run records.
+The two engines, each a subpackage: `simulation`, the discrete-event simulation of a launch
+(the reference), and `analytic`, the closed-form burst model checked against it.
 """

@@ -1,10 +1,11 @@
 """What one planned call costs in the state the node is in: the one definition that the
-simulation (cohsim.kernel.launch) and the analytic burst model (cohsim.kernel.analytic) share.
+simulation (cohsim.kernel.simulation.launch) and the analytic burst model
+(cohsim.kernel.analytic.burstmodel) share.
 
 A call's uncontended costs are fixed before the run (cohsim.kernel.plan); what grows with the
 node is priced here from the state the call finds (`NodeState`: the mounts in the table, the
 root's peer group, its binds under the root, the runtimes' live namespace copies; what
-cohsim.kernel.mounttable counts):
+cohsim.kernel.simulation.mounttable counts):
 
 - its namespace_sem write hold: the op's own, per mount in the table, each new mount's
   per-CPU area, the walk over the root group's peers and the root's children, the copy into
@@ -26,7 +27,7 @@ from cohsim.machine.model import Machine
 
 
 class NodeState(Protocol):
-    """What a call's costs depend on (cohsim.kernel.mounttable.MountTable has it)."""
+    """What a call's costs depend on (cohsim.kernel.simulation.mounttable.MountTable has it)."""
 
     @property
     def mounts(self) -> float: ...

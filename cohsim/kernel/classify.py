@@ -97,7 +97,7 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
             return "mountinfo_eof"
         if e.fd is not None:
             st.mountinfo_read_fds.add(e.fd)
-        return "mountinfo_read"  # the whole file, in chunks (cohsim.kernel.nssections)
+        return "mountinfo_read"  # the whole file, in chunks (cohsim.kernel.simulation.nssections)
     if name == "openat" and e.path and "mountinfo" in e.path:
         if e.ret is not None:
             st.mountinfo_read_fds.discard(e.ret)

@@ -16,7 +16,7 @@ Facts modelled (fs/namespace.c, fs/namei.c):
 `KernelParams` are read from a TOML file (default `models/kernel/linux-6.18.toml`) whose
 `[sources]` table says where each number comes from; cohsim.kernel.classify maps a traced
 syscall to one of its ops. The contention itself — waiting, spinning, line transfers, grace
-periods — is the simulator's business (cohsim.kernel.launch).
+periods — is the simulator's business (cohsim.kernel.simulation.launch).
 
 Priors: what no measurement identifies on a large machine (the per-CPU cost of a grace period,
 the SMT slowdown, the wake-up latency, the node's mount table, its readers and daemons, the

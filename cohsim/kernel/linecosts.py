@@ -1,6 +1,6 @@
 """What level 3 asks level 2: the cost of moving the mount_lock line when k CPUs fight for it.
 
-Level 3 (cohsim.kernel.launch) simulates syscalls, not cache lines (simulating every line
+Level 3 (cohsim.kernel.simulation.launch) simulates syscalls, not cache lines (simulating every line
 transfer of tens of thousands of mounts on 96 CPUs would be far too slow). Whenever it needs a
 line cost it asks this table, which asks the lock hand-off level once per (lock kind, CPU
 count) and caches the answer:

@@ -1,5 +1,6 @@
-"""A traced thread's calls, worked out before the launch simulation (cohsim.kernel.launch) runs
-them: what each call costs and does, and the factor by which each call's own work varies.
+"""A traced thread's calls, worked out before the launch simulation
+(cohsim.kernel.simulation.launch) runs them: what each call costs and does, and the factor by which
+each call's own work varies.
 
 Planning: per call, the think time before it, its op (cohsim.kernel.classify), the op's costs
 (cohsim.kernel.costs) for the call's layer count, its mount_lock section's work (with the
@@ -35,7 +36,7 @@ class Step(NamedTuple):
     reads: int  #: per-layer namespace_sem read sections (overlayfs's private clones)
     ml_work: float  #: its mount_lock section's fixed work, ns (0: none)
     delta: int  #: what it does to the host's mount table
-    ring: int  #: what it does to the root's peer group (cohsim.kernel.mounttable)
+    ring: int  #: what it does to the root's peer group (cohsim.kernel.simulation.mounttable)
     binds: int  #: what it does to the group's clones attached under the root mount
     #: a host mount event propagated into every slave namespace: +1 a mount, -1 an unmount
     prop: int
@@ -85,7 +86,7 @@ PER_LAYER_PUTS = ("umount_overlay",)
 
 class CallFactors:
     """Per-call work factors exp(sigma Z), drawn in blocks from their own stream of `seed`
-    (the simulation takes them one by one: cohsim.kernel.launch)."""
+    (the simulation takes them one by one: cohsim.kernel.simulation.launch)."""
 
     def __init__(self, sigma: float, seed: int) -> None:
         self.sigma = sigma

@@ -1,7 +1,7 @@
 """Where a container's launch time goes, by mechanism: the launch breakdown of a prediction.
 
-A launch simulation (cohsim.kernel.launch) records every syscall as (thread, op, start ns, end
-ns), the waits inside it included, and per thread the time it waited for a lock, for grace
+A launch simulation (cohsim.kernel.simulation.launch) records every syscall as (thread, op, start
+ns, end ns), the waits inside it included, and per thread the time it waited for a lock, for grace
 periods and for a CPU (`ThreadResult`). A thread's time from its arrival to its runtime's end
 is its first wait for a CPU, its calls, the think time between them, and its runtime's CPU
 work; the breakdown splits it into:
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.records import ThreadResult
+from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.units import NS_PER_S
 
 #: each op's mechanism (cohsim.kernel.costs.OPS); an op not named here counts as other_calls

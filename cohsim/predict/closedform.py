@@ -1,6 +1,6 @@
 """The analytic engine's replicate: level 3 answered by the closed-form burst model.
 
-`predict(..., engine="analytic")` runs each replicate through `cohsim.kernel.analytic`'s
+`predict(..., engine="analytic")` runs each replicate through `cohsim.kernel.analytic.burstmodel`'s
 `BurstModel` instead of the discrete-event simulation: the same task (machine, the
 replicate's kernel parameters with its draw of the priors, the workload), the same kind of
 run back (`cohsim.predict.runs.Run`), so the replicates, intervals, failures and report are
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.kernel.analytic import AnalyticResult, BurstModel
+from cohsim.kernel.analytic.burstmodel import AnalyticResult, BurstModel
 from cohsim.predict.breakdown import Breakdown, holds_by_mechanism
 from cohsim.predict.runs import Run, Task
 from cohsim.units import NS_PER_S

@@ -45,7 +45,8 @@ class RunOptions:
     priors: bool = True  #: draw the kernel model's priors in the replicates after the first
     explain: bool = False  #: rank the unknowns: each prior at its low and high end (2 runs each)
     #: level 3's engine: "des" (the discrete-event simulation, the reference) or "analytic"
-    #: (the closed-form burst model, cohsim.kernel.analytic: bursts of identical containers)
+    #: (the closed-form burst model, cohsim.kernel.analytic.burstmodel: bursts of identical
+    #: containers)
     engine: str = "des"
 
     def __post_init__(self) -> None:

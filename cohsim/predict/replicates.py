@@ -26,9 +26,9 @@ from typing import Any, Unpack
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams, Prior
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.records import ThreadResult
+from cohsim.kernel.simulation.launch import LaunchSim
+from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
 from cohsim.predict.closedform import NOTES, analytic_replicate
@@ -313,7 +313,7 @@ def _levels(engine: str, costs: LineCosts) -> list[str]:
     """The levels that answered, from the top."""
     if engine == "analytic":
         return [
-            "level 3: analytic burst model (closed form, cohsim.kernel.analytic)",
+            "level 3: analytic burst model (closed form, cohsim.kernel.analytic.burstmodel)",
             "level 1: machine graph (per-CPU sums)",
         ]
     return [

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cohsim import __version__
-from cohsim.kernel.records import LaunchRecord
+from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.predict.breakdown import Breakdown
 from cohsim.predict.intervals import MISFIT_LEVEL, Interval
 from cohsim.predict.priors import Sensitivity
@@ -55,7 +55,7 @@ class Prediction:
     #: widened the intervals; 0 without a kernel fit
     misfit_sd: float = 0.0
     #: one whole /proc/self/mountinfo read at the peak, alone, in the host's namespace and in a
-    #: runtime's own (slave) namespace (cohsim.kernel.launch.LaunchSim.peak_read_ns); the
+    #: runtime's own (slave) namespace (cohsim.kernel.simulation.launch.LaunchSim.peak_read_ns); the
     #: largest over the replicates, s
     mountinfo_read_s: dict[str, float] = field(default_factory=dict)
     #: systemd's re-reads of the mount table in the nominal replicate: how many, the longest

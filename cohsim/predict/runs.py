@@ -2,9 +2,9 @@
 
 Both engines of level 3 take the same task and give back the same kind of run, so the
 replicates, their intervals and the report do not depend on which engine answered: the
-discrete-event simulation (`cohsim.predict.replicates`, cohsim.kernel.launch) and the
-closed-form burst model (`cohsim.predict.closedform`, cohsim.kernel.analytic). Both are
-picklable: replicates may run in worker processes.
+discrete-event simulation (`cohsim.predict.replicates`, cohsim.kernel.simulation.launch) and
+the closed-form burst model (`cohsim.predict.closedform`, cohsim.kernel.analytic.burstmodel).
+Both are picklable: replicates may run in worker processes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.records import LaunchRecord
+from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Breakdown
 from cohsim.workload.trace import Trace
@@ -51,5 +51,6 @@ class Run:
     peak_mounts: int
     record: LaunchRecord | None
     peak_read_ns: dict[str, float]  #: one whole mountinfo read at the peak (host, container)
-    systemd: dict[str, float]  #: systemd's re-reads and backlog (cohsim.kernel.background)
+    #: systemd's re-reads and backlog (cohsim.kernel.simulation.background)
+    systemd: dict[str, float]
     breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it

@@ -1,6 +1,6 @@
 """Syscall traces: what containers ask the kernel's mount code to do, and when.
 
-A `Trace` is the workload of level 3 (cohsim.kernel.launch): per thread, the ordered
+A `Trace` is the workload of level 3 (cohsim.kernel.simulation.launch): per thread, the ordered
 mount-relevant syscalls with their start times (integer ns from the trace's first event)
 and, where the trace has them, their durations. A trace parsed from a real ``strace`` or
 ``perf trace`` log and a workload synthesised by `cohsim.workload.synth` are the same type, built by

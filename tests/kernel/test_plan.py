@@ -8,8 +8,8 @@ import pytest
 
 from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import _Factors
 from cohsim.kernel.plan import TABLE_DELTA, CallFactors, plan_calls
+from cohsim.kernel.simulation.launch import _Factors
 from cohsim.workload.synth import synthesize
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cohsim.calibrate import load_bench
 from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
-from cohsim.kernel.cpus import CPUs
+from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.waketable import table_from_rows, table_from_samples
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_bad_table_rows_name_the_line() -> None:
 
 
 def test_cpus_report_how_long_the_granted_cpu_was_idle() -> None:
-    from cohsim.kernel.engine import Environment
+    from cohsim.kernel.simulation.engine import Environment
 
     env = Environment()
     cpus = CPUs(env, 2)

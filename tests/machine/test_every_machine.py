@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.lock.handoff import simulate
 from cohsim.machine.catalog import Catalog
 from cohsim.workload.synth import STRATEGIES, synthesize

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.records import ThreadResult
+from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.predict import predict
 from cohsim.predict.breakdown import CATEGORIES, launch_breakdown, mechanism, thread_breakdown
 
@@ -91,8 +91,8 @@ def test_every_kernel_op_has_a_mechanism():
 def test_namespace_sem_holders_add_up_to_its_write_holds(catalog):
     """Who held namespace_sem for writing, by mechanism: every write hold of the run is some
     op's, so they add up to the lock's write holds; largest first, the dominant one named."""
-    from cohsim.kernel.launch import LaunchSim
     from cohsim.kernel.linecosts import LineCosts
+    from cohsim.kernel.simulation.launch import LaunchSim
     from cohsim.predict import burst_workload
 
     m = catalog.get("c6gd.metal")

@@ -8,7 +8,7 @@ for every sched_switch away from one, why it left (`prev_state`: D or S, it slep
 was preempted while runnable; Z and X, it exited); and how long each stay on a CPU lasted.
 A burst of 100 one-container workers on 16 vCPUs is the case that matters: the level-3 model
 puts a woken task on any free CPU at once, or first in line for the next one
-(cohsim.kernel.cpus), and the comparison with the simulation is in the data's README
+(cohsim.kernel.simulation.cpus), and the comparison with the simulation is in the data's README
 (calibration/data/devvm-16cpu-intel-xeon-f6m207/README.md, "Woken workers wait for a CPU").
 """
 

@@ -1,4 +1,4 @@
-"""Level 3 in closed form (cohsim.kernel.analytic): the burst model's bookkeeping, its
+"""Level 3 in closed form (cohsim.kernel.analytic.burstmodel): the burst model's bookkeeping, its
 estimate's contract, and its agreement with the simulation on a few cheap points."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.analytic import SPREADS, BurstModel
+from cohsim.kernel.analytic.burstmodel import SPREADS, BurstModel
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.predict import burst_workload
 from cohsim.workload.synth import synthesize
 

@@ -1,9 +1,10 @@
-"""The mount table in the launch simulation (cohsim.kernel.launch): how many mounts the node
-has now, the most it had, and whether it changed since systemd last read it; how large the
+"""The mount table in the launch simulation (cohsim.kernel.simulation.launch): how many mounts the
+node has now, the most it had, and whether it changed since systemd last read it; how large the
 root's peer group is; how many namespaces receive the host's mount events.
 
-Its size is what a /proc/self/mountinfo read costs in proportion to (cohsim.kernel.nssections);
-its changes are what wakes systemd to read it again (cohsim.kernel.background).
+Its size is what a /proc/self/mountinfo read costs in proportion to
+(cohsim.kernel.simulation.nssections); its changes are what wakes systemd to read it again
+(cohsim.kernel.simulation.background).
 
 The peer group (`ring`): on a systemd host / is a shared mount, and every bind or open_tree
 clone of a directory on it joins its peer group (Linux 6.18 fs/namespace.c clone_mnt() without
@@ -20,8 +21,8 @@ namespaces, `service_namespaces` in the kernel model).
 
 from __future__ import annotations
 
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.records import LaunchRecord
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.records import LaunchRecord
 
 
 class MountTable:

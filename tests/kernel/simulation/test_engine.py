@@ -1,6 +1,6 @@
-"""The launch simulation's clock (cohsim.kernel.engine): bare-generator processes and integer
-timeouts must step the very same events in the very same order as simpy's own Environment with
-Process and Timeout events."""
+"""The launch simulation's clock (cohsim.kernel.simulation.engine): bare-generator processes and
+integer timeouts must step the very same events in the very same order as simpy's own Environment
+with Process and Timeout events."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-import cohsim.kernel.launch as launch
+import cohsim.kernel.simulation.launch as launch
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.engine import Environment, iround
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.engine import Environment, iround
 from cohsim.predict import burst_workload
 
 

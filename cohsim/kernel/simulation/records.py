@@ -1,10 +1,10 @@
-"""What one launch simulation (cohsim.kernel.launch) records: per-lock tallies, the time series
-for plots, and each thread's result.
+"""What one launch simulation (cohsim.kernel.simulation.launch) records: per-lock tallies, the time
+series for plots, and each thread's result.
 
-These are plain records, written by the simulated resources (cohsim.kernel.mountlock,
-cohsim.kernel.rcu) and by the conductor, and read by whoever ran the simulation. They live in
-a module of their own, below every part of the simulation, so the parts that fill them need not
-import the conductor that owns them.
+These are plain records, written by the simulated resources (cohsim.kernel.simulation.mountlock,
+cohsim.kernel.simulation.rcu) and by the conductor, and read by whoever ran the simulation. They
+live in a module of their own, below every part of the simulation, so the parts that fill them need
+not import the conductor that owns them.
 
 The module is compiled with the simulation (setup.py): the resources add to a LockStats on
 every hold, and a compiled dataclass's fields are native (no dict to look up and no float

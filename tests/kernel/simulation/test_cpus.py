@@ -1,9 +1,9 @@
-"""The CPUs as a run queue (cohsim.kernel.cpus): grants, priorities, CPU time held."""
+"""The CPUs as a run queue (cohsim.kernel.simulation.cpus): grants, priorities, CPU time held."""
 
 from __future__ import annotations
 
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment
 
 
 def test_cpus_grant_at_once_then_queue_by_priority():

@@ -1,5 +1,5 @@
-"""mount_lock in the launch simulation (cohsim.kernel.launch): a seqlock, its writers and its
-readers.
+"""mount_lock in the launch simulation (cohsim.kernel.simulation.launch): a seqlock, its writers and
+its readers.
 
 Linux's mount_lock is a seqlock: writers take its spinlock (a queued spinlock: FIFO, spinning
 on the CPU) and bump the sequence counter on taking and on releasing it; path walks read the
@@ -20,9 +20,9 @@ counter locklessly and spin while a writer holds it.
   of that loop. Their spinning time is taken from those CPUs' progress (a debt each busy CPU
   repays: `debt_per_cpu`).
 
-The writer's side has the shape of the other simulated resources (cohsim.kernel.cpus,
-cohsim.kernel.rwsem): `acquire` then `release`, with a free lock taken on the spot without any
-event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
+The writer's side has the shape of the other simulated resources (cohsim.kernel.simulation.cpus,
+cohsim.kernel.simulation.rwsem): `acquire` then `release`, with a free lock taken on the spot
+without any event (`take`, the hot path). It differs in what `acquire` is: a generator the caller
 runs (`yield from`), not a call that returns an event to wait on, because a queued writer's
 grant is not complete when the releaser hands it over: the new holder then pays the
 spinlock's hand-off, priced for the waiters still queued at that moment, and the wait for the
@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.engine import Environment, Event, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.engine import Environment, Event, Proc, Yield, iround
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 
 
 class MountLock:

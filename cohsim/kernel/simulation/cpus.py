@@ -1,20 +1,21 @@
-"""The machine's hardware threads as a run queue, for the launch simulation (cohsim.kernel.launch).
+"""The machine's hardware threads as a run queue, for the launch simulation
+(cohsim.kernel.simulation.launch).
 
 A task that wants a CPU calls `acquire(priority)`; a task done with it calls `release()`. The
-shape is the one every simulated resource here shares (cohsim.kernel.rwsem's namespace_sem,
-cohsim.kernel.mountlock's mount_lock): `acquire` returns None when the resource is granted on the
-spot, with no event at all (the common case, and the simulation's hot path: an event
-would be scheduled and stepped even when nobody waits), and otherwise the thing the caller
-waits on; `release` frees what `acquire` granted. For the CPUs that thing is a plain event
-(cohsim.kernel.engine) that fires when a CPU is handed over: the grant is complete when it
-fires, nothing more to do.
+shape is the one every simulated resource here shares (cohsim.kernel.simulation.rwsem's
+namespace_sem, cohsim.kernel.simulation.mountlock's mount_lock): `acquire` returns None when the
+resource is granted on the spot, with no event at all (the common case, and the simulation's hot
+path: an event would be scheduled and stepped even when nobody waits), and otherwise the thing the
+caller waits on; `release` frees what `acquire` granted. For the CPUs that thing is a plain event
+(cohsim.kernel.simulation.engine) that fires when a CPU is handed over: the grant is complete
+when it fires, nothing more to do.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from cohsim.kernel.engine import Environment, Event
+from cohsim.kernel.simulation.engine import Environment, Event
 
 
 class CPUs:

@@ -1,7 +1,7 @@
-"""Background readers of the mount table in the launch simulation (cohsim.kernel.launch).
+"""Background readers of the mount table in the launch simulation (cohsim.kernel.simulation.launch).
 
 Processes outside the traced threads re-read /proc/self/mountinfo under namespace_sem (read),
-one 4 KiB read() per lock hold as seq_file does (cohsim.kernel.nssections):
+one 4 KiB read() per lock hold as seq_file does (cohsim.kernel.simulation.nssections):
 
 - systemd, after mount-table changes, rate-limited as systemd does: after a re-read that took
   t, the next may start `systemd_ratelimit` x t later at the earliest; it reads through
@@ -23,10 +23,10 @@ from collections.abc import Callable
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Event, Proc, iround
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.nssections import NamespaceSections
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment, Event, Proc, iround
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns
 
 #: one read() of mountinfo returns at most one seq_file page (fs/seq_file.c seq_read_iter()

@@ -1,4 +1,5 @@
-"""A burst's planned calls as arrays, for the analytic burst model (cohsim.kernel.analytic).
+"""A burst's planned calls as arrays, for the analytic burst model
+(cohsim.kernel.analytic.burstmodel).
 
 The model prices every call j of a container at the node's state S it finds (mounts in the
 table M, the root's peer group R, its binds under the root B, the live namespace copies W).
@@ -13,7 +14,7 @@ once per distinct call (a burst's plan repeats a few dozen distinct calls hundre
 and the model then prices whole sequences of states at once with numpy. The one term that is
 not linear is a mountinfo read in a runtime's own (slave) namespace: each of its M lines
 walks the root group, R^2 / M peer steps a line (`CallCosts.slave_line_ns`), R^2 in all; it
-is read off the same way at R = 1 and scaled by R^2. `tests/kernel/test_analytic_arrays.py`
+is read off the same way at R = 1 and scaled by R^2. `tests/kernel/analytic/test_arrays.py`
 checks the arrays against `CallCosts` at random states.
 """
 

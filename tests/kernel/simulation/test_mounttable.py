@@ -1,10 +1,10 @@
-"""The mount table in the launch simulation (cohsim.kernel.mounttable)."""
+"""The mount table in the launch simulation (cohsim.kernel.simulation.mounttable)."""
 
 from __future__ import annotations
 
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.records import LaunchRecord
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.records import LaunchRecord
 
 
 def test_changes_count_peak_record_and_wake_systemd():

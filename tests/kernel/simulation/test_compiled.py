@@ -16,7 +16,7 @@ import pytest
 from conftest import DATA
 
 from cohsim import _pure
-from cohsim.kernel import engine
+from cohsim.kernel.simulation import engine
 
 #: is the simulation compiled here (its clock a compiled module)?
 COMPILED = not (engine.__file__ or "").endswith(".py")
@@ -29,7 +29,7 @@ DIGEST = """
 import dataclasses
 import hashlib
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import LaunchSim
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 from cohsim.predict import burst_workload
@@ -68,7 +68,9 @@ def test_compiled_and_pure_python_simulations_give_the_same_bytes(tmp_path):
     runs = {}
     for pure in (False, True):
         loaded = _run(
-            ["-c", "from cohsim.kernel import engine; print(engine.__file__)"], tmp_path, pure
+            ["-c", "from cohsim.kernel.simulation import engine; print(engine.__file__)"],
+            tmp_path,
+            pure,
         )
         assert loaded.endswith(".py") == pure
         runs[pure] = [

@@ -1,4 +1,4 @@
-"""namespace_sem as Linux's rwsem (cohsim.kernel.rwsem): grants, order, exclusion."""
+"""namespace_sem as Linux's rwsem (cohsim.kernel.simulation.rwsem): grants, order, exclusion."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.rwsem import RWSem
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.rwsem import RWSem
 
 
 def test_rwsem_readers_share_writers_exclude():

@@ -1,18 +1,18 @@
-"""namespace_sem, Linux's rwsem, for the launch simulation (cohsim.kernel.launch).
+"""namespace_sem, Linux's rwsem, for the launch simulation (cohsim.kernel.simulation.launch).
 
 A reader or a writer calls `acquire(write, spin)`; the holder calls `release(write)`. As for
-every simulated resource here (cohsim.kernel.cpus, cohsim.kernel.mountlock), `acquire` returns
-None when the lock is taken on the spot, with no event (the hot path), and otherwise the
-thing the caller waits on. Here that thing is a `Waiter` rather than a bare event, because an
-rwsem's wake-up is not always a grant: a woken writer must run again and `retry` (the lock may
-have been stolen meanwhile), and each sleep needs a fresh event; readers, and writers that spin
-or are handed the lock, find `granted` set when the event fires. The sections that use the lock
-(the waiting policy: spin or sleep, and for how long) are cohsim.kernel.nssections.
+every simulated resource here (cohsim.kernel.simulation.cpus, cohsim.kernel.simulation.mountlock),
+`acquire` returns None when the lock is taken on the spot, with no event (the hot path), and
+otherwise the thing the caller waits on. Here that thing is a `Waiter` rather than a bare event,
+because an rwsem's wake-up is not always a grant: a woken writer must run again and `retry` (the
+lock may have been stolen meanwhile), and each sleep needs a fresh event; readers, and writers that
+spin or are handed the lock, find `granted` set when the event fires. The sections that use the lock
+(the waiting policy: spin or sleep, and for how long) are cohsim.kernel.simulation.nssections.
 """
 
 from __future__ import annotations
 
-from cohsim.kernel.engine import Environment, Event
+from cohsim.kernel.simulation.engine import Environment, Event
 
 
 def _wake(event: Event) -> None:
@@ -62,9 +62,9 @@ class RWSem:
       that long, sets the bit; the lock goes to it (a reader: every queued reader) at the next
       release.
     - A spinner behind readers gives up after the reader-spin threshold
-      (cohsim.kernel.nssections) and joins the wait list's tail; it marks the reader-owned lock
-      non-spinnable, which stops every writer spinning on it and keeps new ones from starting,
-      until a writer takes the lock or the last reader leaves (`nonspinnable`).
+      (cohsim.kernel.simulation.nssections) and joins the wait list's tail; it marks the
+      reader-owned lock non-spinnable, which stops every writer spinning on it and keeps new ones
+      from starting, until a writer takes the lock or the last reader leaves (`nonspinnable`).
 
     Not modelled: a spinner behind a writer that is handed to readers keeps spinning (the kernel
     would start its reader-spin clock then); a spinner never stops for need_resched.

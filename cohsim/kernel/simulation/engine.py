@@ -1,5 +1,5 @@
-"""The launch simulation's clock (cohsim.kernel.launch): simpy's scheduling, written for mypyc,
-with processes that are bare generators and timeouts that are bare integers.
+"""The launch simulation's clock (cohsim.kernel.simulation.launch): simpy's scheduling, written for
+mypyc, with processes that are bare generators and timeouts that are bare integers.
 
 simpy's Environment is a Python class: compiled by mypyc (setup.py), a subclass of it is not
 a native class, and every read of the clock, of the heap or of an event's state was a lookup
@@ -32,9 +32,9 @@ What a process does:
 
 Heap entries are ordered by (time, priority, id) as simpy orders them (the priority and the id
 in one int, `rank`), and the ids are drawn from one counter in the same order: the same seed
-gives the same simulation, event for event (tests/kernel/test_engine.py runs a whole launch on
-simpy's own Environment, every wait a Timeout, through an adapter and compares). The heap is a
-binary heap of the entries themselves, sifted here (native comparisons of two ints, no tuple
+gives the same simulation, event for event (tests/kernel/simulation/test_engine.py runs a whole
+launch on simpy's own Environment, every wait a Timeout, through an adapter and compares). The heap
+is a binary heap of the entries themselves, sifted here (native comparisons of two ints, no tuple
 per entry); any heap pops entries of distinct keys in the same order.
 
 `iround` is round() for the waits the simulation works out (mypyc has no native round()).

@@ -1,8 +1,8 @@
 """Level 3: containers' mount syscalls running on a machine's CPUs against the kernel's locks.
 
 Every traced (or synthesised) thread issues its syscalls in order on a CPU of the machine
-(cohsim.kernel.cpus: a run queue when more threads are runnable than CPUs). Each syscall is the
-sequence of phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
+(cohsim.kernel.simulation.cpus: a run queue when more threads are runnable than CPUs). Each syscall
+is the sequence of phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
 cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.plan):
 
 1. path walks, which read mount_lock's sequence counter: while a writer holds mount_lock the
@@ -12,16 +12,16 @@ cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel
 2. work outside the locks;
 3. an overlay mount's namespace_sem read sections, one per layer (overlayfs clones each
    layer's mount with clone_private_mount()); a namespace_sem write section (Linux's rwsem,
-   cohsim.kernel.rwsem, and how its waiters spin or sleep, cohsim.kernel.nssections), with a
-   mount_lock write section nested in it (cohsim.kernel.mountlock): the spinlock (FIFO, as
-   the qspinlock) whose hold is the section's own length, plus the per-CPU counter sum where
-   the kernel does one (a walk over every CPU's line, priced from the level-1 latency matrix:
-   `LaunchSim.percpu_sum_ns`), plus the writer's wait for the line while k CPUs spin on it
-   (level 2, asked once per k);
+   cohsim.kernel.simulation.rwsem, and how its waiters spin or sleep,
+   cohsim.kernel.simulation.nssections), with a mount_lock write section nested in it
+   (cohsim.kernel.simulation.mountlock): the spinlock (FIFO, as the qspinlock) whose hold is the
+   section's own length, plus the per-CPU counter sum where the kernel does one (a walk over every
+   CPU's line, priced from the level-1 latency matrix: `LaunchSim.percpu_sum_ns`), plus the writer's
+   wait for the line while k CPUs spin on it (level 2, asked once per k);
 4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
    the lock);
 5. synchronize_rcu_expedited() after unmounts (twice for an overlay): callers sleep and
-   share grace periods (cohsim.kernel.rcu).
+   share grace periods (cohsim.kernel.simulation.rcu).
 
 Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
 the one that starts it is woken on the CPU it just left, a cost inside the op's measured time)
@@ -31,11 +31,12 @@ measured by idle duration, a draw from that table (cohsim.kernel.waketable) for 
 CPU it takes had been idle; else it waits its turn in the run queue ahead of ordinary work.
 
 Background readers (systemd, probes) re-read /proc/self/mountinfo under namespace_sem (read):
-cohsim.kernel.background. Their cost grows with the mount table (cohsim.kernel.mounttable).
+cohsim.kernel.simulation.background. Their cost grows with the mount table
+(cohsim.kernel.simulation.mounttable).
 
 Background path walks (CPUs outside the trace spinning on mount_lock's counter while it is
-write-held) are accounted in closed form, not simulated one by one: cohsim.kernel.mountlock,
-which holds mount_lock's writers, walkers and sequence counter.
+write-held) are accounted in closed form, not simulated one by one:
+cohsim.kernel.simulation.mountlock, which holds mount_lock's writers, walkers and sequence counter.
 
 SMT: a thread whose sibling is busy runs `smt_slowdown` times slower; with the scheduler
 filling idle cores first, a fraction 2 (busy - cores) / busy of busy threads share their core.
@@ -50,10 +51,10 @@ the same sequence fall into lock step and which call absorbs the waiting flips w
 of any cost.
 
 Simulated time is integer nanoseconds; ties resolve in event order (the clock,
-cohsim.kernel.engine, is deterministic as simpy is); the randomness (arrival jitter of probes,
-wake-ups drawn from a table) comes from one seeded generator, and the per-call factors from a
-second stream of the same seed, so that changing how often the first is drawn does not move
-them (common random numbers in calibration).
+cohsim.kernel.simulation.engine, is deterministic as simpy is); the randomness (arrival jitter
+of probes, wake-ups drawn from a table) comes from one seeded generator, and the per-call
+factors from a second stream of the same seed, so that changing how often the first is drawn
+does not move them (common random numbers in calibration).
 """
 
 from __future__ import annotations
@@ -64,19 +65,19 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.mountlock import MountLock
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.nssections import NamespaceSections
 from cohsim.kernel.plan import CallFactors, Step, plan_calls
-from cohsim.kernel.rcu import GracePeriods
-from cohsim.kernel.records import LaunchRecord, LockStats, ThreadResult
-from cohsim.kernel.rwsem import RWSem
+from cohsim.kernel.simulation.background import BackgroundReaders
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment, Proc, Yield, iround
+from cohsim.kernel.simulation.mountlock import MountLock
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.nssections import NamespaceSections
+from cohsim.kernel.simulation.rcu import GracePeriods
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats, ThreadResult
+from cohsim.kernel.simulation.rwsem import RWSem
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
@@ -117,11 +118,11 @@ class _Factors:
 class LaunchSim:
     """One level-3 simulation: a trace replayed on a machine with a kernel.
 
-    The conductor: it owns the clock, the CPUs, namespace_sem (cohsim.kernel.rwsem and its
-    sections, cohsim.kernel.nssections), mount_lock (cohsim.kernel.mountlock), the grace
-    periods (cohsim.kernel.rcu), the mount table and the background readers
-    (cohsim.kernel.background), and runs each thread's planned calls (cohsim.kernel.plan)
-    through them.
+    The conductor: it owns the clock, the CPUs, namespace_sem (cohsim.kernel.simulation.rwsem and
+    its sections, cohsim.kernel.simulation.nssections), mount_lock
+    (cohsim.kernel.simulation.mountlock), the grace periods (cohsim.kernel.simulation.rcu), the
+    mount table and the background readers (cohsim.kernel.simulation.background), and runs each
+    thread's planned calls (cohsim.kernel.plan) through them.
 
     Recording every call: pass `calls=` a list and each syscall is appended to it as it
     returns, as (thread id, op name, start ns, end ns). The start is when the call was issued

@@ -1,4 +1,4 @@
-"""The burst model's arrays (cohsim.kernel.analytic_arrays) price every call as CallCosts
+"""The burst model's arrays (cohsim.kernel.analytic.arrays) price every call as CallCosts
 does, the one definition the simulation uses too."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from cohsim.kernel.analytic_arrays import Point, StepArrays
+from cohsim.kernel.analytic.arrays import Point, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.plan import plan_calls

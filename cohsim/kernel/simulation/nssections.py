@@ -1,5 +1,6 @@
-"""namespace_sem's read and write sections in the launch simulation (cohsim.kernel.launch): how
-a task waits for the lock (cohsim.kernel.rwsem) and what it does with its CPU meanwhile.
+"""namespace_sem's read and write sections in the launch simulation
+(cohsim.kernel.simulation.launch): how a task waits for the lock (cohsim.kernel.simulation.rwsem)
+and what it does with its CPU meanwhile.
 
 - A reader that must wait sleeps (readers do not spin): it gives its CPU up and, woken holding
   the lock, needs a CPU again (the conductor's `resume`, which pays the wake-up or queues).
@@ -9,7 +10,7 @@ a task waits for the lock (cohsim.kernel.rwsem) and what it does with its CPU me
   marked non-spinnable: behind a writer (writers hold the lock on a CPU here) until it is
   handed the lock; behind readers for at most the kernel's reader-spin threshold,
   (20 + readers) / 2 us with readers capped at 30 (rwsem_rspin_threshold: 10.5 to 25 us),
-  after which it sleeps and stops the others spinning (cohsim.kernel.rwsem). Otherwise
+  after which it sleeps and stops the others spinning (cohsim.kernel.simulation.rwsem). Otherwise
   (need_resched ends the spin) it sleeps, and each time it is woken it needs its CPU back
   before it retries (readers can steal the lock from it until the 4 ms hand-off).
 """
@@ -20,11 +21,11 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from cohsim.kernel.costs import KernelParams, OpCost
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment, Yield, iround
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.records import LaunchRecord, LockStats
-from cohsim.kernel.rwsem import RWSem
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment, Yield, iround
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.rwsem import RWSem
 
 #: a writer spins on a reader-owned rwsem for (RSPIN_BASE + readers) x RSPIN_NS before it
 #: sleeps, readers capped at RSPIN_READERS: Linux kernel/locking/rwsem.c rwsem_rspin_threshold()

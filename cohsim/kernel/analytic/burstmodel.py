@@ -1,13 +1,13 @@
 """Level 3 in closed form: a burst of identical containers, call by call, as one bottleneck.
 
 `predict(..., engine="analytic")` answers with `BurstModel.estimate()`; the discrete-event
-simulation (cohsim.kernel.launch) stays the reference. docs/analytic.md has the equations at
-length and the measured agreement (`benchmarks/bench_analytic.py` prints it).
+simulation (cohsim.kernel.simulation.launch) stays the reference. docs/analytic.md has the equations
+at length and the measured agreement (`benchmarks/bench_analytic.py` prints it).
 
 The N containers run the same planned calls j = 1..J (cohsim.kernel.plan). At each call the
 model prices, from the node's state S it finds (mounts M, the root's peer group R, its binds
 under the root B, the live namespace copies W; what each costs there is CallCosts', the one
-definition the simulation uses too, read into arrays by cohsim.kernel.analytic_arrays):
+definition the simulation uses too, read into arrays by cohsim.kernel.analytic.arrays):
 
 - one container's namespace_sem write hold h_j(S), its nested mount_lock section included,
   slowed by SMT (or a VM's co-run) for the CPUs busy while the cohort's holds are served:
@@ -33,7 +33,7 @@ the (floor(W / G) + 1)-th since and is woken at the end of the next, so the call
 previous one take (floor(W / G) + 2) G together (`_back_to_back`; W a half cohort's work, the
 cohort splitting in two halves woken G apart, while that is shorter than G, else the whole's).
 
-Why in step, also through the overlays: Linux 6.x's rwsem (cohsim.kernel.rwsem) lets no
+Why in step, also through the overlays: Linux 6.x's rwsem (cohsim.kernel.simulation.rwsem) lets no
 writer starve a reader past RWSEM_WAIT_TIMEOUT (4 ms): the waiting reader sets the hand-off
 bit and the next release grants every queued reader at once, so the cohort passes an overlay's
 per-layer read sections together. (Under the arbitration the simulation had before, a
@@ -72,7 +72,7 @@ from typing import cast
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.analytic_arrays import Array, StepArrays
+from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.plan import Recent, Step, plan_calls
@@ -182,8 +182,8 @@ class BurstModel:
     def _busy_at_holds(self) -> Array:
         """The CPUs busy while the cohort's write holds of each call are served in step: the
         holder, and the containers waiting to write, which spin on it (a writer spins while a
-        writer owns the lock and nobody waits for a CPU: cohsim.kernel.nssections), (n - 1)/2
-        on average; and the (n - 1)/2 that have held, if their next lock section is a write
+        writer owns the lock and nobody waits for a CPU: cohsim.kernel.simulation.nssections), (n -
+        1)/2 on average; and the (n - 1)/2 that have held, if their next lock section is a write
         again with no grace period between (they spin again; after a grace period or before a
         read they sleep). From the cohort's first read of the whole table on (runc's mountinfo
         reads: reader-owned far past the reader-spin threshold, 10.5-25 us), a spinner behind
@@ -306,8 +306,8 @@ class BurstModel:
         """The calls' in-step times `d` with the grace periods of a cohort that keeps asking:
         from the second call with grace periods in the span on, the cohort was woken by the
         previous one's grace period, and grace periods run back to back while anyone asks
-        during one (cohsim.kernel.rcu: a request waits for the next to start; it starts when
-        the running one ends). Woken at the end of one, a container works W (its calls since,
+        during one (cohsim.kernel.simulation.rcu: a request waits for the next to start; it starts
+        when the running one ends). Woken at the end of one, a container works W (its calls since,
         without their grace periods' wait) and asks during the one running then, the
         (floor(W / G) + 1)-th since, so it is woken at the end of the next: the cycle is
         (floor(W / G) + 2) G, a second grace period of the call 2 G more. The cohort so

@@ -1,4 +1,4 @@
-"""Background mountinfo readers (cohsim.kernel.background): systemd after changes, rate
+"""Background mountinfo readers (cohsim.kernel.simulation.background): systemd after changes, rate
 limited; probes at their rate."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from cohsim.kernel.background import BackgroundReaders
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.nssections import NamespaceSections
-from cohsim.kernel.records import LockStats
-from cohsim.kernel.rwsem import RWSem
+from cohsim.kernel.simulation.background import BackgroundReaders
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.nssections import NamespaceSections
+from cohsim.kernel.simulation.records import LockStats
+from cohsim.kernel.simulation.rwsem import RWSem
 
 
 def make(**kernel_values: float):

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.predict import burst_workload
 from cohsim.workload.parse import parse_text
 from cohsim.workload.runtime import runtime_mount_ops

@@ -1,8 +1,8 @@
-"""What a launch simulation records (cohsim.kernel.records)."""
+"""What a launch simulation records (cohsim.kernel.simulation.records)."""
 
 from __future__ import annotations
 
-from cohsim.kernel.records import LockStats
+from cohsim.kernel.simulation.records import LockStats
 
 
 def test_lock_stats_report_seconds_rounded_to_the_microsecond():

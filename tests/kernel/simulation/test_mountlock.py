@@ -1,4 +1,5 @@
-"""mount_lock in the launch simulation (cohsim.kernel.mountlock): writers, walkers, the counter."""
+"""mount_lock in the launch simulation (cohsim.kernel.simulation.mountlock): writers, walkers, the
+counter."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import dataclasses
 import pytest
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.launch import LaunchSim
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.mountlock import MountLock
-from cohsim.kernel.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.launch import LaunchSim
+from cohsim.kernel.simulation.mountlock import MountLock
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 from cohsim.workload.synth import synthesize
 
 

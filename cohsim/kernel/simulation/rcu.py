@@ -1,4 +1,4 @@
-"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.launch).
+"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.simulation.launch).
 
 After an unmount the kernel calls synchronize_rcu_expedited() (twice for an overlay, whose
 superblock's shutdown waits again for its layers' clones); the caller sleeps until a grace
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cohsim.kernel.engine import Environment, Event, Proc, iround
-from cohsim.kernel.mountlock import MountLock
+from cohsim.kernel.simulation.engine import Environment, Event, Proc, iround
+from cohsim.kernel.simulation.mountlock import MountLock
 
 
 class GracePeriods:

@@ -1,17 +1,17 @@
-"""namespace_sem's sections (cohsim.kernel.nssections): mountinfo reads page by page, readers
-sleep and give their CPU up, writers spin on a running writer."""
+"""namespace_sem's sections (cohsim.kernel.simulation.nssections): mountinfo reads page by page,
+readers sleep and give their CPU up, writers spin on a running writer."""
 
 from __future__ import annotations
 
 import math
 
 from cohsim.kernel.costs import OpCost, load_kernel
-from cohsim.kernel.cpus import CPUs
-from cohsim.kernel.engine import Environment
-from cohsim.kernel.mounttable import MountTable
-from cohsim.kernel.nssections import NamespaceSections
-from cohsim.kernel.records import LaunchRecord, LockStats
-from cohsim.kernel.rwsem import RWSem
+from cohsim.kernel.simulation.cpus import CPUs
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.nssections import NamespaceSections
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.rwsem import RWSem
 
 
 def make(cpus_n: int = 2, mounts: int = 10):

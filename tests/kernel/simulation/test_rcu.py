@@ -1,15 +1,15 @@
-"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.rcu)."""
+"""Expedited RCU grace periods in the launch simulation (cohsim.kernel.simulation.rcu)."""
 
 from __future__ import annotations
 
 import pytest
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.engine import Environment
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.mountlock import MountLock
-from cohsim.kernel.rcu import GracePeriods
-from cohsim.kernel.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.mountlock import MountLock
+from cohsim.kernel.simulation.rcu import GracePeriods
+from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 
 GP_NS = 10_000
 
