@@ -37,6 +37,7 @@ COMPILED = [
     "cohsim/kernel/simulation/mounttable.py",
     "cohsim/kernel/callcost.py",
     "cohsim/kernel/simulation/records.py",
+    "cohsim/kernel/simulation/threads.py",
 ]
 
 

@@ -221,3 +221,15 @@ def test_a_stale_installed_copy_is_named(tmp_path):
     assert "cohsim/units.py" in stale
     assert "cohsim/gone.py (gone from the tree)" in stale
     assert "models/kernel/linux-6.18.toml" in stale
+
+
+def test_every_package_is_shipped():
+    """pyproject.toml names the packages the wheel holds: a new subpackage left out of it
+    would be missing from every non-editable install."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {".".join(p.parent.relative_to(REPO).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert found <= listed, f"not in pyproject.toml's packages: {sorted(found - listed)}"

@@ -71,6 +71,25 @@ def _print(p: Prediction) -> None:
         _print_sensitivity(p)
 
 
+def _print_profile(p: Prediction) -> None:
+    """Where the nominal replicate's CPU time went, by kernel site, as perf would show it."""
+    if p.profile is None:
+        return
+    d = p.profile.to_dict()
+    print(
+        f"  profile (nominal replicate, {d['cpus']} CPUs over {d['span_s']:.3f} s, "
+        f"{d['busy_fraction']:.0%} busy): CPU time by kernel site"
+    )
+    for site, s in d["cpu_s"].items():
+        if s:
+            mark = "  (contested line)" if site in d["contested_sites"] else ""
+            print(f"    {site:<20s} {s:10.3f} s {d['cpu_share'][site]:7.1%}{mark}")
+    print(f"    on contested lines: {d['contested_share']:.1%} of the CPU time")
+    off = ", ".join(f"{k.replace('_', ' ')} {v:.3f} s" for k, v in d["off_cpu_s"].items() if v)
+    if off:
+        print(f"    off the CPU (all containers): {off}")
+
+
 def _print_interval(p: Prediction) -> None:
     """What the intervals are: the method, the misfit, the priors drawn and pinned."""
     print(f"  intervals: {p.interval.get('method', 'range of the replicates')}")
@@ -143,6 +162,8 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
         print(provenance.dumps(doc), end="")
     else:
         _print(p)
+        if getattr(args, "profile", False):
+            _print_profile(p)
         for f in (args.plot, args.explain_plot):
             if f:
                 print(f"  plots: {f}")
@@ -247,6 +268,12 @@ def _unknowns(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with the ranking (implies --explain): the launch breakdown and a tornado chart "
         "of the unknowns (PNG/SVG/PDF)",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where the CPUs' time went, by kernel site (path_init spin, lock spins, "
+        "per-CPU loops, peer walks, ...) and the share on contested lines (always in --json)",
     )
 
 

@@ -62,6 +62,7 @@ class OpRow:
         self.mount_lock_ns: float = op.mount_lock_ns
         self.per_mount_lock_ns: float = op.per_mount_lock_ns
         self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
+        self.percpu_sum = bool(op.percpu_sum)  #: its mount_lock section sums a per-CPU count
         self.rcu: int = op.rcu
 
 
@@ -75,6 +76,10 @@ class CallCosts:
         self.per_slave_mount_ns = kernel.prop_per_slave_mount_ns
         self.per_slave_umount_ns = kernel.prop_per_slave_umount_ns
         self.service_mounts = round(kernel.service_namespaces)  #: their copies of a mount
+        #: the parts of the last hold `write_hold_at` priced (ns): per-CPU areas, the peer and
+        #: child walks, the per-mount copy or detach, the slave namespaces' copies (the rest is
+        #: the op's own work); read by the simulation's profile (cohsim.kernel.result)
+        self.part_percpu = self.part_peers = self.part_copy = self.part_prop = 0.0
 
     def row(self, name: str, op: OpCost) -> OpRow:
         """The OpRow of `op`, the op named `name` (made once; a plan has one op per name)."""
@@ -97,15 +102,28 @@ class CallCosts:
         The terms are added in one fixed order: the same inputs give the same float."""
         if not r.takes_ns_write:
             return 0.0
-        hold = r.ns_write_ns + r.per_mount_write_ns * mounts
+        copy = r.per_mount_write_ns * mounts
+        hold = r.ns_write_ns + copy
+        percpu = peers = prop = 0.0
         if s.allocs:  # each new mount's per-CPU area, zeroed on every CPU
-            hold += (mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
+            percpu = (mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
+            hold += percpu
         if s.group_walk:
-            hold += r.per_peer_ns * ring + r.per_child_ns * binds
+            peers = r.per_peer_ns * ring + r.per_child_ns * binds
+            hold += peers
         if s.prop:  # a copy into (a removal from) every live slave namespace
             slaves = windows + self.service_namespaces
             per = self.per_slave_mount_ns if s.prop > 0 else self.per_slave_umount_ns
-            hold += slaves * (per + (self.sum_ns if s.prop > 0 else 0.0))
+            areas = self.sum_ns if s.prop > 0 else 0.0  # each copy's per-CPU area
+            hold += slaves * (per + areas)
+            prop = slaves * per
+            percpu += slaves * areas
+        self.part_percpu, self.part_peers, self.part_copy, self.part_prop = (
+            percpu,
+            peers,
+            copy,
+            prop,
+        )
         return hold
 
     def puts(self, s: Step, mounts: float, st: NodeState) -> float:

@@ -25,13 +25,11 @@ What the closed form reports differently, and says so in the prediction's `engin
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-import numpy as np
-
-from cohsim.kernel.analytic.burstmodel import AnalyticResult, BurstModel
+from cohsim.kernel.analytic.burstmodel import BurstModel
+from cohsim.kernel.analytic.estimate import engine_result
 from cohsim.predict.breakdown import Breakdown, holds_by_mechanism
-from cohsim.predict.runs import Run, Task
+from cohsim.predict.runs import Run, Task, run_of
 from cohsim.units import NS_PER_S
 
 #: what the analytic engine reports differently (the prediction's `engine` block)
@@ -49,43 +47,14 @@ def analytic_replicate(task: Task) -> Run:
     res = BurstModel(task.machine, kernel, task.trace, layers=task.layers).estimate()
     alone_trace = replace(task.trace, threads=task.trace.threads[:1])
     alone = BurstModel(task.machine, kernel, alone_trace, layers=task.layers).estimate()
-    base = kernel.base_launch_ns
-    each = np.asarray(res.launch_each_ns, dtype=float)
-    launch = (each + base) / NS_PER_S
-    mounts = np.asarray(res.mount_each_ns, dtype=float) / NS_PER_S
-    waited = float(np.maximum(each - alone.launch_each_ns[0], 0.0).sum())
-    busy = float(each.sum())
-    return Run(
-        launch,
-        mounts,
-        float((launch > task.deadline_s).sum()),
-        waited / busy if busy else 0.0,
-        _locks(res),
-        int(res.peak_mounts),
-        None,
-        dict(res.peak_read_ns),
-        {},
-        _breakdown(res, base) if task.breakdown else None,
-    )
-
-
-def _locks(res: AnalyticResult) -> dict[str, Any]:
-    """The locks' totals the model gives, in the simulation's units and names."""
-    return {
-        "namespace_sem": {
-            "acquisitions": res.ns_acquisitions,
-            "hold_s": round(res.ns_write_ns / NS_PER_S, 6),
-        },
-        "mount_lock": {"hold_s": round(res.ml_hold_ns / NS_PER_S, 6)},
-        "rcu": {"grace_periods": res.grace_periods},
-    }
-
-
-def _breakdown(res: AnalyticResult, base_ns: float) -> Breakdown:
-    return Breakdown(
-        {},
-        {},
-        base_ns / NS_PER_S,
-        holds_by_mechanism(res.ns_write_by_op),
-        attribution="analytic engine: namespace_sem's write holds by mechanism only",
-    )
+    result = engine_result(res, alone, task.machine.vcpus)
+    breakdown = None
+    if task.breakdown:
+        breakdown = Breakdown(
+            {},
+            {},
+            kernel.base_launch_ns / NS_PER_S,
+            holds_by_mechanism(res.ns_write_by_op),
+            attribution="analytic engine: namespace_sem's write holds by mechanism only",
+        )
+    return run_of(task, result, None, breakdown)

@@ -28,6 +28,7 @@ import numpy as np
 from cohsim.kernel.costs import KernelParams, Prior
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation.launch import LaunchSim
+from cohsim.kernel.simulation.outcome import engine_result
 from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
@@ -36,7 +37,7 @@ from cohsim.predict.intervals import Interval, method, summarise, widen
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
-from cohsim.predict.runs import Run, Task
+from cohsim.predict.runs import Run, Task, run_of
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 
@@ -50,11 +51,10 @@ def _one(task: Task) -> Run:
 
 def _simulate(task: Task) -> Run:
     """Simulate one replicate (the discrete-event engine)."""
-    kernel = task.kernel
     calls: list[Call] | None = [] if task.breakdown else None
     sim = LaunchSim(
         task.machine,
-        kernel,
+        task.kernel,
         task.trace,
         costs=task.costs,
         seed=task.seed,
@@ -63,32 +63,12 @@ def _simulate(task: Task) -> Run:
         record=task.record,
         calls=calls,
     )
-    res: list[ThreadResult] = sim.run()
-    launch = np.array([(r.end_ns - r.start_ns + kernel.base_launch_ns) / NS_PER_S for r in res])
-    mounts = np.array([(r.mounts_done_ns - r.start_ns) / NS_PER_S for r in res])
-    busy = sum(r.end_ns - r.start_ns for r in res)
-    wait = sum(r.lock_wait_ns for r in res)
-    locks = {name: st.to_dict() for name, st in sim.stats.items()}
-    locks["rcu"]["grace_periods"] = sim.rcu.count
-    locks["mount_lock"]["legitimize_fallbacks"] = sim.ml.legitimize
-    locks["namespace_sem"]["mountinfo_reads"] = sim.mountinfo_reads
-    locks["seqcount_spin"]["background_spin_s"] = round(float(sim.ml.bg_spin_ns) / NS_PER_S, 6)
-    return Run(
-        launch,
-        mounts,
-        float((launch > task.deadline_s).sum()),
-        wait / busy if busy else 0.0,
-        locks,
-        sim.peak_mounts,
-        sim.record,
-        sim.peak_read_ns(),
-        {
-            "rereads": sim.readers.rereads,
-            "longest_reread_s": round(sim.readers.longest_ns / NS_PER_S, 6),
-            "max_lag_s": round(sim.readers.max_lag_ns / NS_PER_S, 6),
-        },
-        launch_breakdown(res, calls, kernel, sim.ns_write_by_op) if calls is not None else None,
-    )
+    threads: list[ThreadResult] = sim.run()
+    result = engine_result(sim, threads)
+    breakdown = None
+    if calls is not None:
+        breakdown = launch_breakdown(threads, calls, task.kernel, sim.ns_write_by_op)
+    return run_of(task, result, sim.record, breakdown)
 
 
 def _tasks(
@@ -284,13 +264,14 @@ def run_workload(
         failures=extra["failures"],
         deadline_s=opts.deadline_s,
         lock_wait_fraction=extra["lock_wait_fraction"],
-        locks=runs[0].locks,
+        locks=runs[0].result.locks(),
         peak_mount_table=max(r.peak_mounts for r in runs),
         mountinfo_read_s={
             ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
             for ns in ("host", "container")
         },
-        systemd=runs[0].systemd,
+        systemd=runs[0].result.systemd or {},
+        profile=runs[0].result.profile,
         calibration=calibration,
         level=_levels(opts.engine, costs),
         engine=_engine(opts.engine),

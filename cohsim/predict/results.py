@@ -6,9 +6,10 @@ with an interval (`cohsim.predict.intervals`); failures past the deadline; lock 
 per lock; the mount-table peak; the calibration used and the levels that answered; the launch
 breakdown by mechanism (`cohsim.predict.breakdown`), what the intervals are, which priors were
 drawn and which pinned, and with `explain` the priors ranked by their effect on the launch p99
-(`cohsim.predict.priors`); and provenance (version, seed). Same inputs and seed give the same
-document, byte for byte. The breakdown, interval, priors and sensitivity keys were added
-without a schema change (additive).
+(`cohsim.predict.priors`); where the nominal replicate's CPU time went, by kernel site
+(`profile`, cohsim.kernel.result.Profile); and provenance (version, seed). Same inputs and
+seed give the same document, byte for byte. The breakdown, interval, priors, sensitivity and
+profile keys were added without a schema change (additive).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cohsim import __version__
+from cohsim.kernel.result import Profile
 from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.predict.breakdown import Breakdown
 from cohsim.predict.intervals import MISFIT_LEVEL, Interval
@@ -74,6 +76,8 @@ class Prediction:
     sensitivity_noise_s: float = 0.0
     #: which engine answered level 3 ("des" or "analytic") and what it reports differently
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "des"})
+    #: where the nominal replicate's CPU time went, by kernel site (cohsim.kernel.result)
+    profile: Profile | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -111,5 +115,6 @@ class Prediction:
             "priors": self.priors,
             "sensitivity": [r.to_dict() for r in self.sensitivity],
             "sensitivity_noise_s": round(self.sensitivity_noise_s, 6),
+            "profile": self.profile.to_dict() if self.profile else None,
             "provenance": {"cohsim_version": __version__, "seed": self.seed},
         }

@@ -10,15 +10,16 @@ Both are picklable: replicates may run in worker processes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.result import EngineResult
 from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Breakdown
+from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 
 
@@ -41,16 +42,38 @@ class Task:
 
 @dataclass(frozen=True)
 class Run:
-    """What one replicate gives back."""
+    """What one replicate gives back: the engine's result (cohsim.kernel.result), each
+    container's launch (the kernel's fixed base included) and mount phase in seconds, and
+    what the task asked for besides."""
 
+    result: EngineResult
     launch_s: np.ndarray
     mount_s: np.ndarray
-    failures: float
-    lock_wait_fraction: float
-    locks: dict[str, Any]
-    peak_mounts: int
-    record: LaunchRecord | None
-    peak_read_ns: dict[str, float]  #: one whole mountinfo read at the peak (host, container)
-    #: systemd's re-reads and backlog (cohsim.kernel.simulation.background)
-    systemd: dict[str, float]
+    failures: float  #: containers past the deadline
+    record: LaunchRecord | None = None
     breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
+
+    @property
+    def lock_wait_fraction(self) -> float:
+        return self.result.lock_wait_fraction
+
+    @property
+    def peak_mounts(self) -> int:
+        return self.result.peak_mounts
+
+    @property
+    def peak_read_ns(self) -> dict[str, float]:
+        return self.result.peak_read_ns
+
+
+def run_of(
+    task: Task,
+    result: EngineResult,
+    record: LaunchRecord | None = None,
+    breakdown: Breakdown | None = None,
+) -> Run:
+    """The replicate's Run from its engine's result."""
+    base = task.kernel.base_launch_ns
+    launch = (np.asarray(result.launch_ns, dtype=float) + base) / NS_PER_S
+    mounts = np.asarray(result.mount_ns, dtype=float) / NS_PER_S
+    return Run(result, launch, mounts, float((launch > task.deadline_s).sum()), record, breakdown)

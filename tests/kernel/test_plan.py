@@ -9,7 +9,7 @@ import pytest
 from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.plan import TABLE_DELTA, CallFactors, plan_calls
-from cohsim.kernel.simulation.launch import _Factors
+from cohsim.kernel.simulation.threads import Factors
 from cohsim.workload.synth import synthesize
 
 
@@ -68,10 +68,11 @@ def test_think_time_is_the_gap_after_a_timed_call(kernel):
 
 
 def test_call_factors_come_from_their_own_stream():
-    """Blocks of the seed's own stream, taken one by one by the simulation (launch._Factors)."""
-    ones = _Factors(CallFactors(0.0, 3))
+    """Blocks of the seed's own stream, taken one by one by the simulation
+    (cohsim.kernel.simulation.threads.Factors)."""
+    ones = Factors(CallFactors(0.0, 3))
     assert [ones.next() for _ in range(3)] == [1.0, 1.0, 1.0]
-    f = _Factors(CallFactors(0.2, 3))
+    f = Factors(CallFactors(0.2, 3))
     drawn = [f.next() for _ in range(5000)]  # past one block of 4096
     z = np.random.default_rng([3, 1]).standard_normal(2 * 4096)
     assert drawn == np.exp(0.2 * z[:5000]).tolist()

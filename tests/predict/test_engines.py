@@ -10,6 +10,7 @@ import pytest
 
 from cohsim.cli import main
 from cohsim.errors import CohsimError
+from cohsim.kernel.result import CPU_SITES, OFF_CPU
 from cohsim.predict import RunOptions, predict, replay
 
 SMALL = {"instance": "m7a.24xlarge", "containers": 12, "layers": 4, "seed": 3}
@@ -81,3 +82,22 @@ def test_cli_engine_flag_and_its_refusals(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1 and "--engine des" in err[0]
     assert not out.exists()
+
+
+def test_both_engines_profile_the_same_sites(both):
+    """One profile document whichever engine answered: every site, the contested share."""
+    docs = {e: both[e].to_dict()["profile"] for e in ("des", "analytic")}
+    for d in docs.values():
+        assert list(d["cpu_s"]) == list(CPU_SITES) and list(d["off_cpu_s"]) == list(OFF_CPU)
+        assert 0.0 <= d["contested_share"] <= 1.0 and d["top"] in CPU_SITES
+        assert d["cpus"] == 96 and d["span_s"] > 0
+    # the simulation's walkers spin while mount_lock is write-held; the closed form has none
+    assert docs["analytic"]["cpu_s"]["path_init_spin"] == 0.0
+
+
+def test_cli_profile_prints_where_the_cpus_time_went(capsys):
+    assert main(["predict", "--instance", "m7a.24xlarge", "--containers", "5", "--layers", "2",
+                 "--engine", "analytic", "--profile"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "CPU time by kernel site" in out and "on contested lines" in out
+    assert "runtime" in out

@@ -51,6 +51,20 @@ _BASIS = (
 )
 
 
+#: the parts of a write hold the profile names (CallCosts.part_*), in column order
+PARTS = ("percpu", "peers", "copy", "prop")
+
+
+def _part(cc: CallCosts, name: str) -> object:
+    """The cost function (step, state) -> the part `name` of its write hold in that state."""
+
+    def f(s: Step, p: Point) -> float:
+        cc.write_hold_ns(s, p)
+        return float(getattr(cc, f"part_{name}"))
+
+    return f
+
+
 def _linear(f: object, s: Step) -> list[float]:
     """[f(0), df/dM, df/dR, df/dB, df/dW] for a cost f(step, state) linear in the state."""
     vals = [float(f(s, p)) for p in _BASIS]  # type: ignore[operator]
@@ -71,6 +85,10 @@ class StepArrays:
     - `ml_alone`, `ml_nested` (J): its mount_lock section outside namespace_sem, or nested in
       its write hold (the fixed work: what the lock's hold tally counts);
     - `think`, `rcu` (J): the think time before it and its grace periods;
+    - `parts` (name -> J x 5): the parts of its write hold that the profile names
+      (cohsim.kernel.result: the per-CPU areas, peer walks, per-mount copy, propagation;
+      `CallCosts.part_*`), the mean variation included;
+    - `layer_percpu` (J): the per-CPU areas of its per-layer read sections;
     - `own` (J + 1 x 4): one container's own contribution to the state before each call;
     - `gates`: the calls with per-layer read sections (an overlay's private clones).
     """
@@ -98,11 +116,14 @@ class StepArrays:
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
         self.gates = np.flatnonzero(table[:, 20])
+        self.parts = {name: table[:, 21 + 5 * i : 26 + 5 * i] for i, name in enumerate(PARTS)}
+        self.layer_percpu = table[:, 21 + 5 * len(PARTS)]
 
     @staticmethod
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
         """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
-        ml_alone, ml_nested, think, rcu, and whether it is a gate."""
+        ml_alone, ml_nested, think, rcu, whether it is a gate, its hold's parts (5 each of
+        `PARTS`) and its read sections' per-CPU areas."""
         op = s.op
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
         if op.takes_ns_write:
@@ -123,7 +144,19 @@ class StepArrays:
         puts = [p[0], p[1], p[4]]
         nested = s.ml_work if ml_alone == 0.0 and any(w) else 0.0
         misc = [(s.walk_ns + s.cpu) * mf, ml_alone, nested, float(s.think), float(op.rcu)]
-        return effect, w, read, [r2], puts, misc, [float(s.reads > 0)]
+        parts: list[float] = []
+        for name in PARTS:
+            if op.takes_ns_write:
+                parts += [mf * c for c in _linear(_part(cc, name), s)]
+            else:
+                parts += [0.0] * 5
+        gate = [float(s.reads > 0)]
+        return effect, w, read, [r2], puts, misc, gate, parts, [s.reads * cc.sum_ns]
+
+    def part(self, name: str, st: Array, idx: slice | Array = slice(None)) -> Array:
+        """The part `name` (`PARTS`) of the write holds of calls `idx` at states `st`."""
+        w = self.parts[name][idx]
+        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
 
     def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""

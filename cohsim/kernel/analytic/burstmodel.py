@@ -76,6 +76,8 @@ from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.plan import Recent, Step, plan_calls
+from cohsim.kernel.result import CPU_SITES
+from cohsim.kernel.smt import slowdown, slowdown_array
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
@@ -116,7 +118,8 @@ class AnalyticResult:
     ns_write_by_op: dict[str, float] = field(default_factory=dict)
     ns_acquisitions: int = 0
     ml_hold_ns: float = 0.0  #: mount_lock held (nested sections and puts)
-    grace_periods: int = 0
+    grace_periods: int = 0  #: expedited grace periods run
+    rcu_requests: int = 0  #: synchronize_rcu_expedited() calls, all containers
     peak_mounts: int = 0
     ring_peak: int = 1
     windows_peak: int = 0
@@ -125,6 +128,9 @@ class AnalyticResult:
     mount_each_ns: tuple[float, ...] = ()
     #: each container's launch (first call to the runtime's end), without the fixed base
     launch_each_ns: tuple[float, ...] = ()
+    #: CPU time by profile site (cohsim.kernel.result.CPU_SITES), all containers, ns
+    cpu_ns: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CPU_SITES, 0.0))
+    rcu_wait_ns: float = 0.0  #: the containers' waits for grace periods
 
     def peaks(self, states: Array) -> None:
         """Raise the peaks to the largest of `states` (rows of M, R, B, W)."""
@@ -167,17 +173,13 @@ class BurstModel:
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
         self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
-        self.smt = self._smt(min(self.n, machine.vcpus))
-        self.hold_slow = self._slowdown(self._busy_at_holds())
+        self.smt = slowdown(machine, kernel.smt_slowdown, min(self.n, machine.vcpus))
+        self.busy_holds = self._busy_at_holds()  #: CPUs busy at each call's holds
+        self.hold_slow = slowdown_array(machine, kernel.smt_slowdown, self.busy_holds)
+        self._mountinfo = np.array([x.startswith("mountinfo") for x in self.a.names])
         names = sorted(set(self.a.names))
         self._op_ids = np.array([names.index(x) for x in self.a.names])
         self._op_names = names
-
-    def _smt(self, busy: int) -> float:
-        t = self.m.topology
-        if t.threads_per_core < 2 or busy <= t.cores:
-            return 1.0
-        return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
 
     def _busy_at_holds(self) -> Array:
         """The CPUs busy while the cohort's write holds of each call are served in step: the
@@ -207,20 +209,6 @@ class BurstModel:
             spin[whole[0] :] = 0.0
         busy = 1.0 + (n - 1) / 2.0 * (spin + again)
         return np.minimum(busy, float(self.m.vcpus))
-
-    def _slowdown(self, busy: Array) -> Array:
-        """How much slower kernel work runs with `busy` CPUs busy, as the simulation has it
-        (LaunchSim._smt_at): the share of busy threads whose sibling is busy, with the
-        scheduler filling idle cores first; without SMT, a measured co-run slowdown in
-        proportion to the other CPUs busy."""
-        t, k = self.m.topology, self.k
-        if t.threads_per_core >= 2:
-            over = np.maximum(0.0, busy - t.cores)
-            return 1.0 + (k.smt_slowdown - 1.0) * 2.0 * over / busy
-        c, cpus = self.m.microarch.corun_slowdown, self.m.vcpus
-        if c == 1.0 or cpus < 2:
-            return np.ones_like(busy)
-        return 1.0 + (c - 1.0) * np.maximum(0.0, busy - 1.0) / (cpus - 1)
 
     def estimate(self) -> AnalyticResult:
         """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
@@ -264,9 +252,18 @@ class BurstModel:
         first = (np.floor((n - 1) * h / g) + 2.0) * g
         return np.where(rcu > 0, first + (rcu - 1) * 2.0 * g, 0.0)
 
-    def _tally(self, out: AnalyticResult, idx: slice | Array, h: Array, serial: Array,
-               times: float) -> None:  # fmt: skip
-        """Add `times` containers' holds of calls `idx` to the lock tallies."""
+    def _tally(
+        self,
+        out: AnalyticResult,
+        idx: slice | Array,
+        h: Array,
+        serial: Array,
+        times: float,
+        st: Array,
+        r: Array,
+    ) -> None:
+        """Add `times` containers' calls `idx` at states `st` (their write holds `h`, read
+        holds `r`, serial mount_lock work `serial`) to the lock tallies and the profile."""
         a, ops = self.a, self._op_ids[idx]
         by_op = np.bincount(ops, weights=h * times, minlength=len(self._op_names))
         for i in np.flatnonzero(by_op):
@@ -276,6 +273,37 @@ class BurstModel:
         out.ns_acquisitions += int(np.count_nonzero(h)) * round(times)
         nested = np.where(h > 0, a.ml_nested[idx], 0.0)
         out.ml_hold_ns += float((serial + nested).sum()) * times
+        self._profile(out, idx, h, serial, times, st, r)
+
+    def _profile(
+        self,
+        out: AnalyticResult,
+        idx: slice | Array,
+        h: Array,
+        serial: Array,
+        times: float,
+        st: Array,
+        r: Array,
+    ) -> None:
+        """The CPU time of `_tally`'s calls by profile site (cohsim.kernel.result): each write
+        hold's parts (`StepArrays.parts`, slowed as the hold is), the writers spinning beside
+        each hold, the per-CPU areas of the read sections and of the puts, the mountinfo
+        reads; the rest of the calls' work is `mount_work`."""
+        a, cpu, slow = self.a, out.cpu_ns, self.hold_slow[idx]
+        sites = {"percpu": "percpu_loops", "peers": "peer_walks", "copy": "copy_tree"}
+        named = 0.0
+        for part, site in (*sites.items(), ("prop", "propagation")):
+            v = times * float((a.part(part, st, idx) * slow).sum())
+            cpu[site] += v
+            named += v
+        puts = times * float((a.put_count(st, idx) * self.sum_ns).sum())
+        layer = times * float(a.layer_percpu[idx].sum())
+        cpu["percpu_loops"] += puts + layer
+        info = times * float(np.where(self._mountinfo[idx], r, 0.0).sum())
+        cpu["mountinfo"] += info
+        cpu["namespace_sem_spin"] += times * float((h * (self.busy_holds[idx] - 1.0)).sum())
+        work = a.unlocked[idx] * self.smt + h + r + serial
+        cpu["mount_work"] += max(0.0, times * float(work.sum()) - named - puts - layer - info)
 
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
@@ -291,8 +319,11 @@ class BurstModel:
         rcu = a.rcu[idx]
         free = own - rcu * self.gp_ns  # without its grace periods' wait
         own = free + self._cohort_grace(h, rcu)
-        self._tally(out, idx, h, serial, n)
-        out.grace_periods += int(rcu.sum())
+        self._tally(out, idx, h, serial, n, mid, r)
+        out.rcu_wait_ns += n * float((own - free).sum())
+        out.rcu_requests += n * int(rcu.sum())
+        # in step the cohort shares its grace periods: they run back to back while it waits
+        out.grace_periods += round(float((own - free).sum()) / self.gp_ns)
         out.peaks(before + n * eff)
         wrote = np.flatnonzero(h)
         d = np.maximum(n * h + r, own) + n * serial
@@ -358,7 +389,9 @@ class BurstModel:
         parked, done = a.own[g1 + 1], a.own[g2]
         st = self.start + (n - 1) / 2.0 * (parked + done) + mine
         h, r, own, serial = self._price(st, idx, 1.0)
-        self._tally(out, idx, h, serial, n)
+        self._tally(out, idx, h, serial, n, st, r)
+        out.rcu_wait_ns += n * float((a.rcu[idx] * self.gp_ns).sum())
+        out.rcu_requests += n * int(a.rcu[idx].sum())
         out.grace_periods += int(a.rcu[idx].sum()) * n
         out.peaks(self.start + (n - 1) * parked + mine)
         out.peaks(self.start + (n - 1) * done + mine)
@@ -382,8 +415,10 @@ class BurstModel:
             if done:
                 break
         out = AnalyticResult(n, 0.0, 0.0, 0.0)
-        self._tally(out, slice(None), h, serial, n)
-        out.grace_periods = int(a.rcu.sum())
+        self._tally(out, slice(None), h, serial, n, st, r)
+        out.rcu_wait_ns += n * float((a.rcu * self.gp_ns).sum())
+        out.rcu_requests = n * int(a.rcu.sum())
+        out.grace_periods = n * int(a.rcu.sum())
         out.peaks(st)
         tail = float(h[np.flatnonzero(h)[-1]]) if writes else 0.0
         return self._finish(out, max(out.ns_write_ns, float(times.sum())), tail)
@@ -398,5 +433,6 @@ class BurstModel:
         each = np.maximum(0.0, mount_ns - (n - 1 - np.arange(n)) * tail)
         out.mount_each_ns = tuple(each.tolist())
         out.launch_each_ns = tuple((each + runtime).tolist())
+        out.cpu_ns["runtime"] += n * self.k.runtime_cpu_ns * self.smt
         out.peak_read_ns = self.cc.full_read_ns(out.peak_mounts, out.ring_peak)
         return out

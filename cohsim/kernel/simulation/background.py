@@ -76,8 +76,9 @@ class BackgroundReaders:
                 yield ev
             t0 = self.env.now
             yield from self.sections.read_mountinfo(op, lines=lines)
-            parse = self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown()
-            yield iround(parse)
+            parse = iround(self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown())
+            self.sections.tally.mountinfo += parse
+            yield parse
             self.cpus.release()
             cost = self.env.now - t0
             self.rereads += 1

@@ -38,11 +38,8 @@ Background path walks (CPUs outside the trace spinning on mount_lock's counter w
 write-held) are accounted in closed form, not simulated one by one:
 cohsim.kernel.simulation.mountlock, which holds mount_lock's writers, walkers and sequence counter.
 
-SMT: a thread whose sibling is busy runs `smt_slowdown` times slower; with the scheduler
-filling idle cores first, a fraction 2 (busy - cores) / busy of busy threads share their core.
-A machine without SMT in its topology may still have a measured co-run slowdown (a VM whose
-vCPUs share host cores: `microarch.corun_slowdown`): CPU work runs slower in proportion to
-how many of the other CPUs are busy.
+SMT and co-running: CPU work runs slower with the machine's other CPUs busy
+(cohsim.kernel.smt, tabulated per busy count).
 
 Call-to-call variation: each traced call's own work (walks, unlocked work, its namespace_sem
 sections) is its cost times exp(`call_sigma` Z), one standard normal Z per call (median 1: the
@@ -65,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.callcost import CallCosts, OpRow, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.plan import CallFactors, Step, plan_calls
@@ -76,43 +73,12 @@ from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.kernel.simulation.rcu import GracePeriods
-from cohsim.kernel.simulation.records import LaunchRecord, LockStats, ThreadResult
+from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.simulation.rwsem import RWSem
+from cohsim.kernel.simulation.threads import Factors, Waits
+from cohsim.kernel.smt import slowdown_table
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
-
-
-class _Waits:
-    """One thread's waits so far (ns), added to call by call, and the end of its current
-    kernel CPU phase."""
-
-    __slots__ = ("lock", "rcu", "runq", "kernel_until")
-
-    def __init__(self) -> None:
-        self.lock = 0.0  #: namespace_sem, mount_lock, spinning in a walk
-        self.rcu = 0.0  #: grace periods and the wake-ups after them
-        self.runq = 0.0  #: runnable but no free CPU
-        self.kernel_until = 0  #: the end of its current kernel CPU phase (ns; 0: none yet)
-
-
-class _Factors:
-    """The per-call factors of cohsim.kernel.plan.CallFactors, one by one: its blocks, taken
-    here (compiled; a call into Python per syscall was 7 % of a replicate)."""
-
-    __slots__ = ("source", "block", "i")
-
-    def __init__(self, source: CallFactors) -> None:
-        self.source = source
-        self.block: list[float] = []
-        self.i = 0
-
-    def next(self) -> float:
-        i = self.i
-        if i == len(self.block):
-            self.block = self.source.block()
-            i = 0
-        self.i = i + 1
-        return self.block[i]
 
 
 class LaunchSim:
@@ -158,9 +124,9 @@ class LaunchSim:
         self.costs = costs
         self.env = Environment()
         self.rng = np.random.default_rng(seed)
-        self.call_factor = _Factors(CallFactors(kernel.call_sigma, seed))
+        self.call_factor = Factors(CallFactors(kernel.call_sigma, seed))
         self.cpus = CPUs(self.env, machine.vcpus)
-        self._smt_table = [self._smt_at(b) for b in range(machine.vcpus + 1)]
+        self._smt_table = slowdown_table(machine, kernel.smt_slowdown)  #: by busy CPUs
         self.ns = RWSem(self.env)
         self.layers = layers
         self.background = background
@@ -176,9 +142,11 @@ class LaunchSim:
             env, costs, kernel, machine.vcpus, self._smt, st["mount_lock"], st["seqcount_spin"], rec
         )
         self.table = MountTable(env, node_mounts, rec)
+        self.tally = CpuTally()  #: where the CPUs' time went, the parts the locks do not tally
         self.nss = NamespaceSections(
-            env, self.ns, self.cpus, kernel, self.table, st["namespace_sem"], self._resume, rec
-        )
+            env, self.ns, self.cpus, kernel, self.table, st["namespace_sem"], self._resume, rec,
+            self.tally,
+        )  # fmt: skip
         self.readers = BackgroundReaders(
             env, kernel, self.cpus, self.table, self.nss, self.rng, self._smt
         )
@@ -196,7 +164,7 @@ class LaunchSim:
         )
         #: the threads in their mount phase, by tid (`kernel_until`: the end of each one's current
         #: kernel CPU phase, a native field set twice a call, where a dict was)
-        self.in_kernel: dict[int, _Waits] = {}
+        self.in_kernel: dict[int, Waits] = {}
         self.user_running = 0  # threads running preemptible user-space work
         self.results: list[ThreadResult] = []
         #: namespace_sem held for writing, by the op that held it (ns): who the others waited for
@@ -231,23 +199,8 @@ class LaunchSim:
     # ----- CPUs ----------------------------------------------------------------------------
 
     def _smt(self) -> float:
-        """Slowdown of CPU work now, for the number of busy CPUs (`_smt_at`, tabulated)."""
+        """Slowdown of CPU work now, for the number of busy CPUs (cohsim.kernel.smt)."""
         return self._smt_table[self.cpus.busy]
-
-    def _smt_at(self, busy: int) -> float:
-        """Slowdown of CPU work with `busy` CPUs busy: the share of busy threads whose sibling
-        is busy too; on a machine without SMT but with a measured co-run slowdown (a VM), that
-        slowdown in proportion to how many of the other CPUs are busy (measured with all busy;
-        linear in between is an assumption, exact for 2 vCPUs)."""
-        t = self.m.topology
-        if t.threads_per_core < 2:
-            c = self.m.microarch.corun_slowdown
-            if c == 1.0 or self.cpus.capacity < 2:
-                return 1.0
-            return 1.0 + (c - 1.0) * max(0, busy - 1) / (self.cpus.capacity - 1)
-        if busy <= t.cores:
-            return 1.0
-        return 1.0 + (self.k.smt_slowdown - 1.0) * 2.0 * (busy - t.cores) / busy
 
     def _gp_cpu_wait(self) -> float:
         """How long the grace period's worker waits for a CPU: none while a CPU is free or runs
@@ -281,7 +234,7 @@ class LaunchSim:
                 yield took
         return 0.0
 
-    def _cpu(self, ns: float, w: _Waits) -> int:
+    def _cpu(self, ns: float, w: Waits) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
         took = iround(ns * self._smt_table[self.cpus.busy])
@@ -290,7 +243,7 @@ class LaunchSim:
 
     # ----- the threads ---------------------------------------------------------------------
 
-    def _plan(self, events: tuple[SyscallEvent, ...]) -> list[Step]:
+    def plan(self, events: tuple[SyscallEvent, ...]) -> list[Step]:
         """The thread's calls worked out (cohsim.kernel.plan, which remembers its last plans: a
         burst workload gives every container the same events tuple, planned once)."""
         return plan_calls(events, self.k, self.layers, self.percpu_sum_ns)
@@ -301,13 +254,13 @@ class LaunchSim:
         if arrival:
             yield arrival
         start = env.now
-        w = self.in_kernel[tid] = _Waits()
+        w = self.in_kernel[tid] = Waits()
         t0 = env.now
         ev = self.cpus.acquire(1)
         if ev is not None:
             yield ev
         w.runq += env.now - t0
-        for step in self._plan(events):
+        for step in self.plan(events):
             yield from self._call(tid, step, w)
         mounts_done = env.now
         yield from self._runtime(tid)
@@ -322,14 +275,13 @@ class LaunchSim:
         if self.remaining == 0:
             self.finished.succeed()
 
-    def _call(self, tid: int, step: Step, w: _Waits) -> Proc:
+    def _call(self, tid: int, step: Step, w: Waits) -> Proc:
         """One syscall, its phases in the kernel's order (the module docstring's 1-5)."""
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
          own_ns, window, allocs, step_puts) = step  # fmt: skip
-        env, table, cc, ml = self.env, self.table, self.cc, self.ml
+        env, table, cc, ml, tally = self.env, self.table, self.cc, self.ml, self.tally
         o = cc.row(name, op)  # the op's costs, read natively
-        found = table.mounts  # the old root's detach puts every mount of the copy it found
-        puts = 0.0
+        found, puts = table.mounts, 0.0  # the old root's detach puts the copy it found
         if think:
             yield think
         t_call = env.now
@@ -353,8 +305,7 @@ class LaunchSim:
             for _ in range(reads):
                 if not nss.try_read(read_ns):  # done at once: it waited 0
                     w.lock += yield from nss.read(read_ns)
-        if o.per_mount_lock_ns:
-            ml_work += o.per_mount_lock_ns * table.mounts
+        ml_work += self._ml_extra(o) if o.per_mount_lock_ns or o.percpu_sum else 0.0
         if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
@@ -362,7 +313,8 @@ class LaunchSim:
             hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
-            took = iround(hold * f * self._smt_table[self.cpus.busy])  # `_cpu` inline
+            took = iround(hold * (g := f * self._smt_table[self.cpus.busy]))  # `_cpu` inline
+            tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):
                 yield took
@@ -395,14 +347,26 @@ class LaunchSim:
         for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            spent = ml.try_section(puts * self.percpu_sum_ns, tid)
+            work = puts * self.percpu_sum_ns
+            tally.percpu += work
+            spent = ml.try_section(work, tid)
             if spent < 0:
-                spent = yield from ml.section(puts * self.percpu_sum_ns, tid)
-            w.lock += spent - puts * self.percpu_sum_ns
+                spent = yield from ml.section(work, tid)
+            w.lock += spent - work
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
 
-    def _grace_period(self, w: _Waits) -> Proc:
+    def _ml_extra(self, o: OpRow) -> float:
+        """What an op's mount_lock section does beyond its fixed work, tallied: a walk of the
+        whole copy (an old root's umount_tree()), per mount in the table (returned: it is
+        part of the section's work), and a per-CPU counter sum (planned in the work)."""
+        if o.percpu_sum:
+            self.tally.percpu += self.percpu_sum_ns
+        extra = o.per_mount_lock_ns * self.table.mounts
+        self.tally.copy += extra
+        return extra
+
+    def _grace_period(self, w: Waits) -> Proc:
         """synchronize_rcu_expedited(): the caller sleeps until the grace period it needs has
         ended and is woken. One that starts it wakes the worker (rcu_exp_gp_kthr) and is woken
         on the CPU it left moments ago (a few us; part of the op's measured 1-worker time);
@@ -424,13 +388,17 @@ class LaunchSim:
         self.ml.busy_bg += 1
         self.user_running += 1
         debt0 = self.ml.debt_per_cpu
-        yield iround(self.k.runtime_cpu_ns * self._smt())
+        work = iround(self.k.runtime_cpu_ns * self._smt())
+        self.tally.runtime += work
+        yield work
         for _ in range(10):  # repay the spinning this CPU did meanwhile (its share of it)
             owed = self.ml.debt_per_cpu - debt0
             if owed < 1000:
                 break
             debt0 = self.ml.debt_per_cpu
-            yield iround(owed)
+            repay = iround(owed)
+            self.tally.repaid += repay
+            yield repay
         self.ml.busy_bg -= 1
         self.user_running -= 1
 

@@ -88,6 +88,7 @@ class MountLock:
         self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
         self.bg_spin_ns = 0.0
         self.legitimize = 0  #: walks that fell back to the spinlock
+        self.legitimize_hold_ns = 0.0  #: their holds (their waits count in `stats`)
 
     @property
     def busy(self) -> bool:
@@ -237,6 +238,8 @@ class MountLock:
             st.hold_ns += now - t0
             if self.record is not None:
                 self.record.ml_holds.append((tid, int(t0), int(now)))
+        else:
+            self.legitimize_hold_ns += now - self._t0
         self.release()
         return now - self._t_in
 

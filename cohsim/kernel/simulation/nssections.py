@@ -24,7 +24,7 @@ from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.simulation.engine import Environment, Yield, iround
 from cohsim.kernel.simulation.mounttable import MountTable
-from cohsim.kernel.simulation.records import LaunchRecord, LockStats
+from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats
 from cohsim.kernel.simulation.rwsem import RWSem
 
 #: a writer spins on a reader-owned rwsem for (RSPIN_BASE + readers) x RSPIN_NS before it
@@ -51,11 +51,14 @@ class NamespaceSections:
         stats: LockStats,
         resume: Callable[[bool], Waited],
         record: LaunchRecord | None,
+        tally: CpuTally | None = None,
     ) -> None:
         """`resume(slept)` puts a woken task back on a CPU and returns its run-queue wait;
-        `stats` collects the lock's waits and holds."""
+        `stats` collects the lock's waits and holds, `tally` (a new one by default) the time
+        writers spin and tasks sleep for the lock, and mountinfo reads' holds."""
         self.env, self.sem, self.cpus, self.k = env, sem, cpus, kernel
         self.table, self.stats, self.resume, self.record = table, stats, resume, record
+        self.tally = CpuTally() if tally is None else tally
         self.mountinfo_reads = 0  #: whole-file mountinfo reads
 
     def read_mountinfo(
@@ -80,6 +83,7 @@ class NamespaceSections:
             if w is not None:
                 self.cpus.release()
                 yield w.event
+                self.tally.ns_sleep += env.now - t0
                 yield from self.resume(True)
                 st.wait_ns += env.now - t0
             waited += env.now - t0
@@ -87,6 +91,7 @@ class NamespaceSections:
             if not env.advance(hold):
                 yield hold
             st.hold_ns += hold
+            self.tally.mountinfo += hold
             st.acquisitions += 1
             sem.release(False)
             done += lines
@@ -119,6 +124,7 @@ class NamespaceSections:
         if w is not None:
             self.cpus.release()
             yield w.event
+            self.tally.ns_sleep += self.env.now - t0
             yield from self.resume(True)
             st.wait_ns += self.env.now - t0
         waited = self.env.now - t0
@@ -150,9 +156,12 @@ class NamespaceSections:
             else:
                 yield w.event
             sem.stop_spinning(w)  # not granted: spun too long, or stopped by one that did
+            self.tally.ns_spin += self.env.now - t0
         while not w.granted:
             self.cpus.release()
+            slept = self.env.now
             yield w.event
+            self.tally.ns_sleep += self.env.now - slept
             yield from self.resume(True)
             if sem.retry(w):
                 break

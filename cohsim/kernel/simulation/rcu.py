@@ -41,10 +41,12 @@ class GracePeriods:
         self.running = False
         self.next: list[Event] = []  #: callers waiting for the next grace period
         self.count = 0  #: grace periods run
+        self.requests = 0  #: synchronize_rcu_expedited() calls
 
     def request(self) -> Event:
         """A caller's synchronize_rcu_expedited(): an event that fires when a grace period
         that started after now has ended."""
+        self.requests += 1
         ev = self.env.event()
         if self.running:
             self.next.append(ev)

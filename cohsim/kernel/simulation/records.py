@@ -39,6 +39,31 @@ class LockStats:
 
 
 @dataclass
+class CpuTally:
+    """Where the simulated CPUs' time went, as the simulation runs (ns): the parts of the
+    profile (cohsim.kernel.result.Profile) that are not read off the locks' own tallies. Each
+    part is the CPU time as slowed by SMT or co-running at that moment."""
+
+    ns_spin: float = 0.0  #: writers spinning on namespace_sem
+    ns_sleep: float = 0.0  #: tasks asleep waiting for namespace_sem (readers and writers)
+    percpu: float = 0.0  #: per-CPU sums and per-CPU area zeroing
+    peers: float = 0.0  #: walks over the root's peer group and its children
+    copy: float = 0.0  #: copies of the table (and an old root's detach), per mount
+    prop: float = 0.0  #: copies into / removals from live slave namespaces
+    mountinfo: float = 0.0  #: mountinfo reads' holds, and systemd's parsing
+    runtime: float = 0.0  #: the runtimes' own work after their mounts
+    repaid: float = 0.0  #: background spinning repaid by the runtimes' CPUs (`runtime` excludes it)
+
+    def hold(self, percpu: float, peers: float, copy: float, prop: float, g: float) -> None:
+        """A namespace_sem write hold's parts (cohsim.kernel.callcost.CallCosts.part_*), each
+        slowed by `g` as the hold is."""
+        self.percpu += percpu * g
+        self.peers += peers * g
+        self.copy += copy * g
+        self.prop += prop * g
+
+
+@dataclass
 class LaunchRecord:
     """Time series for plots: mount-table size and who held the locks when."""
 
