@@ -8,8 +8,12 @@ root's peer group, its binds under the root, the runtimes' live namespace copies
 cohsim.kernel.simulation.mounttable counts):
 
 - its namespace_sem write hold: the op's own, per mount in the table, each new mount's
-  per-CPU area, the walk over the root group's peers and the root's children, the copy into
-  (or removal from) every live slave namespace (`write_hold_ns`);
+  per-CPU area, the walk over the root group's peers and the root's children (a mount's
+  propagate_mnt()), the copy into every live slave namespace (`write_hold_ns`);
+- the part of its mount_lock section that grows with the node, nested in that hold: an old
+  root's walk of the whole table, an unmount's walks of the parent's peers, its removal from
+  every live slave namespace and the busy check's per-CPU sum of each copy (`ml_hold_at`;
+  docs/kernel-audit.md C1-C3: Linux 6.18's do_umount() holds mount_lock across them);
 - the detached mounts it puts after its grace period, each a mount_lock section with a per-CPU
   sum (`puts`);
 - a mountinfo read in a slave namespace, each line walking the root group (`slave_line_ns`),
@@ -63,6 +67,13 @@ class OpRow:
         self.per_mount_lock_ns: float = op.per_mount_lock_ns
         self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
         self.percpu_sum = bool(op.percpu_sum)  #: its mount_lock section sums a per-CPU count
+        self.percpu_sum_per_copy = bool(op.percpu_sum_per_copy)
+        self.ml_per_peer_ns: float = op.mount_lock_per_peer_ns
+        self.ml_reader = bool(op.mount_lock_reader)
+        #: its mount_lock section's work depends on the node's state (`ml_hold_at`)
+        self.ml_grows = bool(
+            op.per_mount_lock_ns or op.mount_lock_per_peer_ns or op.percpu_sum_per_copy
+        )
         self.rcu: int = op.rcu
 
 
@@ -111,13 +122,11 @@ class CallCosts:
         if s.group_walk:
             peers = r.per_peer_ns * ring + r.per_child_ns * binds
             hold += peers
-        if s.prop:  # a copy into (a removal from) every live slave namespace
+        if s.prop > 0:  # a copy into every live slave namespace, with its per-CPU area
             slaves = windows + self.service_namespaces
-            per = self.per_slave_mount_ns if s.prop > 0 else self.per_slave_umount_ns
-            areas = self.sum_ns if s.prop > 0 else 0.0  # each copy's per-CPU area
-            hold += slaves * (per + areas)
-            prop = slaves * per
-            percpu += slaves * areas
+            hold += slaves * (self.per_slave_mount_ns + self.sum_ns)
+            prop = slaves * self.per_slave_mount_ns
+            percpu += slaves * self.sum_ns
         self.part_percpu, self.part_peers, self.part_copy, self.part_prop = (
             percpu,
             peers,
@@ -125,6 +134,30 @@ class CallCosts:
             prop,
         )
         return hold
+
+    def ml_hold_at(self, s: Step, r: OpRow, mounts: float, ring: float, windows: float) -> float:
+        """What `s`'s mount_lock section does beyond its fixed work (`Step.ml_work`), in the
+        state of `mounts` mounts, a root group of `ring` and `windows` live namespace copies
+        (`r` the row of its op): a walk of the whole table (an old root's umount_tree()),
+        an unmount's walks of the parent's peers, and for a host unmount the removal of its
+        copy from every live slave namespace with, for umount2(0), the busy check's per-CPU
+        sum of each copy. The parts are kept in `part_*` (percpu, peers, copy, prop) for the
+        profile. Added in one fixed order."""
+        copy = r.per_mount_lock_ns * mounts
+        peers = r.ml_per_peer_ns * ring if s.group_walk else 0.0
+        percpu = prop = 0.0
+        if s.prop < 0:
+            slaves = windows + self.service_namespaces
+            prop = slaves * self.per_slave_umount_ns
+            if r.percpu_sum_per_copy:
+                percpu = slaves * self.sum_ns
+        self.part_percpu, self.part_peers, self.part_copy, self.part_prop = (
+            percpu,
+            peers,
+            copy,
+            prop,
+        )
+        return copy + peers + prop + percpu
 
     def puts(self, s: Step, mounts: float, st: NodeState) -> float:
         """Detached mounts `s` puts after its grace period: its own (`mounts`, the table it

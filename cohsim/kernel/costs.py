@@ -69,6 +69,15 @@ class OpCost:
     #: source's children: __has_locked_children())
     per_child_ns: float = 0.0
     percpu_sum: bool = False  #: the mount_lock section sums a per-CPU counter over all CPUs
+    #: ... and one more for each copy of the mount propagated into a slave namespace
+    #: (umount2(0)'s busy check: propagate_mount_busy() -> do_refcount_check() per copy)
+    percpu_sum_per_copy: bool = False
+    #: the mount_lock section (nested in the namespace_sem write hold) walks the parent's
+    #: peers: per member of the root mount's peer group (an unmount's propagation walks)
+    mount_lock_per_peer_ns: float = 0.0
+    #: the op's mount_lock section is a locked reader (read_seqlock_excl: the spinlock and its
+    #: line, but the sequence counter does not move and no walk spins on it)
+    mount_lock_reader: bool = False
     rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
     layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
     layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)
@@ -312,7 +321,7 @@ def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
                         f"(0-8), not {value!r}",
                         where,
                     )
-            elif key == "percpu_sum":
+            elif key in ("percpu_sum", "percpu_sum_per_copy", "mount_lock_reader"):
                 if not isinstance(value, bool):
                     raise CohsimError(f"ops.{name}.{key} must be true or false", where)
                 kw[key] = value

@@ -76,9 +76,13 @@ ALLOCS = {
 #: detached mounts a call puts after its grace period: namespace_unlock() mntput()s every
 #: mount umount_tree() took out, and fs/namespace.c mntput_no_expire() takes mount_lock and
 #: sums the mount's per-CPU counts (mnt_get_count(), every possible CPU) for a mount no longer
-#: in a namespace. An overlay's shutdown puts its layers' private clones too (per layer).
+#: in a namespace, each put its own lock_mount_hash(). docs/kernel-audit.md C4: an unmount
+#: puts the unmounted mount and path_umount()'s own last reference (2; and each slave
+#: namespace's copy: cohsim.kernel.callcost.CallCosts.puts), a dissolved detached clone 2
+#: (namespace_unlock()'s and __fput()'s), an overlay's shutdown also its upper layer's and
+#: each lower layer's private clone (kern_unmount_array(), after a second grace period).
 PUTS = {
-    "umount_detach": 1, "umount": 1, "umount_overlay": 1, "close_detached": 1,
+    "umount_detach": 2, "umount": 2, "umount_overlay": 3, "close_detached": 2,
     "mount_enotdir": 1, "umount_oldroot": TABLE,
 }  # fmt: skip
 PER_LAYER_PUTS = ("umount_overlay",)

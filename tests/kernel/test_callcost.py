@@ -35,7 +35,9 @@ def parts(catalog):
 def test_a_host_mount_event_pays_for_every_slave_namespace(parts):
     """A host mount event is copied into every live slave namespace (runtimes' copies between
     their unshare and their old root's detach, plus the node services'), each copy with its
-    per-CPU area; an unmount removes them, and puts each copy after its grace period."""
+    per-CPU area (under namespace_sem); an unmount removes them under mount_lock, nested in its
+    namespace_sem hold, and puts each copy after its grace period, beside its own mount and
+    path_umount()'s last reference (docs/kernel-audit.md C2, C4)."""
     k, sum_ns, cc, steps = parts
     bind, unbind = steps["move_mount"], steps["umount_detach"]
     assert bind.prop == 1 and unbind.prop == -1
@@ -43,18 +45,50 @@ def test_a_host_mount_event_pays_for_every_slave_namespace(parts):
     assert cc.write_hold_ns(bind, busy) - cc.write_hold_ns(bind, quiet) == pytest.approx(
         10 * (k.prop_per_slave_mount_ns + sum_ns)
     )
-    assert cc.write_hold_ns(unbind, busy) - cc.write_hold_ns(unbind, quiet) == pytest.approx(
+    assert cc.write_hold_ns(unbind, busy) == cc.write_hold_ns(unbind, quiet)
+    assert _ml(cc, unbind, busy) - _ml(cc, unbind, quiet) == pytest.approx(
         10 * k.prop_per_slave_umount_ns
     )
-    assert cc.puts(unbind, 100, busy) == 1 + 10 + round(k.service_namespaces)
+    assert cc.puts(unbind, 100, busy) == 2 + 10 + round(k.service_namespaces)
     alone = CallCosts(k.with_values(service_namespaces=0.0), sum_ns)  # no node services
     assert cc.write_hold_ns(bind, quiet) - alone.write_hold_ns(bind, quiet) == pytest.approx(
         k.service_namespaces * (k.prop_per_slave_mount_ns + sum_ns)
     )
-    assert cc.write_hold_ns(unbind, quiet) - alone.write_hold_ns(unbind, quiet) == pytest.approx(
+    assert _ml(cc, unbind, quiet) - _ml(alone, unbind, quiet) == pytest.approx(
         k.service_namespaces * k.prop_per_slave_umount_ns
     )
     assert cc.puts(bind, 100, busy) == 0
+
+
+def _ml(cc, s, st):
+    """`s`'s mount_lock section's work beyond its fixed part, in state `st`."""
+    return cc.ml_hold_at(s, cc.row(s.name, s.op), st.mounts, st.ring, st.windows)
+
+
+def test_an_unmounts_walks_and_busy_check_are_under_mount_lock(parts):
+    """umount2's walks of the parent's peers run under mount_lock, nested in namespace_sem
+    (do_umount(): docs/kernel-audit.md C1), and umount2(0)'s busy check sums the per-CPU
+    counts of every propagated copy it finds there (C3); MNT_DETACH's does not check."""
+    k, sum_ns, cc, steps = parts
+    events = synthesize("common-parent", 1, 2, seed=0).threads[0].events
+    umount = next(s for s in plan_calls(events, k, 2, sum_ns) if s.name == "umount")
+    binds = synthesize("per-layer", 1, 2, seed=0).threads[0].events
+    detach = next(
+        s for s in plan_calls(binds, k, 2, sum_ns) if s.name == "umount_detach" and s.group_walk
+    )
+    small, grown = State(ring=1), State(ring=1001, windows=4)
+    assert cc.write_hold_ns(umount, grown) == cc.write_hold_ns(umount, small)
+    slaves = 4 + k.service_namespaces
+    walk = 1000 * k.op("umount").mount_lock_per_peer_ns
+    assert _ml(cc, umount, grown) - _ml(cc, umount, small) == pytest.approx(
+        walk + 4 * k.prop_per_slave_umount_ns + 4 * sum_ns
+    )
+    assert _ml(cc, umount, small) == pytest.approx(
+        k.op("umount").mount_lock_per_peer_ns + (slaves - 4) * (k.prop_per_slave_umount_ns + sum_ns)
+    )
+    assert _ml(cc, detach, grown) - _ml(cc, detach, small) == pytest.approx(
+        1000 * k.op("umount_detach").mount_lock_per_peer_ns + 4 * k.prop_per_slave_umount_ns
+    )
 
 
 def test_binds_walk_the_groups_peers_and_the_roots_children(parts):

@@ -55,12 +55,26 @@ _BASIS = (
 PARTS = ("percpu", "peers", "copy", "prop")
 
 
-def _part(cc: CallCosts, name: str) -> object:
-    """The cost function (step, state) -> the part `name` of its write hold in that state."""
+def _ml_hold(cc: CallCosts) -> object:
+    """The cost function (step, state) -> its mount_lock section's state-dependent work."""
+
+    def f(s: Step, p: Point) -> float:
+        return cc.ml_hold_at(s, cc.row(s.name, s.op), p.mounts, p.ring, p.windows)
+
+    return f
+
+
+def _part(cc: CallCosts, name: str, mf: float) -> object:
+    """The cost function (step, state) -> the part `name` of its write hold in that state:
+    the namespace_sem part (with the calls' mean variation `mf`) and the nested mount_lock
+    section's."""
+    ml = _ml_hold(cc)
 
     def f(s: Step, p: Point) -> float:
         cc.write_hold_ns(s, p)
-        return float(getattr(cc, f"part_{name}"))
+        ns = float(getattr(cc, f"part_{name}"))
+        ml(s, p)  # type: ignore[operator]
+        return mf * ns + float(getattr(cc, f"part_{name}"))
 
     return f
 
@@ -82,8 +96,9 @@ class StepArrays:
       read's R^2 coefficient;
     - `puts` (J x 3): the mounts it puts after its grace period, [const, M, W];
     - `unlocked` (J): its path walks and unlocked work, the mean variation included;
-    - `ml_alone`, `ml_nested` (J): its mount_lock section outside namespace_sem, or nested in
-      its write hold (the fixed work: what the lock's hold tally counts);
+    - `ml_alone` (J): its mount_lock section outside namespace_sem (the fixed work);
+    - `ml_nested` (J x 5): its mount_lock section nested in its write hold, [const, M, R, B,
+      W] (what the lock's hold tally counts; part of `write`);
     - `think`, `rcu` (J): the think time before it and its grace periods;
     - `parts` (name -> J x 5): the parts of its write hold that the profile names
       (cohsim.kernel.result: the per-CPU areas, peer walks, per-mount copy, propagation;
@@ -112,24 +127,26 @@ class StepArrays:
         self.read = table[:, 9:11]
         self.read_r2 = table[:, 11]
         self.puts = table[:, 12:15]
-        self.unlocked, self.ml_alone, self.ml_nested, self.think, self.rcu = table[:, 15:20].T
+        self.unlocked, self.ml_alone, self.think, self.rcu = table[:, 15:19].T
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
-        self.gates = np.flatnonzero(table[:, 20])
-        self.parts = {name: table[:, 21 + 5 * i : 26 + 5 * i] for i, name in enumerate(PARTS)}
-        self.layer_percpu = table[:, 21 + 5 * len(PARTS)]
+        self.gates = np.flatnonzero(table[:, 19])
+        self.parts = {name: table[:, 20 + 5 * i : 25 + 5 * i] for i, name in enumerate(PARTS)}
+        end = 20 + 5 * len(PARTS)
+        self.layer_percpu = table[:, end]
+        self.ml_nested = table[:, end + 1 : end + 6]
 
     @staticmethod
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
         """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
-        ml_alone, ml_nested, think, rcu, whether it is a gate, its hold's parts (5 each of
-        `PARTS`) and its read sections' per-CPU areas."""
+        ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of `PARTS`), its
+        read sections' per-CPU areas and its nested mount_lock section (5)."""
         op = s.op
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
+        ml = _linear(_ml_hold(cc), s)  # the mount_lock section's growth with the state
+        ml[0] += s.ml_work
         if op.takes_ns_write:
-            w = [mf * c for c in _linear(cc.write_hold_ns, s)]
-            w[0] += s.ml_work
-            w[1] += op.per_mount_lock_ns
+            w = [mf * c + m for c, m in zip(_linear(cc.write_hold_ns, s), ml, strict=True)]
             ml_alone = 0.0
         else:
             w, ml_alone = [0.0] * 5, s.ml_work
@@ -142,16 +159,21 @@ class StepArrays:
                 r2 = cc.slave_line_ns(Point(1.0, 1.0, 0.0, 0.0))
         p = _linear(lambda st, pt: cc.puts(st, pt.mounts, pt), s)
         puts = [p[0], p[1], p[4]]
-        nested = s.ml_work if ml_alone == 0.0 and any(w) else 0.0
-        misc = [(s.walk_ns + s.cpu) * mf, ml_alone, nested, float(s.think), float(op.rcu)]
+        nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5
+        misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
         parts: list[float] = []
         for name in PARTS:
             if op.takes_ns_write:
-                parts += [mf * c for c in _linear(_part(cc, name), s)]
+                parts += _linear(_part(cc, name, mf), s)
             else:
                 parts += [0.0] * 5
         gate = [float(s.reads > 0)]
-        return effect, w, read, [r2], puts, misc, gate, parts, [s.reads * cc.sum_ns]
+        return effect, w, read, [r2], puts, misc, gate, parts, [s.reads * cc.sum_ns], nested
+
+    def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
+        """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""
+        w = self.ml_nested[idx]
+        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
 
     def part(self, name: str, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The part `name` (`PARTS`) of the write holds of calls `idx` at states `st`."""

@@ -271,7 +271,7 @@ class BurstModel:
             out.ns_write_by_op[name] = out.ns_write_by_op.get(name, 0.0) + float(by_op[i])
         out.ns_write_ns += float(h.sum()) * times
         out.ns_acquisitions += int(np.count_nonzero(h)) * round(times)
-        nested = np.where(h > 0, a.ml_nested[idx], 0.0)
+        nested = np.where(h > 0, a.nested(st, idx), 0.0)
         out.ml_hold_ns += float((serial + nested).sum()) * times
         self._profile(out, idx, h, serial, times, st, r)
 

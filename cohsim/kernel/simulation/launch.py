@@ -290,7 +290,7 @@ class LaunchSim:
             # path walks then unlocked work, in one event; the walks spin first while a writer
             # holds mount_lock, and legitimize if the counter moved under them (`_cpu` inline)
             walk, work = walk_ns * f, cpu * f
-            if ml.held:
+            if ml.writing:
                 yield from ml.seq_spin()
             t_walk = env.now
             took = iround((walk + work) * self._smt_table[self.cpus.busy])
@@ -305,7 +305,7 @@ class LaunchSim:
             for _ in range(reads):
                 if not nss.try_read(read_ns):  # done at once: it waited 0
                     w.lock += yield from nss.read(read_ns)
-        ml_work += self._ml_extra(o) if o.per_mount_lock_ns or o.percpu_sum else 0.0
+        ml_work += self._ml_extra(step, o) if o.ml_grows or o.percpu_sum else 0.0
         if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
@@ -318,11 +318,11 @@ class LaunchSim:
             w.kernel_until = t1 + took
             if not env.advance(took):
                 yield took
-            if ml_work:
-                spent = ml.try_section(ml_work, tid)  # at once, no generator: mostly
+            if ml_work:  # a write section or a locked reader's; at once, mostly
+                spent = ml.try_section(ml_work, tid, not o.ml_reader)
                 if spent < 0:
-                    spent = yield from ml.section(ml_work, tid)
-                w.lock += spent - o.mount_lock_ns
+                    spent = yield from ml.section(ml_work, tid, True, not o.ml_reader)
+                w.lock += spent - ml_work
             table.apply(delta, ring, binds)
             self.nss.write_unlock(tid, t1)
             self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
@@ -332,10 +332,10 @@ class LaunchSim:
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
                 yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
-                spent = ml.try_section(ml_work, tid)
+                spent = ml.try_section(ml_work, tid, not o.ml_reader)
                 if spent < 0:
-                    spent = yield from ml.section(ml_work, tid)
-                w.lock += spent - o.mount_lock_ns
+                    spent = yield from ml.section(ml_work, tid, True, not o.ml_reader)
+                w.lock += spent - ml_work
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
         if window:
@@ -347,23 +347,27 @@ class LaunchSim:
         for _ in range(o.rcu):
             yield from self._grace_period(w)
         if puts:  # mntput_no_expire() of each detached mount: mount_lock and a per-CPU sum
-            work = puts * self.percpu_sum_ns
+            work, n = puts * self.percpu_sum_ns, round(puts)  # n lock_mount_hash()es
             tally.percpu += work
-            spent = ml.try_section(work, tid)
+            spent = ml.try_section(work, tid, True, n)
             if spent < 0:
-                spent = yield from ml.section(work, tid)
+                spent = yield from ml.section(work, tid, True, True, n)
             w.lock += spent - work
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
 
-    def _ml_extra(self, o: OpRow) -> float:
-        """What an op's mount_lock section does beyond its fixed work, tallied: a walk of the
-        whole copy (an old root's umount_tree()), per mount in the table (returned: it is
-        part of the section's work), and a per-CPU counter sum (planned in the work)."""
+    def _ml_extra(self, step: Step, o: OpRow) -> float:
+        """What an op's mount_lock section does beyond its fixed work in the node's state now
+        (cohsim.kernel.callcost.CallCosts.ml_hold_at: returned, it is part of the section's
+        work), tallied with the per-CPU counter sum planned in that fixed work."""
+        t, table = self.tally, self.table
         if o.percpu_sum:
-            self.tally.percpu += self.percpu_sum_ns
-        extra = o.per_mount_lock_ns * self.table.mounts
-        self.tally.copy += extra
+            t.percpu += self.percpu_sum_ns
+        if not o.ml_grows:
+            return 0.0
+        cc = self.cc
+        extra = cc.ml_hold_at(step, o, table.mounts, table.ring, table.windows)
+        t.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, 1.0)
         return extra
 
     def _grace_period(self, w: Waits) -> Proc:

@@ -67,14 +67,18 @@ class MountLock:
         self.vcpus = float(vcpus)
         self.slowdown = slowdown
         self.stats, self.spin_stats, self.record = stats, spin_stats, record
-        self.held = False
-        self.queue: deque[Event] = deque()  #: writers waiting, first in first served
+        self.held = False  #: the spinlock is taken (by a writer or a locked reader)
+        #: the sequence counter is odd: a writer holds the lock (a locked reader takes the
+        #: spinlock without moving the counter: walks do not spin on it)
+        self.writing = False
+        self.queue: deque[Event] = deque()  #: waiting for the spinlock, first in first served
         self.change_times: list[int] = []  #: when the sequence counter moved (ns)
         self.releases = 0
         self._released: Event | None = None  # made when someone waits for a release
         self.seq_spinners = 0  #: walks spinning on the counter now
         self.bg_spinners = 0.0  #: background CPUs spinning on the section in progress
         self._t_in, self._t0, self._h = 0, 0, 0.0  # the section in progress: in, held, hold
+        self._count = 1  # ... and how many sections back to back it is
         #: `_bg_fixed_point` by (busy, seq_spinners), then by the hold (ns); the part for the
         #: last (busy, seq_spinners) at hand (they change seldom: an int key is a cheap look-up)
         self._bg_memo: dict[tuple[float, int], dict[int, tuple[float, float]]] = {}
@@ -97,12 +101,13 @@ class MountLock:
 
     # ----- writers -------------------------------------------------------------------------
 
-    def acquire(self) -> Generator[Yield, Any, float]:
-        """Take the spinlock (FIFO, spinning on the CPU); return the line cost still to pay
-        before the section's work: the hand-off to us plus the wait for the line exclusive
-        behind the CPUs spinning on it."""
+    def acquire(self, write: bool = True) -> Generator[Yield, Any, float]:
+        """Take the spinlock (FIFO, spinning on the CPU), as a writer (`write`: the counter
+        moves) or a locked reader; return the line cost still to pay before the section's
+        work: the hand-off to us plus the wait for the line exclusive behind the CPUs spinning
+        on it."""
         if not self.busy:
-            return self.take()
+            return self.take(write)
         st = self.stats
         t0 = self.env.now
         ev = self.env.event()
@@ -111,13 +116,17 @@ class MountLock:
         yield ev  # granted by the releaser, who pays the hand-off below
         st.wait_ns += self.env.now - t0
         handoff = self.costs.spinlock_ns(len(self.queue) + 1)
-        self._changed()
+        self.writing = write
+        if write:
+            self._changed()
         return self._writer_ns(self.seq_spinners) + handoff
 
-    def take(self) -> float:
+    def take(self, write: bool = True) -> float:
         """`acquire` when the lock is free: no waiting (no generator on the hot path)."""
         self.held = True
-        self._changed()
+        self.writing = write
+        if write:
+            self._changed()
         return self._writer_ns(self.seq_spinners)
 
     def _writer_ns(self, k: int) -> float:
@@ -148,7 +157,9 @@ class MountLock:
         return self._released
 
     def release(self) -> None:
-        self._changed()
+        if self.writing:
+            self._changed()
+            self.writing = False
         self.releases += 1
         ev, self._released = self._released, None
         if self.queue:
@@ -159,37 +170,51 @@ class MountLock:
             ev.succeed()
 
     def section(
-        self, work_ns: float, tid: int, counted: bool = True
+        self, work_ns: float, tid: int, counted: bool = True, write: bool = True, count: int = 1
     ) -> Generator[Yield, Any, float]:
         """A writer's whole section: take, hold for `work_ns` (and the line costs, lengthened
         by the background CPUs it attracts into spinning: one wait for all of it), release.
         Returns how long it took, waits included (ns). `counted`: its hold counts in the
         lock's hold time and record (a walk's legitimize check counts as an acquisition only).
+        Not `write`: a locked reader's section (read_seqlock_excl): the spinlock and its line,
+        but the counter does not move and no walk spins on it. `count`: so many sections back
+        to back by this task (an unmount's puts, each its own lock_mount_hash()), as one hold
+        that pays the line once more for each after the first.
         `try_section` does the same without a generator where it waits for nothing."""
         t_in = self.env.now
-        line = (yield from self.acquire()) if self.held or self.queue else self.take()
-        k, h = self._spinners(work_ns)
-        self._held_at(t_in, self.env.now, line, k, h)
+        if self.held or self.queue:
+            line = yield from self.acquire(write)
+        else:
+            line = self.take(write)
+        k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
+        if count > 1:
+            h += (count - 1) * self.costs.writer_ns(k + self.seq_spinners)
+        self._held_at(t_in, self.env.now, line, k, h, count)
         took = iround(line + h)
         if not self.env.advance(took):  # (almost always nothing else happens meanwhile)
             yield took
         return self.leave(tid, counted)
 
-    def try_section(self, work_ns: float, tid: int) -> float:
-        """`section(work_ns, tid)` where it waits for nothing (the lock free and nothing else
-        due before the hold ends; the conductor's hot path, three sections a call): done at
-        once, without a generator, and its time returned; else -1, nothing changed, and the
-        caller runs `section` (which works out the same numbers again)."""
+    def try_section(self, work_ns: float, tid: int, write: bool = True, count: int = 1) -> float:
+        """`section(work_ns, tid, write=write, count=count)` where it waits for nothing (the
+        lock free and nothing else due before the hold ends; the conductor's hot path, three
+        sections a call): done at once, without a generator, and its time returned; else -1,
+        nothing changed, and the caller runs `section` (which works out the same numbers
+        again)."""
         if self.held or self.queue:
             return -1.0
         t_in = self.env.now
         line = self._writer_ns(self.seq_spinners)
-        k, h = self._spinners(work_ns)
+        k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
+        if count > 1:
+            h += (count - 1) * self.costs.writer_ns(k + self.seq_spinners)
         if not self.env.advance(iround(line + h)):
             return -1.0
         self.held = True  # `take` at t_in, written out
-        self.change_times.append(t_in)
-        self._held_at(t_in, t_in, line, k, h)
+        self.writing = write
+        if write:
+            self.change_times.append(t_in)
+        self._held_at(t_in, t_in, line, k, h, count)
         return self.leave(tid)
 
     def _spinners(self, work_ns: float) -> tuple[float, float]:
@@ -210,11 +235,14 @@ class MountLock:
             hit = self._bg_hold[key] = self._bg_fixed_point(hold, busy)
         return hit
 
-    def _held_at(self, t_in: int, taken: int, line: float, k: float, h: float) -> None:
+    def _held_at(
+        self, t_in: int, taken: int, line: float, k: float, h: float, count: int = 1
+    ) -> None:
         """A section that began at `t_in` took the lock at `taken`, `line` still to pay, with
-        `k` spinners and hold `h`: kept for `leave` (one holder at a time)."""
+        `k` spinners and hold `h` (`count` sections back to back): kept for `leave` (one holder
+        at a time)."""
         self._t_in, self._t0 = t_in, taken + iround(line)
-        self.bg_spinners, self._h = k, h
+        self.bg_spinners, self._h, self._count = k, h, count
         self.stats.wait_ns += line
 
     def leave(self, tid: int, counted: bool = True) -> float:
@@ -232,7 +260,7 @@ class MountLock:
             self.debt_per_cpu += spin / (busy_bg if busy_bg >= 1.0 else 1.0)  # max(busy_bg, 1)
         self.bg_spinners = 0.0
         now, st = self.env.now, self.stats
-        st.acquisitions += 1
+        st.acquisitions += self._count
         if counted:
             t0 = self._t0
             st.hold_ns += now - t0
@@ -267,7 +295,7 @@ class MountLock:
         self.seq_spinners += 1
         if self.record is not None:
             self.record.spinners.append((int(t0), self.seq_spinners))
-        while self.held:
+        while self.writing:
             yield self.released
         k = self.seq_spinners
         self.seq_spinners -= 1

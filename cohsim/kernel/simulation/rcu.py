@@ -60,7 +60,7 @@ class GracePeriods:
         # CPUs spinning in the kernel now must finish before the grace period can end
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
-        target = ml.releases + len(ml.queue) + (1 if ml.held and spinning else 0)
+        target = ml.releases + len(ml.queue) + (1 if ml.writing and spinning else 0)
         yield iround(self.cpu_wait() + self.gp_ns)
         while ml.releases < target and ml.busy:
             yield ml.released

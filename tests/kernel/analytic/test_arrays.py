@@ -32,7 +32,8 @@ def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy):
         op = s.op
         want = 0.0
         if op.ns_write_ns or op.per_mount_write_ns:
-            want = cc.write_hold_ns(s, p) * mf + s.ml_work + op.per_mount_lock_ns * p.mounts
+            ml = cc.ml_hold_at(s, cc.row(s.name, op), p.mounts, p.ring, p.windows)
+            want = cc.write_hold_ns(s, p) * mf + s.ml_work + ml
         assert holds[j] == pytest.approx(want, rel=1e-9, abs=1e-6), s.name
         read = s.reads * (op.layer_read_ns * mf + sum_ns)
         if op.ns_read_ns or op.per_mount_read_ns:
