@@ -17,8 +17,18 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from calibration.analysis.walkers.trace import PHASES, ROLES, read_perf, read_strace
-from calibration.analysis.walkers.walks import PATH_SYSCALLS
+from calibration.analysis.runc_strace.summary import calls
+from calibration.analysis.walkers.trace import (
+    CTRD_PHASES,
+    PHASES,
+    ROLES,
+    open_log,
+    read_ctrd_perf,
+    read_ctrd_strace,
+    read_perf,
+    read_strace,
+)
+from calibration.analysis.walkers.walks import PATH_SYSCALLS, walks
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m207/walkers"
@@ -209,23 +219,23 @@ def runc_report(d: Path) -> list[str]:
         }
         groups = [("runc", RUNC), ("entry", ("entry",))] + [(ro, (ro,)) for ro in RUNC]
         for name, members in groups:
-            walks = med(
+            nw = med(
                 sum(cell[(ro, ph)][i] for ro in members for ph in PHASES) for i in range(len(runs))
             )
             raw = sum(role_cpu[ro] for ro in members)
             cpu = raw * scale
-            calls = sum(role_calls[ro] for ro in members)
-            rate = walks / cpu if cpu else 0.0
+            ncalls = sum(role_calls[ro] for ro in members)
+            rate = nw / cpu if cpu else 0.0
             cpu_rows.append(
                 [
                     w,
                     name,
-                    f"{walks:.0f}",
+                    f"{nw:.0f}",
                     f"{raw:.1f}",
                     f"{cpu:.1f}",
                     f"{rate:.1f}",
                     f"{1000 / rate:.0f}" if rate else "-",
-                    f"{calls / cpu:.1f}" if cpu else "-",
+                    f"{ncalls / cpu:.1f}" if cpu else "-",
                 ]
             )
         total_calls = med(len(pr.syscalls) for pr in prs)
@@ -308,9 +318,182 @@ def runc_report(d: Path) -> list[str]:
     return out
 
 
+#: containerd traces' process kinds, and the groups perf can tell apart
+CTRD_ROLES = (
+    "containerd",
+    "shim start",
+    "shim",
+    "runc create",
+    "runc init",
+    "runc start",
+    "entry",
+    "runc delete",
+    "shim delete",
+)
+PERF_KIND = {
+    "containerd": "containerd",
+    "shim start": "shim",
+    "shim": "shim",
+    "shim delete": "shim",
+    "runc create": "runc",
+    "runc start": "runc",
+    "runc delete": "runc",
+    "runc init": "runc init",
+    "entry": "entry",
+}
+
+
+def containerd_report(d: Path) -> list[str]:
+    out: list[str] = []
+    images = ("bb1", "bb5")
+    start_by: dict[str, dict[str, float]] = {}
+    for img in images:
+        runs = [read_ctrd_strace(p) for p in sorted(d.glob(f"strace/containerd.{img}.*.strace*"))]
+        n = len(runs)
+        cell: dict[tuple[str, str], list[int]] = defaultdict(list)
+        mounts: Counter = Counter()
+        for r in runs:
+            c: Counter = Counter()
+            for call, role, ws in zip(r.calls, r.role, r.walks, strict=True):
+                c[(role, r.phase(call.t))] += len(ws)
+                if call.name in ("mount", "umount2") and role in ("containerd", "shim"):
+                    mounts[(role, r.phase(call.t), call.name, len(ws))] += 1
+            for ro in CTRD_ROLES + ("other",):
+                for ph in CTRD_PHASES:
+                    cell[(ro, ph)].append(c[(ro, ph)])
+        out.append(
+            f"== containerd {img} ({img[2:]} layer(s)): walks per `ctr run --rm` by process (rows)"
+            f" and phase (columns), median of {n}"
+        )
+        rows = [["process"] + list(CTRD_PHASES) + ["start", "total"]]
+        start_by[img] = {}
+        for ro in CTRD_ROLES + ("other",):
+            tot = [sum(cell[(ro, ph)][i] for ph in CTRD_PHASES) for i in range(n)]
+            if not any(tot):
+                continue
+            start = [sum(cell[(ro, ph)][i] for ph in CTRD_PHASES[:5]) for i in range(n)]
+            start_by[img][ro] = med(start)
+            rows.append(
+                [ro]
+                + [f"{med(cell[(ro, ph)]):.0f}" for ph in CTRD_PHASES]
+                + [f"{med(start):.0f}", f"{med(tot):.0f}"]
+            )
+        col = [
+            med(sum(cell[(ro, ph)][i] for ro in CTRD_ROLES + ("other",)) for i in range(n))
+            for ph in CTRD_PHASES
+        ]
+        start_all = [
+            sum(cell[(ro, ph)][i] for ro in CTRD_ROLES + ("other",) for ph in CTRD_PHASES[:5])
+            for i in range(n)
+        ]
+        tot_all = [
+            sum(cell[(ro, ph)][i] for ro in CTRD_ROLES + ("other",) for ph in CTRD_PHASES)
+            for i in range(n)
+        ]
+        start_by[img]["all"] = med(start_all)
+        rows.append(
+            ["all"] + [f"{v:.0f}" for v in col] + [f"{med(start_all):.0f}", f"{med(tot_all):.0f}"]
+        )
+        out += _table(rows)
+        marks = [
+            med((r.marks[m] - r.marks["start"]) * 1e3 for r in runs)
+            for m in ("rootfs", "mount0", "mount_last", "exec", "end")
+        ]
+        out.append(
+            "   phase starts under strace, ms after attach: rootfs {:.0f}, runc-mounts {:.0f},"
+            " handoff {:.0f}, entry {:.0f}, teardown {:.0f}".format(*marks)
+        )
+        out.append(
+            "   mount calls of containerd and the shim (process, phase, call, walks each: count"
+            " over all runs): "
+            + "; ".join(f"{k[0]} {k[1]} {k[2]} {k[3]}: {v}" for k, v in sorted(mounts.items()))
+        )
+        # ctr, the client
+        ctr = []
+        for p in sorted(d.glob(f"strace/ctr.{img}.*.strace*")):
+            cr = read_ctrd_strace_client(p)
+            ctr.append(cr)
+        out.append(f"   ctr (the client, its own strace): {med(ctr):.0f} walks per run")
+        # strace -c: path calls of containerd and all it started, per run
+        c_calls = [
+            sum(v for k, v in strace_c(p).items() if _is_path_call(k))
+            for p in sorted(d.glob(f"strace-c/containerd.{img}.*.txt"))
+        ]
+        out.append(f"   strace -c: {med(c_calls):.0f} path calls per run (start and teardown)")
+        # CPU by kind (perf record, untraced): walks per CPU-ms over the whole run
+        perfs = [read_ctrd_perf(p) for p in sorted(d.glob(f"perf/containerd.{img}.*.txt*"))]
+        rows = [
+            ["kind", "walks", "CPU ms (sampled)", "walks/CPU-ms", "us CPU/walk", "perf path calls"]
+        ]
+        for kind in ("containerd", "shim", "runc", "runc init", "entry"):
+            members = [ro for ro, k in PERF_KIND.items() if k == kind]
+            w = med(
+                sum(cell[(ro, ph)][i] for ro in members for ph in CTRD_PHASES) for i in range(n)
+            )
+            cpu = med(pc.get(kind, 0.0) for pc, _ in perfs)
+            ncalls = med(ps.get(kind, 0) for _, ps in perfs)
+            rate = w / cpu if cpu else 0.0
+            rows.append(
+                [
+                    kind,
+                    f"{w:.0f}",
+                    f"{cpu:.1f}",
+                    f"{rate:.1f}",
+                    f"{1000 / rate:.0f}" if rate else "-",
+                    f"{ncalls:.0f}",
+                ]
+            )
+        out += ["   " + line for line in _table(rows)]
+        out.append("")
+    out.append("== per extra image layer (bb5 - bb1) / 4, walks per container start, by process")
+    out.append(
+        "   "
+        + ", ".join(
+            f"{ro} {(start_by['bb5'].get(ro, 0) - start_by['bb1'].get(ro, 0)) / 4:+.1f}"
+            for ro in CTRD_ROLES + ("all",)
+            if ro in start_by["bb1"] or ro in start_by["bb5"]
+        )
+    )
+    return out
+
+
+def exec_report(d: Path) -> list[str]:
+    """`runc exec` of /bin/true into a running container: an exec probe's walks and CPU."""
+    runs = [read_strace(p) for p in sorted(d.glob("strace/exec.*.strace*"))]
+    by: dict[str, list[int]] = defaultdict(list)
+    for r in runs:
+        c: Counter = Counter()
+        for role, ws in zip(r.role, r.walks, strict=True):
+            c[role] += len(ws)
+        for ro in ROLES:
+            by[ro].append(c[ro])
+        by["all"].append(sum(c.values()))
+    st = [perf_stat(p) for p in sorted(d.glob("perf-stat/exec.*.csv"))]
+    cpu = med(s[0] for s in st)
+    calls_ = med(sum(n for k, n in s[1].items() if k not in ("unshare", "getcwd")) for s in st)
+    out = [
+        f"== runc exec /bin/true into a running container (an exec probe), median of {len(runs)}"
+    ]
+    out.append("   walks: " + ", ".join(f"{ro} {med(v):.0f}" for ro, v in by.items()))
+    out.append(
+        f"   CPU (perf stat, untraced): {cpu:.1f} ms; {med(by['all']) / cpu:.1f} walks per CPU-ms;"
+        f" perf path calls {calls_:.0f}"
+    )
+    return out
+
+
+def read_ctrd_strace_client(path: Path) -> int:
+    """Walks of one ctr client run (every process in its log)."""
+    return sum(len(walks(c.name, c.args)) for c in calls(open_log(path)))
+
+
 def main(argv: list[str]) -> int:
     d = Path(argv[0]) if argv else DATA
     print("\n".join(runc_report(d / "runc")))
+    print()
+    print("\n".join(exec_report(d / "exec")))
+    print()
+    print("\n".join(containerd_report(d / "containerd")))
     return 0
 
 

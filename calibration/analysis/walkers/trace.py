@@ -16,6 +16,8 @@ Phases, by the time a call starts, against runc's own mount calls:
 6. `entry`: from the exec to the entrypoint's last call;
 7. `teardown`: after it (runc run deletes the container: cgroups, state directory).
 
+A log of `strace -p` starts with a line from each thread that was there when strace attached:
+the pids first seen within ATTACH_S of the first line are taken for threads of the first.
 Inside a PID namespace strace prints a fork's result as the child's pid in that namespace, not
 the pid its own lines carry; such children are matched to the first unclaimed new pid whose
 first line comes after the fork started.
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 import gzip
 import lzma
+import math
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +39,7 @@ from calibration.analysis.walkers.walks import EXECS, walks
 PHASES = ("pre-mount", "host-binds", "ns-setup", "post-pivot", "handoff", "entry", "teardown")
 ROLES = ("run", "init0", "init1", "init2", "entry")
 FORKS = ("clone", "clone3", "vfork", "fork")
+ATTACH_S = 0.005
 #: marks of the phases: first mount, unshare, pivot_root, last mount, exec, entry's end
 MARKS = ("mount0", "unshare", "pivot", "mount_last", "exec", "end")
 
@@ -67,9 +72,10 @@ def _tree(cs: list[Call]) -> tuple[dict[int, int], dict[int, int]]:
     for c in cs:
         seen.setdefault(c.pid, c.t)
     forks = [c for c in cs if c.name in FORKS and c.ret.isdigit()]
-    tgid: dict[int, int] = {cs[0].pid: cs[0].pid}
+    # threads that were there when strace attached (-p) show up at once
+    tgid: dict[int, int] = {p: cs[0].pid for p, t in seen.items() if t - cs[0].t < ATTACH_S}
     parent: dict[int, int] = {}
-    claimed = {int(c.ret) for c in forks if int(c.ret) in seen} | {cs[0].pid}
+    claimed = {int(c.ret) for c in forks if int(c.ret) in seen} | set(tgid)
     unclaimed = sorted((t, p) for p, t in seen.items() if p not in claimed)
     for c in sorted(forks, key=lambda c: c.t):
         child = int(c.ret)
@@ -116,12 +122,16 @@ def read_strace(path) -> Run:
         else:
             role.append({run: "run", init0: "init0", init1: "init1"}.get(g, "other"))
     mount_t = [c.t for c in cs if c.name in MOUNT_CALLS]
+    # (`runc exec` has no unshare, pivot_root or mounts of init2: those marks are then never)
     marks = {
         "mount0": min(mount_t),
-        "unshare": min(c.t for c in cs if c.name == "unshare" and "CLONE_NEWNS" in c.args),
-        "pivot": min(c.t for c in cs if c.name == "pivot_root"),
+        "unshare": min(
+            (c.t for c in cs if c.name == "unshare" and "CLONE_NEWNS" in c.args), default=math.inf
+        ),
+        "pivot": min((c.t for c in cs if c.name == "pivot_root"), default=math.inf),
         "mount_last": max(
-            c.t for c, r in zip(cs, role, strict=True) if r == "init2" and c.name in MOUNT_CALLS
+            (c.t for c, r in zip(cs, role, strict=True) if r == "init2" and c.name in MOUNT_CALLS),
+            default=math.inf,
         ),
         "exec": exec_t,
         "end": max(c.t for c, r in zip(cs, role, strict=True) if r == "entry"),
@@ -235,3 +245,151 @@ def read_perf(path: Path | str) -> PerfRun:
         "start": execs[run][0][0],
     }
     return PerfRun(samples, sys_, marks)
+
+
+# ----- containerd: `strace -f -p containerd` during one `ctr run --rm` ----------------------
+
+#: a containerd trace's phases, by the time a call starts (marks in brackets)
+CTRD_PHASES = (
+    "create",  # from the trace's start to the shim's overlay mount of the rootfs [rootfs]
+    "rootfs",  # from there to runc init's first mount call [mount0]
+    "runc-mounts",  # runc's mount calls, from the first to init2's last [mount_last]
+    "handoff",  # from there to the entrypoint's exec [exec]
+    "entry",  # the entrypoint [end]
+    "teardown",  # after it: runc delete, the rootfs's unmount, shim delete, snapshot removal
+)
+CTRD_MARKS = ("rootfs", "mount0", "mount_last", "exec", "end")
+
+
+def _label(c: Call) -> str | None:
+    """The process kind an exec makes, from its argv."""
+    if c.name not in EXECS or c.ret != "0":
+        return None
+    argv = c.args
+    if "containerd-shim" in argv:
+        for sub in ("start", "delete"):
+            if f'"{sub}"]' in argv:
+                return f"shim {sub}"
+        return "shim"
+    if '"runc", "init"' in argv:
+        return "runc init"
+    if "runc" in argv.split("[", 1)[0] or '["runc"' in argv:
+        m = re.search(r'"(create|start|delete|kill|state)"', argv)
+        return f"runc {m.group(1)}" if m else "runc"
+    if c.name == "execveat":
+        return None  # runc init re-executing itself through its fd
+    return "entry"
+
+
+@dataclass
+class CtrdRun:
+    """One traced `ctr run`: every call of containerd and what it started, with the kind of
+    process that made it, the phase marks and each call's walks."""
+
+    calls: list[Call]
+    role: list[str]
+    marks: dict[str, float]
+    walks: list[list[str]] = field(default_factory=list)
+
+    def phase(self, t: float) -> str:
+        for name, mark in zip(CTRD_PHASES, CTRD_MARKS, strict=False):
+            if t < self.marks[mark] or (mark == "end" and t <= self.marks[mark]):
+                return name
+        return "teardown"
+
+
+def read_ctrd_strace(path: Path | str) -> CtrdRun:
+    cs = calls(open_log(path))
+    tgid, parent = _tree(cs)
+    root = tgid[cs[0].pid]
+    label: dict[int, list[tuple[float, str]]] = {root: [(0.0, "containerd")]}
+    for c in cs:
+        lab = _label(c)
+        if lab:
+            label.setdefault(tgid[c.pid], []).append((c.t, lab))
+
+    def kind(pid: int, t: float) -> str:
+        g = tgid[pid]
+        while True:
+            own = [lab for t0, lab in label.get(g, []) if t0 <= t]
+            if own:
+                return own[-1]
+            if g not in parent:
+                return "other"
+            g = parent[g]
+
+    role = [kind(c.pid, c.t) for c in cs]
+    # runc init's stages after the entrypoint's exec: init2 is then the entrypoint
+    mounts = [
+        c.t for c, r in zip(cs, role, strict=True) if r == "runc init" and c.name in MOUNT_CALLS
+    ]
+    rootfs = min(c.t for c, r in zip(cs, role, strict=True) if r == "shim" and c.name == "mount")
+    exec_t = min(c.t for c, r in zip(cs, role, strict=True) if r == "entry")
+    marks = {
+        "start": cs[0].t,
+        "rootfs": rootfs,
+        "mount0": min(mounts),
+        "mount_last": max(mounts),
+        "exec": exec_t,
+        "end": max(c.t for c, r in zip(cs, role, strict=True) if r == "entry"),
+    }
+    out = CtrdRun(cs, role, marks)
+    out.walks = [walks(c.name, c.args) for c in cs]
+    _interpreters(out)  # type: ignore[arg-type]
+    return out
+
+
+def read_ctrd_perf(path: Path | str) -> tuple[dict[str, float], dict[str, int]]:
+    """CPU ms and path syscalls by process kind in a `perf record -p containerd` listing:
+    containerd, shim (every shim process), runc (its command-line runs), runc init (its three
+    stages until the entrypoint's exec), entry. perf's exec events name the binary only, so a
+    runc process is `runc init` when it execs /proc/self/exe, the entrypoint when a runc init
+    process execs anything else."""
+    rows = []
+    for line in open_log(path):
+        m = PERF.match(line)
+        if m:
+            rows.append(
+                (int(m.group(2)), float(m.group(4)), float(m.group(5) or 0), m.group(6), m.group(7))
+            )
+    root = rows[0][0]
+    parent: dict[int, int] = {}
+    execs: dict[int, list[tuple[float, str]]] = {root: [(0.0, "containerd")]}
+    pids = {r[0] for r in rows}
+    for pid, t, _p, ev, f in rows:
+        if ev == "sched:sched_process_fork":
+            child = int(re.search(r"child_pid=(\d+)", f).group(1))
+            if child in pids and child != pid:
+                parent.setdefault(child, pid)
+        elif ev == "sched:sched_process_exec":
+            fn = re.search(r"filename=(\S+)", f).group(1)
+            execs.setdefault(pid, []).append((t, fn))
+
+    def kind(pid: int, t: float) -> str:
+        g = pid
+        while True:
+            own = [fn for t0, fn in execs.get(g, []) if t0 <= t]
+            if own:
+                fn = own[-1]
+                if fn == "containerd":
+                    return fn
+                if "containerd-shim" in fn:
+                    return "shim"
+                if fn == "/proc/self/exe" or fn.startswith(("/proc/self/fd/", "/dev/fd/")):
+                    return "runc init"
+                if fn.endswith("/runc"):
+                    return "runc"
+                return "entry"
+            if g not in parent:
+                return "other"
+            g = parent[g]
+
+    cpu: dict[str, float] = defaultdict(float)
+    sys_: dict[str, int] = defaultdict(int)
+    for pid, t, period, ev, _f in rows:
+        k = kind(pid, t)
+        if ev == "task-clock":
+            cpu[k] += period / 1e6
+        elif ev.startswith("syscalls:sys_enter_") and not ev.endswith(("unshare", "getcwd")):
+            sys_[k] += 1
+    return dict(cpu), dict(sys_)
