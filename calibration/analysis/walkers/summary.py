@@ -133,6 +133,7 @@ def runc_report(d: Path) -> list[str]:
     ]
     time_rows = [["workload"] + [f"{SHORT[p]} ms" for p in PHASES[:6]] + ["entry end"]]
     dens_rows = [["workload"] + [f"{SHORT[p]}" for p in PHASES] + ["all"]]
+    phase_rows = [["workload"] + [SHORT[p] for p in PHASES] + ["after mounts", "walks/CPU-ms"]]
     kinds_by: dict[str, Counter] = {}
     for w in WORKLOADS:
         runs = [read_strace(p) for p in straces[w]]
@@ -279,6 +280,23 @@ def runc_report(d: Path) -> list[str]:
             len(pr.syscalls) / ((pr.marks["end"] - pr.marks["start"]) * 1e3) for pr in prs
         )
         dens_rows.append([w] + dens + [f"{total_dens:.1f}"])
+        # CPU by phase (perf samples scaled to perf stat) and the strace walks in it
+        cpu_ph = {
+            ph: scale * med(sum(ms for t, _r, ms in pr.samples if pr.phase(t) == ph) for pr in prs)
+            for ph in PHASES
+        }
+        walk_ph = {
+            ph: med(sum(cell[(ro, ph)][i] for ro in ROLES) for i in range(len(runs)))
+            for ph in PHASES
+        }
+        after = ("handoff", "entry")
+        cpu_after = sum(cpu_ph[ph] for ph in after)
+        walks_after = sum(walk_ph[ph] for ph in after)
+        phase_rows.append(
+            [w]
+            + [f"{walk_ph[ph]:.0f}/{cpu_ph[ph]:.1f}" for ph in PHASES]
+            + [f"{walks_after:.0f}/{cpu_after:.1f}", f"{walks_after / cpu_after:.1f}"]
+        )
         agg: Counter = Counter()
         for k in kinds:
             agg.update(k)
@@ -306,6 +324,12 @@ def runc_report(d: Path) -> list[str]:
         "== path calls per ms of wall time in each phase (perf tracepoints, untraced, median)"
     )
     out += _table(dens_rows)
+    out.append("")
+    out.append(
+        "== walks / CPU ms in each phase (all processes; CPU from perf samples scaled to perf"
+        " stat); after mounts = handoff + entry"
+    )
+    out += _table(phase_rows)
     out.append("")
     out.append(
         "== walks by kind (mean per start): runc's processes for `true`, the entrypoint for"
