@@ -20,6 +20,7 @@ from pathlib import Path
 from calibration.analysis.runc_strace.summary import calls
 from calibration.analysis.walkers.trace import (
     CTRD_PHASES,
+    MARKS,
     PHASES,
     ROLES,
     open_log,
@@ -135,6 +136,7 @@ def runc_report(d: Path) -> list[str]:
     dens_rows = [["workload"] + [f"{SHORT[p]}" for p in PHASES] + ["all"]]
     phase_rows = [["workload"] + [SHORT[p] for p in PHASES] + ["after mounts", "walks/CPU-ms"]]
     kinds_by: dict[str, Counter] = {}
+    ordered = {"strace": [0, 0], "perf": [0, 0]}  # logs whose phase marks are in time order, all
     for w in WORKLOADS:
         runs = [read_strace(p) for p in straces[w]]
         cell: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -167,6 +169,11 @@ def runc_report(d: Path) -> list[str]:
         st = [perf_stat(p) for p in stats[w]]
         c_calls = [sum(n for s, n in strace_c(p).items() if _is_path_call(s)) for p in cs[w]]
         prs = [read_perf(p) for p in perfs[w]]
+        for key, recs in (("strace", runs), ("perf", prs)):
+            for rec in recs:
+                ts = [rec.marks[m] for m in ("start",) + MARKS]
+                ordered[key][0] += ts == sorted(ts)
+                ordered[key][1] += 1
         perf_calls = [
             sum(1 for s in pr.syscalls if s[2] not in ("unshare", "getcwd", "connect"))
             for pr in prs
@@ -324,6 +331,12 @@ def runc_report(d: Path) -> list[str]:
         "== path calls per ms of wall time in each phase (perf tracepoints, untraced, median)"
     )
     out += _table(dens_rows)
+    out.append("")
+    out.append(
+        "== phase marks in time order: {}/{} strace logs, {}/{} perf recordings".format(
+            *ordered["strace"], *ordered["perf"]
+        )
+    )
     out.append("")
     out.append(
         "== walks / CPU ms in each phase (all processes; CPU from perf samples scaled to perf"

@@ -170,3 +170,17 @@ def walks(name: str, args: str) -> list[str]:
             n += len(re.findall(r"\b(?:upperdir|workdir)=", opts))
             out += ["mount:overlay-dir"] * n
     return out
+
+
+def main(argv: list[str]) -> int:
+    """`python -m calibration.analysis.walkers.walks NAME 'ARGS'`: the walks of one call as
+    strace prints it (NAME and its argument list), one kind a line."""
+    for kind in walks(argv[0], argv[1]):
+        print(kind)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
