@@ -126,6 +126,17 @@ def test_containerd(out: str) -> None:
             '"overlay", "/r", "overlay", 0, "index=off,workdir=/w,upperdir=/u,lowerdir=/1:/2:/3"',
             ["mount"] + ["mount:overlay-dir"] * 5,
         ),
+        (
+            "move_mount",
+            '3, "", AT_FDCWD, "/t", MOVE_MOUNT_F_EMPTY_PATH',
+            ["move_mount"],
+        ),
+        ("open_tree", 'AT_FDCWD, "/l", OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC', ["open_tree"]),
+        (
+            "mount_setattr",
+            '3, "", AT_EMPTY_PATH, {attr_set=MOUNT_ATTR_IDMAP}, 32',
+            ["mount_setattr:empty"],
+        ),
         ("connect", '3, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110', ["connect"]),
         ("connect", '3, {sa_family=AF_UNIX, sun_path=@"abstract"}, 12', []),
         ("read", '3, "x", 4096', []),

@@ -7,8 +7,10 @@ result (a failed lookup has walked too), with these exceptions and additions:
 
 - an empty path (`""`) without AT_EMPTY_PATH fails in getname() before any walk; with
   AT_EMPTY_PATH, `newfstatat`/`statx` go straight to the fd (fs/stat.c: `vfs_fstat`, no walk),
-  while the others (`execveat`, `readlinkat`, `fchownat`, `open_tree`, ...) still run path_init
-  on the fd's path (a walk of no components, but a read of the counter);
+  and so does `move_mount` with MOVE_MOUNT_F/T_EMPTY_PATH (fs/namespace.c takes the fd's path
+  when `getname_maybe_null()` finds no name, since Linux 6.15), while the others (`execveat`,
+  `readlinkat`, `fchownat`, `open_tree`, ...) still run path_init on the fd's path (a walk of no
+  components, but a read of the counter);
 - a NULL path (`utimensat(fd, NULL, ...)`) walks nothing;
 - `execve`/`execveat` walk the program, and the kernel walks its ELF interpreter (`open_exec` of
   PT_INTERP: ld.so) for a dynamically linked program: +1, seen in the trace as the glibc loader's
@@ -94,8 +96,9 @@ PATH_ARGS: dict[str, tuple[int, ...]] = {
     "execveat": (1,),
     "mount": (1,),  # the source is added below for MS_BIND / MS_MOVE
 }
-#: fd-based stat calls that skip the walk for an empty path with AT_EMPTY_PATH (6.18 fs/stat.c)
-STAT_FD = {"newfstatat", "statx"}
+#: calls that skip the walk for an empty path with their EMPTY_PATH flag (Linux 6.18 fs/stat.c,
+#: fs/namespace.c: `getname_maybe_null()`, then the fd's own path)
+STAT_FD = {"newfstatat", "statx", "move_mount"}
 #: the syscalls whose walks are execs (the interpreter walk is added by the caller)
 EXECS = {"execve", "execveat"}
 #: other readers of mount_lock's seqcount, counted apart
@@ -147,7 +150,7 @@ def walks(name: str, args: str) -> list[str]:
     if idx is None:
         return []
     a = split_args(args)
-    empty_ok = "AT_EMPTY_PATH" in args or name == "readlinkat"
+    empty_ok = "EMPTY_PATH" in args or name == "readlinkat"
     out = []
     for i in idx:
         if i >= len(a):
