@@ -184,6 +184,8 @@ class KernelParams:
     runtime_cpu_ns: float  #: CPU work of a container's runtime after its mounts
     walk_interval_ns: float  #: busy runtime/daemon code starts a path walk this often
     smt_slowdown: float  #: a thread runs this much slower while its SMT sibling is busy
+    #: ... and this much slower while its sibling spins on a lock with PAUSE
+    smt_spin_slowdown: float
     wake_ns: float  #: a task that slept resumes on an idle CPU this much later (idle exit)
     #: call-to-call dispersion of a syscall's own work: each call's work is its cost times
     #: exp(call_sigma x a standard normal) (median 1: the op costs are p50s); 0: none
@@ -246,7 +248,12 @@ _TABLES = {
         "runtime_cpu_ns": "runtime_cpu_ns",
         "walk_interval_ns": "walk_interval_ns",
     },
-    "cpu": {"smt_slowdown": "smt_slowdown", "wake_ns": "wake_ns", "call_sigma": "call_sigma"},
+    "cpu": {
+        "smt_slowdown": "smt_slowdown",
+        "spin_slowdown": "smt_spin_slowdown",
+        "wake_ns": "wake_ns",
+        "call_sigma": "call_sigma",
+    },
     "propagation": {
         "per_slave_mount_ns": "prop_per_slave_mount_ns",
         "per_slave_umount_ns": "prop_per_slave_umount_ns",
@@ -261,6 +268,7 @@ _ATTR = {f"{table}.{key}": attr for table, keys in _TABLES.items() for key, attr
 _MINIMUMS = {
     "percpu.mlp": 1.0,
     "cpu.smt_slowdown": 1.0,
+    "cpu.spin_slowdown": 1.0,
     "background.mountinfo_lines_per_read": 1.0,
     "launch.walk_interval_ns": 1.0,
 }

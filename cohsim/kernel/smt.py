@@ -2,9 +2,12 @@
 both engines of level 3 use (the simulation tabulates it per busy count, the closed form
 evaluates it on arrays of mean busy counts).
 
-- With SMT: a thread whose sibling is busy runs `smt_slowdown` times slower; with the
-  scheduler filling idle cores first, a fraction 2 (busy - cores) / busy of the busy threads
-  share their core.
+- With SMT: a thread whose sibling is busy runs `smt_slowdown` times slower, or
+  `smt_spin_slowdown` times where the sibling is spinning on a lock with PAUSE (a de-pipelined
+  loop that leaves the core nearly to its sibling: Intel's reason for PAUSE's latency of ~140
+  cycles from Skylake on); with the scheduler filling idle cores first, a fraction
+  2 (busy - cores) / busy of the busy threads share their core, and a sibling spins as often as
+  the other busy threads do.
 - Without SMT in the topology, a measured co-run slowdown (a VM whose vCPUs share host cores:
   `microarch.corun_slowdown`, measured with every CPU busy) in proportion to how many of the
   other CPUs are busy (linear in between is an assumption, exact for 2 vCPUs).
@@ -20,29 +23,58 @@ from numpy.typing import NDArray
 from cohsim.machine.model import Machine
 
 
-def _slowdown(machine: Machine, smt_slowdown: float, busy: Any) -> Any:
+def _slowdown(
+    machine: Machine, smt_slowdown: float, busy: Any, spinning: Any = 0.0, spin_slow: float = 1.0
+) -> Any:
     t = machine.topology
     if t.threads_per_core >= 2:
         over = np.maximum(0.0, busy - t.cores)
-        return 1.0 + (smt_slowdown - 1.0) * 2.0 * over / np.maximum(busy, 1.0)
+        if not np.any(spinning):
+            return 1.0 + (smt_slowdown - 1.0) * 2.0 * over / np.maximum(busy, 1.0)
+        shared = 2.0 * over / np.maximum(busy, 1.0)
+        f = np.minimum(1.0, spinning / np.maximum(busy - 1.0, 1.0))  # a sibling that spins
+        return 1.0 + shared * ((smt_slowdown - 1.0) * (1.0 - f) + (spin_slow - 1.0) * f)
     c, cpus = machine.microarch.corun_slowdown, machine.vcpus
     if c == 1.0 or cpus < 2:
         return np.ones_like(busy) if isinstance(busy, np.ndarray) else 1.0
     return 1.0 + (c - 1.0) * np.maximum(0.0, busy - 1.0) / (cpus - 1)
 
 
-def slowdown(machine: Machine, smt_slowdown: float, busy: float) -> float:
-    """The slowdown of CPU work with `busy` CPUs busy."""
-    return float(_slowdown(machine, smt_slowdown, float(busy)))
+def slowdown(
+    machine: Machine,
+    smt_slowdown: float,
+    busy: float,
+    spinning: float = 0.0,
+    spin_slow: float = 1.0,
+) -> float:
+    """The slowdown of CPU work with `busy` CPUs busy, `spinning` of the others spinning on a
+    lock (each a sibling that slows it `spin_slow` times only)."""
+    return float(_slowdown(machine, smt_slowdown, float(busy), float(spinning), spin_slow))
 
 
 def slowdown_array(
-    machine: Machine, smt_slowdown: float, busy: NDArray[np.float64]
+    machine: Machine,
+    smt_slowdown: float,
+    busy: NDArray[np.float64],
+    spinning: NDArray[np.float64] | None = None,
+    spin_slow: float = 1.0,
 ) -> NDArray[np.float64]:
-    """`slowdown` of each mean busy count in `busy`."""
-    return np.asarray(_slowdown(machine, smt_slowdown, np.asarray(busy, dtype=float)))
+    """`slowdown` of each mean busy count in `busy`, `spinning` of the others spinning."""
+    b = np.asarray(busy, dtype=float)
+    s = np.zeros_like(b) if spinning is None else np.asarray(spinning, dtype=float)
+    return np.asarray(_slowdown(machine, smt_slowdown, b, s, spin_slow))
+
+
+def shared_table(machine: Machine) -> list[float]:
+    """At every busy count 0..vcpus, the share of busy threads whose SMT sibling is busy (0
+    on a machine without SMT): what `slowdown` scales, tabulated for the simulation."""
+    t = machine.topology
+    if t.threads_per_core < 2:
+        return [0.0] * (machine.vcpus + 1)
+    return [2.0 * max(0, b - t.cores) / max(b, 1) for b in range(machine.vcpus + 1)]
 
 
 def slowdown_table(machine: Machine, smt_slowdown: float) -> list[float]:
-    """`slowdown` at every busy count 0..vcpus (the simulation reads it per event)."""
+    """`slowdown` at every busy count 0..vcpus, nobody spinning (the simulation reads it per
+    event)."""
     return [slowdown(machine, smt_slowdown, b) for b in range(machine.vcpus + 1)]

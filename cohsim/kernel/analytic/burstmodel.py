@@ -175,7 +175,13 @@ class BurstModel:
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
         self.smt = slowdown(machine, kernel.smt_slowdown, min(self.n, machine.vcpus))
         self.busy_holds = self._busy_at_holds()  #: CPUs busy at each call's holds
-        self.hold_slow = slowdown_array(machine, kernel.smt_slowdown, self.busy_holds)
+        self.hold_slow = slowdown_array(  # the others busy at a hold spin beside it
+            machine,
+            kernel.smt_slowdown,
+            self.busy_holds,
+            self.busy_holds - 1.0,
+            kernel.smt_spin_slowdown,
+        )
         self._mountinfo = np.array([x.startswith("mountinfo") for x in self.a.names])
         names = sorted(set(self.a.names))
         self._op_ids = np.array([names.index(x) for x in self.a.names])

@@ -31,6 +31,7 @@ class CPUs:
         self.env = env
         self.capacity = capacity
         self.busy = 0
+        self.spinning = 0  #: of the busy ones, tasks spinning on a sleeping lock's owner
         self.queues: tuple[deque[Event], deque[Event]] = (deque(), deque())
         #: when each idle CPU went idle (ns), a stack: the last idled on top
         self.idle_since: list[int] = [env.now] * capacity

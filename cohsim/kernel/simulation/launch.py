@@ -76,7 +76,7 @@ from cohsim.kernel.simulation.rcu import GracePeriods
 from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.simulation.rwsem import RWSem
 from cohsim.kernel.simulation.threads import Factors, Waits
-from cohsim.kernel.smt import slowdown_table
+from cohsim.kernel.smt import shared_table, slowdown_table
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
@@ -127,6 +127,9 @@ class LaunchSim:
         self.call_factor = Factors(CallFactors(kernel.call_sigma, seed))
         self.cpus = CPUs(self.env, machine.vcpus)
         self._smt_table = slowdown_table(machine, kernel.smt_slowdown)  #: by busy CPUs
+        self._shared = shared_table(machine)  #: share of busy threads beside a busy sibling
+        self._s_work = kernel.smt_slowdown - 1.0
+        self._s_spin = kernel.smt_spin_slowdown - 1.0
         self.ns = RWSem(self.env)
         self.layers = layers
         self.background = background
@@ -199,8 +202,18 @@ class LaunchSim:
     # ----- CPUs ----------------------------------------------------------------------------
 
     def _smt(self) -> float:
-        """Slowdown of CPU work now, for the number of busy CPUs (cohsim.kernel.smt)."""
-        return self._smt_table[self.cpus.busy]
+        """Slowdown of CPU work now, for the number of busy CPUs and how many of them spin on a
+        lock (cohsim.kernel.smt: a spinning sibling slows a thread less than a working one)."""
+        busy = self.cpus.busy
+        p = self._shared[busy]
+        if p == 0.0:
+            return self._smt_table[busy]
+        ml = self.ml
+        spin = self.cpus.spinning + ml.seq_spinners + len(ml.queue)
+        if spin == 0:
+            return self._smt_table[busy]
+        f = spin / (busy - 1) if spin < busy - 1 else 1.0
+        return 1.0 + p * (self._s_work * (1.0 - f) + self._s_spin * f)
 
     def _gp_cpu_wait(self) -> float:
         """How long the grace period's worker waits for a CPU: none while a CPU is free or runs
@@ -237,7 +250,7 @@ class LaunchSim:
     def _cpu(self, ns: float, w: Waits) -> int:
         """Kernel work of `ns` on an idle core, slowed when the core's sibling is busy. Until
         it ends the CPU cannot run the RCU grace-period worker (no preemption point)."""
-        took = iround(ns * self._smt_table[self.cpus.busy])
+        took = iround(ns * self._smt())
         w.kernel_until = self.env.now + took
         return took
 
@@ -293,7 +306,7 @@ class LaunchSim:
             if ml.writing:
                 yield from ml.seq_spin()
             t_walk = env.now
-            took = iround((walk + work) * self._smt_table[self.cpus.busy])
+            took = iround((walk + work) * self._smt())
             w.kernel_until = t_walk + took
             if not env.advance(took):
                 yield took
@@ -313,7 +326,7 @@ class LaunchSim:
             hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
-            took = iround(hold * (g := f * self._smt_table[self.cpus.busy]))  # `_cpu` inline
+            took = iround(hold * (g := f * self._smt()))  # `_cpu` inline
             tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):

@@ -150,11 +150,13 @@ class NamespaceSections:
         nss = self.stats
         nss.max_waiters = max(nss.max_waiters, sem.waiting)
         if spin:
+            self.cpus.spinning += 1
             if behind_readers:
                 limit = self.env.timeout(RSPIN_NS * (RSPIN_BASE + min(readers, RSPIN_READERS)))
                 yield w.event | limit
             else:
                 yield w.event
+            self.cpus.spinning -= 1
             sem.stop_spinning(w)  # not granted: spun too long, or stopped by one that did
             self.tally.ns_spin += self.env.now - t0
         while not w.granted:
