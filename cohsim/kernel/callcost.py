@@ -70,6 +70,7 @@ class OpRow:
         self.percpu_sum_per_copy = bool(op.percpu_sum_per_copy)
         self.ml_per_peer_ns: float = op.mount_lock_per_peer_ns
         self.ml_reader = bool(op.mount_lock_reader)
+        self.ml_section_ns: float = op.per_mount_lock_section_ns  #: per mount, its own section
         #: its mount_lock section's work depends on the node's state (`ml_hold_at`)
         self.ml_grows = bool(
             op.per_mount_lock_ns or op.mount_lock_per_peer_ns or op.percpu_sum_per_copy

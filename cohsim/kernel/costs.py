@@ -78,6 +78,9 @@ class OpCost:
     #: the op's mount_lock section is a locked reader (read_seqlock_excl: the spinlock and its
     #: line, but the sequence counter does not move and no walk spins on it)
     mount_lock_reader: bool = False
+    #: per mount in the table, a mount_lock write section of its own with this much work,
+    #: among the namespace_sem hold's other work (copy_tree()'s attach of each copied mount)
+    per_mount_lock_section_ns: float = 0.0
     rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
     layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
     layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)

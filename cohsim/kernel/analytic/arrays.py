@@ -145,6 +145,7 @@ class StepArrays:
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
         ml = _linear(_ml_hold(cc), s)  # the mount_lock section's growth with the state
         ml[0] += s.ml_work
+        ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, an upper bound)
         if op.takes_ns_write:
             w = [mf * c + m for c, m in zip(_linear(cc.write_hold_ns, s), ml, strict=True)]
             ml_alone = 0.0

@@ -1,45 +1,39 @@
 """Level 3: containers' mount syscalls running on a machine's CPUs against the kernel's locks.
 
 Every traced (or synthesised) thread issues its syscalls in order on a CPU of the machine
-(cohsim.kernel.simulation.cpus: a run queue when more threads are runnable than CPUs). Each syscall
-is the sequence of phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
-cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.plan):
+(`cpus`: a run queue when more threads are runnable than CPUs). Each syscall is the sequence of
+phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
+cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.plan; what
+grows with the node's state: cohsim.kernel.callcost; which lock each part is under:
+docs/kernel-audit.md):
 
 1. path walks, which read mount_lock's sequence counter: while a writer holds mount_lock the
-   walker spins on the line (it stays on its CPU); when the writer releases, every spinner
-   re-reads the line, which costs what level 2 says for that many spinners; a walk during
-   which the counter moved falls back to taking the spinlock (`__legitimize_mnt`);
+   walker spins on the line; a walk during which the counter moved falls back to taking the
+   spinlock (`__legitimize_mnt`) (`mountlock`);
 2. work outside the locks;
-3. an overlay mount's namespace_sem read sections, one per layer (overlayfs clones each
-   layer's mount with clone_private_mount()); a namespace_sem write section (Linux's rwsem,
-   cohsim.kernel.simulation.rwsem, and how its waiters spin or sleep,
-   cohsim.kernel.simulation.nssections), with a mount_lock write section nested in it
-   (cohsim.kernel.simulation.mountlock): the spinlock (FIFO, as the qspinlock) whose hold is the
-   section's own length, plus the per-CPU counter sum where the kernel does one (a walk over every
-   CPU's line, priced from the level-1 latency matrix: `LaunchSim.percpu_sum_ns`), plus the writer's
-   wait for the line while k CPUs spin on it (level 2, asked once per k);
-4. namespace_sem read sections (mountinfo readers sleep while they wait; woken, they hold
-   the lock);
+3. an overlay mount's namespace_sem read sections, one per layer (clone_private_mount());
+   a namespace_sem write section (`rwsem`, `nssections`: how its waiters spin or sleep) with
+   the mount_lock sections nested in it: a write section (or a locked reader's, which does
+   not move the counter) whose work may grow with the node (an unmount's walks of the peers
+   and its slaves' copies), and a table copy's write section per copied mount; each pays the
+   spinlock's hand-off and the wait for the line while k CPUs spin on it (level 2, asked
+   once per k), and per-CPU sums priced from the level-1 latency matrix
+   (`LaunchSim.percpu_sum_ns`);
+4. namespace_sem read sections for mountinfo (readers sleep while they wait);
 5. synchronize_rcu_expedited() after unmounts (twice for an overlay): callers sleep and
-   share grace periods (cohsim.kernel.simulation.rcu).
+   share grace periods (`rcu`); then the detached mounts' puts, each a mount_lock write
+   section with a per-CPU sum.
 
-Waking up: a task that slept (for namespace_sem, or for a grace period someone else started;
-the one that starts it is woken on the CPU it just left, a cost inside the op's measured time)
-goes back to a CPU: if one is idle it pays the wake-up (the IPI and the idle exit; on a VM,
-the host running the halted vCPU again): `wake_ns`, or where the host's wake-up latency was
-measured by idle duration, a draw from that table (cohsim.kernel.waketable) for as long as the
-CPU it takes had been idle; else it waits its turn in the run queue ahead of ordinary work.
+Waking up: a task that slept (for namespace_sem, or for a grace period someone else started)
+goes back to a CPU: if one is idle it pays the wake-up (`wake_ns`, or where the host's wake-up
+latency was measured by idle duration, a draw from that table, cohsim.kernel.waketable); else
+it waits its turn in the run queue ahead of ordinary work.
 
 Background readers (systemd, probes) re-read /proc/self/mountinfo under namespace_sem (read):
-cohsim.kernel.simulation.background. Their cost grows with the mount table
-(cohsim.kernel.simulation.mounttable).
-
-Background path walks (CPUs outside the trace spinning on mount_lock's counter while it is
-write-held) are accounted in closed form, not simulated one by one:
-cohsim.kernel.simulation.mountlock, which holds mount_lock's writers, walkers and sequence counter.
-
-SMT and co-running: CPU work runs slower with the machine's other CPUs busy
-(cohsim.kernel.smt, tabulated per busy count).
+`background`, their cost growing with the mount table (`mounttable`). Background path walks
+(CPUs outside the trace spinning on mount_lock's counter while it is write-held) are
+accounted in closed form in `mountlock`. CPU work runs slower with the machine's other CPUs
+busy (SMT, co-running: cohsim.kernel.smt; a spinning sibling slows it less than a working one).
 
 Call-to-call variation: each traced call's own work (walks, unlocked work, its namespace_sem
 sections) is its cost times exp(`call_sigma` Z), one standard normal Z per call (median 1: the
@@ -47,11 +41,11 @@ op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two w
 the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
 of any cost.
 
-Simulated time is integer nanoseconds; ties resolve in event order (the clock,
-cohsim.kernel.simulation.engine, is deterministic as simpy is); the randomness (arrival jitter
-of probes, wake-ups drawn from a table) comes from one seeded generator, and the per-call
-factors from a second stream of the same seed, so that changing how often the first is drawn
-does not move them (common random numbers in calibration).
+Simulated time is integer nanoseconds; ties resolve in event order (the clock, `engine`, is
+deterministic as simpy is); the randomness (arrival jitter of probes, wake-ups drawn from a
+table) comes from one seeded generator, and the per-call factors from a second stream of the
+same seed, so that changing how often the first is drawn does not move them (common random
+numbers in calibration).
 """
 
 from __future__ import annotations
@@ -297,8 +291,7 @@ class LaunchSim:
         found, puts = table.mounts, 0.0  # the old root's detach puts the copy it found
         if think:
             yield think
-        t_call = env.now
-        f = self.call_factor.next()  # one per call, drawn for every call (common random numbers)
+        t_call, f = env.now, self.call_factor.next()  # a factor a call (common random numbers)
         if walk_ns or cpu:
             # path walks then unlocked work, in one event; the walks spin first while a writer
             # holds mount_lock, and legitimize if the counter moved under them (`_cpu` inline)
@@ -327,6 +320,7 @@ class LaunchSim:
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
             took = iround(hold * (g := f * self._smt()))  # `_cpu` inline
+            took += self._copied(o)
             tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):
@@ -368,6 +362,13 @@ class LaunchSim:
             w.lock += spent - work
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
+
+    def _copied(self, o: OpRow) -> int:
+        """A copy of the table's write sections, one per copied mount (copy_tree()'s
+        lock_mount_hash() around each attach), in its namespace_sem hold: their time."""
+        if not o.ml_section_ns:
+            return 0
+        return iround(self.ml.spaced(o.ml_section_ns, self.table.mounts - 1))
 
     def _ml_extra(self, step: Step, o: OpRow) -> float:
         """What an op's mount_lock section does beyond its fixed work in the node's state now

@@ -33,6 +33,7 @@ def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy):
         want = 0.0
         if op.ns_write_ns or op.per_mount_write_ns:
             ml = cc.ml_hold_at(s, cc.row(s.name, op), p.mounts, p.ring, p.windows)
+            ml += op.per_mount_lock_section_ns * p.mounts  # (one more than copy_tree's N - 1)
             want = cc.write_hold_ns(s, p) * mf + s.ml_work + ml
         assert holds[j] == pytest.approx(want, rel=1e-9, abs=1e-6), s.name
         read = s.reads * (op.layer_read_ns * mf + sum_ns)

@@ -285,10 +285,13 @@ def test_namespace_steps_hold_namespace_sem_per_mount_in_the_table(catalog, cost
         ]
         holds.append(sim.stats["namespace_sem"].hold_ns)
     copy, detach = kernel.op("ns_copy"), kernel.op("umount_oldroot")
-    # and the copy allocates each mount's per-CPU area (a walk over every CPU's line)
+    # and the copy allocates each mount's per-CPU area (a walk over every CPU's line) and
+    # attaches each copied mount in a mount_lock write section of its own, which takes the
+    # line (with no walker spinning: between one and two uncontended hand-offs a section)
     both = copy.per_mount_write_ns + detach.per_mount_write_ns + detach.per_mount_lock_ns
-    both += sim.percpu_sum_ns
-    assert holds[1] - holds[0] == pytest.approx(both * 4_000, rel=1e-6)
+    both += sim.percpu_sum_ns + copy.per_mount_lock_section_ns
+    line = (holds[1] - holds[0]) / 4_000 - both
+    assert sim.costs.writer_ns(0) <= line <= 2 * sim.costs.writer_ns(2)
 
 
 def test_a_slave_namespaces_read_walks_the_ring_for_each_of_its_lines(catalog, costs, kernel):
