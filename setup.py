@@ -38,6 +38,8 @@ COMPILED = [
     "cohsim/kernel/callcost.py",
     "cohsim/kernel/simulation/records.py",
     "cohsim/kernel/simulation/threads.py",
+    "cohsim/kernel/simulation/sections.py",
+    "cohsim/kernel/simulation/pcpu.py",
 ]
 
 

@@ -204,10 +204,16 @@ def bench_kernel(kernel: KernelParams) -> KernelParams:
     and no propagation. mount_bench works in a mount namespace of its own made private
     (`unshare(CLONE_NEWNS)`, then `/` MS_REC|MS_PRIVATE, then its scratch tmpfs under it:
     calibration/bench/mount_bench.c), so none of its mounts has a peer (propagate_mnt() and
-    the umounts' propagation walk nothing: every op's `per_peer_ns` is 0) and no namespace is
-    its slave (`service_namespaces` 0). What a clone's source has as children (`per_child_ns`:
-    the binds under the scratch tmpfs) it has there too."""
-    peers = {f"{n}.per_peer_ns": 0.0 for n, op in kernel.ops.items() if op.per_peer_ns}
+    the umounts' propagation walk nothing: every op's `per_peer_ns` and
+    `mount_lock_per_peer_ns` is 0) and no namespace is its slave (`service_namespaces` 0).
+    What a clone's source has as children (`per_child_ns`: the binds under the scratch tmpfs)
+    it has there too."""
+    peers = {
+        f"{n}.{f}": 0.0
+        for n, op in kernel.ops.items()
+        for f in ("per_peer_ns", "mount_lock_per_peer_ns")
+        if getattr(op, f)
+    }
     return kernel.with_values(
         runtime_cpu_ns=0.0, daemon_cpus=0.0, base_launch_ns=0.0, service_namespaces=0.0, **peers
     )

@@ -174,6 +174,9 @@ class KernelParams:
     rcu_exp_base_ns: float  #: expedited grace period, fixed part
     rcu_exp_per_cpu_ns: float  #: expedited grace period, per online CPU
     percpu_mlp: float  #: per-CPU counter lines one summing loop fetches in parallel
+    #: an allocation's section under pcpu_alloc_mutex (the chunk search under pcpu_lock), part
+    #: of the measured cost of the op that allocates
+    pcpu_alloc_ns: float
     systemd_parse_per_mount_ns: float  #: systemd's processing of one mountinfo line
     systemd_ratelimit: float  #: systemd re-reads at most once per this x its processing time
     probe_reads_per_s: float  #: other periodic mountinfo readers
@@ -183,6 +186,7 @@ class KernelParams:
     systemd_read_bytes: float
     node_mounts: float  #: mounts on the node before the launch
     daemon_cpus: float  #: CPUs node daemons keep busy (doing path walks)
+    daemon_walk_interval_ns: float  #: ... each starting a path walk this often (CPU ns)
     base_launch_ns: float  #: launch latency that is neither mounts nor CPU work
     runtime_cpu_ns: float  #: CPU work of a container's runtime after its mounts
     walk_interval_ns: float  #: busy runtime/daemon code starts a path walk this often
@@ -236,7 +240,7 @@ class KernelParams:
 _TABLES = {
     "path": {"walk_ns": "walk_ns", "legitimize_ns": "legitimize_ns"},
     "rcu": {"exp_base_ns": "rcu_exp_base_ns", "exp_per_cpu_ns": "rcu_exp_per_cpu_ns"},
-    "percpu": {"mlp": "percpu_mlp"},
+    "percpu": {"mlp": "percpu_mlp", "alloc_mutex_ns": "pcpu_alloc_ns"},
     "background": {
         "systemd_parse_per_mount_ns": "systemd_parse_per_mount_ns",
         "systemd_ratelimit": "systemd_ratelimit",
@@ -245,6 +249,7 @@ _TABLES = {
         "systemd_read_bytes": "systemd_read_bytes",
         "node_mounts": "node_mounts",
         "daemon_cpus": "daemon_cpus",
+        "daemon_walk_interval_ns": "daemon_walk_interval_ns",
     },
     "launch": {
         "base_ns": "base_launch_ns",
@@ -274,6 +279,7 @@ _MINIMUMS = {
     "cpu.spin_slowdown": 1.0,
     "background.mountinfo_lines_per_read": 1.0,
     "launch.walk_interval_ns": 1.0,
+    "background.daemon_walk_interval_ns": 1.0,
 }
 
 

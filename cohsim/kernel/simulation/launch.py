@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.kernel.callcost import CallCosts, OpRow, percpu_sum_ns
+from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.plan import CallFactors, Step, plan_calls
@@ -66,9 +66,11 @@ from cohsim.kernel.simulation.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
+from cohsim.kernel.simulation.pcpu import PcpuMutex
 from cohsim.kernel.simulation.rcu import GracePeriods
 from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats, ThreadResult
 from cohsim.kernel.simulation.rwsem import RWSem
+from cohsim.kernel.simulation.sections import Sections
 from cohsim.kernel.simulation.threads import Factors, Waits
 from cohsim.kernel.smt import shared_table, slowdown_table
 from cohsim.machine.model import Machine
@@ -133,12 +135,17 @@ class LaunchSim:
             "mount_lock": LockStats(),
             "seqcount_spin": LockStats(),
             "rcu": LockStats(),
+            "pcpu_alloc_mutex": LockStats(),
         }
         env, st, rec = self.env, self.stats, self.record
         self.ml = MountLock(
             env, costs, kernel, machine.vcpus, self._smt, st["mount_lock"], st["seqcount_spin"], rec
         )
         self.table = MountTable(env, node_mounts, rec)
+        #: the mutex every mount's per-CPU area is allocated under
+        self.pcpu = PcpuMutex(
+            env, self.cpus, kernel.pcpu_alloc_ns, self._resume, st["pcpu_alloc_mutex"]
+        )
         self.tally = CpuTally()  #: where the CPUs' time went, the parts the locks do not tally
         self.nss = NamespaceSections(
             env, self.ns, self.cpus, kernel, self.table, st["namespace_sem"], self._resume, rec,
@@ -153,6 +160,8 @@ class LaunchSim:
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
         self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
         self.cc = CallCosts(kernel, self.percpu_sum_ns)  #: what a call costs in the node's state
+        #: a call's lock sections beside namespace_sem's own
+        self.sec = Sections(self.nss, self.pcpu, self.ml, self.table, self.cc, self.tally)
         self.rcu = GracePeriods(
             self.env,
             self.ml,
@@ -307,20 +316,19 @@ class LaunchSim:
                 yield from ml.legitimize_walk()
             w.lock += (env.now - t_call) - walk - work
         if reads:  # overlayfs's private clone of each layer, and its per-CPU area
-            nss, read_ns = self.nss, o.layer_read_ns * f + self.percpu_sum_ns
-            for _ in range(reads):
-                if not nss.try_read(read_ns):  # done at once: it waited 0
-                    w.lock += yield from nss.read(read_ns)
-        ml_work += self._ml_extra(step, o) if o.ml_grows or o.percpu_sum else 0.0
+            w.lock += yield from self.sec.layer_clones(reads, o.layer_read_ns * f)
+        ml_work += self.sec.ml_extra(step, o) if o.ml_grows or o.percpu_sum else 0.0
         if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
+            if allocs == 1:  # its clone's per-CPU area: pcpu_alloc_mutex first
+                w.lock += yield from self.sec.allocate()
             t1 = env.now
             hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
             took = iround(hold * (g := f * self._smt()))  # `_cpu` inline
-            took += self._copied(o)
+            took += self.sec.copied(o)
             tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):
@@ -337,6 +345,7 @@ class LaunchSim:
             if step_puts:
                 puts = cc.puts(step, found, table)
             if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
+                w.lock += yield from self.sec.allocate()
                 yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
                 spent = ml.try_section(ml_work, tid, not o.ml_reader)
@@ -362,27 +371,6 @@ class LaunchSim:
             w.lock += spent - work
         if self.calls is not None:
             self.calls.append((tid, name, int(t_call), int(env.now)))
-
-    def _copied(self, o: OpRow) -> int:
-        """A copy of the table's write sections, one per copied mount (copy_tree()'s
-        lock_mount_hash() around each attach), in its namespace_sem hold: their time."""
-        if not o.ml_section_ns:
-            return 0
-        return iround(self.ml.spaced(o.ml_section_ns, self.table.mounts - 1))
-
-    def _ml_extra(self, step: Step, o: OpRow) -> float:
-        """What an op's mount_lock section does beyond its fixed work in the node's state now
-        (cohsim.kernel.callcost.CallCosts.ml_hold_at: returned, it is part of the section's
-        work), tallied with the per-CPU counter sum planned in that fixed work."""
-        t, table = self.tally, self.table
-        if o.percpu_sum:
-            t.percpu += self.percpu_sum_ns
-        if not o.ml_grows:
-            return 0.0
-        cc = self.cc
-        extra = cc.ml_hold_at(step, o, table.mounts, table.ring, table.windows)
-        t.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, 1.0)
-        return extra
 
     def _grace_period(self, w: Waits) -> Proc:
         """synchronize_rcu_expedited(): the caller sleeps until the grace period it needs has

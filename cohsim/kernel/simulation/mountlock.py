@@ -12,7 +12,8 @@ counter locklessly and spin while a writer holds it.
   the line, which costs level 2's reader latency for that many spinners. A walk during which
   the counter moved falls back to taking the spinlock (`__legitimize_mnt`).
 - Background path walks: every CPU running syscall-heavy code (containers' runtimes after
-  their mounts, node daemons) starts a walk every `walk_interval_ns`, and each one spins in
+  their mounts; node daemons, counted at their lower walk rate) starts a walk every
+  `walk_interval_ns`, and each one spins in
   path_init while mount_lock is write-held. They are not simulated one by one (millions per
   second): for a write section of length H, the number of such CPUs spinning on the line by
   its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release waits
@@ -88,7 +89,9 @@ class MountLock:
         #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
         self._writer_at: dict[int, float] = {}  # (by the spinners: ints, found on the first probe)
         self._reader_at: dict[float, float] = {}
-        self.busy_bg = kernel.daemon_cpus  #: CPUs doing path-walk-heavy work outside the trace
+        #: CPUs doing path-walk-heavy work outside the trace, in runtime-equivalents (walking
+        #: every `walk_interval_ns`): the node daemons walk less often than a runtime
+        self.busy_bg = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
         self.debt_per_cpu = 0.0  #: ns of spinning each such CPU owes so far
         self.bg_spin_ns = 0.0
         self.legitimize = 0  #: walks that fell back to the spinlock

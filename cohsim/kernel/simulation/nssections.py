@@ -24,6 +24,7 @@ from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.simulation.engine import Environment, Yield, iround
 from cohsim.kernel.simulation.mounttable import MountTable
+from cohsim.kernel.simulation.pcpu import PcpuMutex
 from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats
 from cohsim.kernel.simulation.rwsem import RWSem
 
@@ -115,26 +116,41 @@ class NamespaceSections:
         sem.release(False)
         return True
 
-    def read(self, hold_ns: float) -> Waited:
+    def read(self, hold_ns: float, pcpu: PcpuMutex | None = None) -> Waited:
         """Hold namespace_sem for reading for `hold_ns` on the caller's CPU. A reader that must
-        wait sleeps (readers do not spin) and is woken holding the lock. Returns the wait."""
-        st = self.stats
-        t0 = self.env.now
+        wait sleeps (readers do not spin) and is woken holding the lock. With `pcpu`, a mount's
+        per-CPU area is allocated in the hold (overlayfs's private clone of a layer): the
+        allocation takes pcpu_alloc_mutex first, waiting for it inside the hold. Returns the
+        waits, for the lock and for the mutex."""
+        st, env = self.stats, self.env
+        t0 = env.now
         w = self.sem.acquire(False)
         if w is not None:
             self.cpus.release()
             yield w.event
-            self.tally.ns_sleep += self.env.now - t0
+            self.tally.ns_sleep += env.now - t0
             yield from self.resume(True)
-            st.wait_ns += self.env.now - t0
-        waited = self.env.now - t0
-        hold = iround(hold_ns)
-        if not self.env.advance(hold):
+            st.wait_ns += env.now - t0
+        waited = float(env.now - t0)
+        t1, hold = env.now, iround(hold_ns)
+        if pcpu is not None:
+            waited += yield from pcpu.alloc()
+            hold -= pcpu.hold
+        if hold > 0 and not env.advance(hold):
             yield hold
-        st.hold_ns += hold
+        st.hold_ns += env.now - t1
         st.acquisitions += 1
         self.sem.release(False)
         return waited
+
+    def try_read_alloc(self, hold_ns: float, pcpu: PcpuMutex) -> bool:
+        """`read(hold_ns, pcpu)` where it waits for nothing (the lock free for a reader, the
+        mutex free, nothing else due before the hold ends): done at once, and True; else
+        nothing changed, and the caller runs `read`."""
+        if not pcpu.free or not self.try_read(hold_ns):
+            return False
+        pcpu.count()
+        return True
 
     def write_lock(self) -> Waited:
         """Take namespace_sem for writing, spinning or sleeping as the module says; returns the
