@@ -15,8 +15,8 @@ What the closed form reports differently, and says so in the prediction's `engin
   others: its launch in the burst less the same container's launch alone (the model run for
   one container), over its launch in the burst. The simulation counts its lock waits; this
   counts every wait the burst adds (for namespace_sem, mount_lock and for a CPU);
-- the background (systemd's re-reads, probes, path walkers) is not modelled: no `systemd`
-  figures;
+- the background readers (systemd's re-reads, probes) are not modelled: no `systemd`
+  figures; of the path walkers only the node daemons' spinning (in the profile);
 - the launch breakdown has namespace_sem's write holds by mechanism (what the waits waited
   for, and so the dominant holder), not the per-category split of each container's time;
 - there is no timeline (`record`) to plot.
@@ -36,8 +36,10 @@ from cohsim.units import NS_PER_S
 NOTES = {
     "lock_wait_fraction": "each container's launch in the burst less its launch alone, over "
     "its launch in the burst (every wait the burst adds: locks and CPUs)",
-    "not_modelled": "background readers and walkers (systemd, probes); the per-category "
-    "launch breakdown; the lock timeline",
+    "not_modelled": "background readers (systemd, probes); of the path walkers, all but the "
+    "node daemons' spinning through mount_lock's write holds (profile); pcpu_alloc_mutex "
+    "beyond the cohort's clones taking it one by one; the per-category launch breakdown; the "
+    "lock timeline",
 }
 
 

@@ -91,8 +91,10 @@ def test_both_engines_profile_the_same_sites(both):
         assert list(d["cpu_s"]) == list(CPU_SITES) and list(d["off_cpu_s"]) == list(OFF_CPU)
         assert 0.0 <= d["contested_share"] <= 1.0 and d["top"] in CPU_SITES
         assert d["cpus"] == 96 and d["span_s"] > 0
-    # the simulation's walkers spin while mount_lock is write-held; the closed form has none
-    assert docs["analytic"]["cpu_s"]["path_init_spin"] == 0.0
+    # walkers spin while mount_lock is write-held: the closed form has the node daemons' only
+    assert (
+        0.0 < docs["analytic"]["cpu_s"]["path_init_spin"] <= docs["des"]["cpu_s"]["path_init_spin"]
+    )
 
 
 def test_cli_profile_prints_where_the_cpus_time_went(capsys):

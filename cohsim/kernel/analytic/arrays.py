@@ -103,7 +103,8 @@ class StepArrays:
     - `parts` (name -> J x 5): the parts of its write hold that the profile names
       (cohsim.kernel.result: the per-CPU areas, peer walks, per-mount copy, propagation;
       `CallCosts.part_*`), the mean variation included;
-    - `layer_percpu` (J): the per-CPU areas of its per-layer read sections;
+    - `layer_percpu`, `read_allocs` (J): the per-CPU areas of its per-layer read sections,
+      and how many (each allocated under pcpu_alloc_mutex);
     - `own` (J + 1 x 4): one container's own contribution to the state before each call;
     - `gates`: the calls with per-layer read sections (an overlay's private clones).
     """
@@ -133,8 +134,8 @@ class StepArrays:
         self.gates = np.flatnonzero(table[:, 19])
         self.parts = {name: table[:, 20 + 5 * i : 25 + 5 * i] for i, name in enumerate(PARTS)}
         end = 20 + 5 * len(PARTS)
-        self.layer_percpu = table[:, end]
-        self.ml_nested = table[:, end + 1 : end + 6]
+        self.layer_percpu, self.read_allocs = table[:, end], table[:, end + 1]
+        self.ml_nested = table[:, end + 2 : end + 7]
 
     @staticmethod
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
@@ -169,7 +170,8 @@ class StepArrays:
             else:
                 parts += [0.0] * 5
         gate = [float(s.reads > 0)]
-        return effect, w, read, [r2], puts, misc, gate, parts, [s.reads * cc.sum_ns], nested
+        areas = [s.reads * cc.sum_ns, float(s.reads)]
+        return effect, w, read, [r2], puts, misc, gate, parts, areas, nested
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""

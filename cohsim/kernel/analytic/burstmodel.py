@@ -308,8 +308,24 @@ class BurstModel:
         info = times * float(np.where(self._mountinfo[idx], r, 0.0).sum())
         cpu["mountinfo"] += info
         cpu["namespace_sem_spin"] += times * float((h * (self.busy_holds[idx] - 1.0)).sum())
+        # the node daemons' walks that start while mount_lock is write-held spin in path_init
+        # until its release, half the hold on average (the simulation's background walkers)
+        nested = np.where(h > 0, a.nested(st, idx), 0.0)
+        cpu["path_init_spin"] += times * float(
+            (self._walkers(nested) + self._walkers(serial)).sum()
+        )
         work = a.unlocked[idx] * self.smt + h + r + serial
         cpu["mount_work"] += max(0.0, times * float(work.sum()) - named - puts - layer - info)
+
+    def _walkers(self, hold: Array) -> Array:
+        """The node daemons' CPU spinning in path_init through mount_lock write holds of
+        `hold` ns: k = B (1 - exp(-hold / interval)) of B walking CPUs (counted at a runtime's
+        walk rate, as the simulation's mountlock does) caught, half the hold each."""
+        k = self.k
+        busy = min(
+            float(self.m.vcpus), k.daemon_cpus * k.walk_interval_ns / k.daemon_walk_interval_ns
+        )
+        return busy * (1.0 - np.exp(-hold / k.walk_interval_ns)) * hold / 2.0
 
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
@@ -332,6 +348,8 @@ class BurstModel:
         out.grace_periods += round(float((own - free).sum()) / self.gp_ns)
         out.peaks(before + n * eff)
         wrote = np.flatnonzero(h)
+        # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
+        r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
             d = self._back_to_back(d, h, r, free, serial, rcu)

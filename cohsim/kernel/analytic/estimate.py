@@ -6,8 +6,9 @@ alone on the same machine. What the closed form reports differently from the sim
 - the lock-wait fraction is the share of each container's launch spent waiting for the
   others: its launch in the burst less the same container's launch alone, over its launch in
   the burst (every wait the burst adds: for namespace_sem, mount_lock and for a CPU);
-- no background (systemd's re-reads, probes, the path walkers): no `systemd` figures, and
-  the profile's walker sites are zero;
+- no background readers (systemd's re-reads, probes): no `systemd` figures; of the path
+  walkers, only the node daemons' spinning through mount_lock's write holds is in the profile
+  (the simulation also has the runtimes' and the traced calls' own walks);
 - namespace_sem's sleepers are the rest of each container's mount phase: its span less its
   own CPU work, its spinning and its grace periods.
 """
