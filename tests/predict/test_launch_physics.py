@@ -104,7 +104,7 @@ def heavy_walkers(instance: str) -> Prediction:
     """100 x 20 per-layer while 90 CPUs of start-up work walk paths every microsecond."""
     m = Catalog().get(instance)
     m, k, _, _, _ = resolve_calibration(None, m, load_kernel(), 0, 0)
-    k = k.with_values(daemon_cpus=90.0, walk_interval_ns=1000.0)
+    k = k.with_values(daemon_cpus=90.0, walk_interval_ns=1000.0, daemon_walk_interval_ns=1000.0)
     trace = burst_workload("per-layer", 100, LAYERS, runtime="none")
     return run_workload(m, trace, kernel=k, replicates=1, layers=LAYERS, jobs=1)
 
