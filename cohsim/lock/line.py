@@ -6,18 +6,23 @@ Every request that cannot be answered inside a core goes to a *coherence point* 
 request for the address at a time (FIFO, ties by arrival order, which simpy keeps
 deterministic):
 
-- the LLC domain's point (Intel's home CHA and its Table of Requests on a mesh socket, a CCX's
-  L3 on a chiplet, the CMN home node) serves what its domain can answer: a read when the
-  domain holds the line, an ownership request (RFO) when no copy exists outside the domain;
+- the LLC domain's point (Intel's CBo/CHA and its Table of Requests, a CCX's L3, the CMN home
+  node) serves what its domain can answer: a read when the domain holds the line, an ownership
+  request (RFO) when no copy exists outside the domain;
 - anything else is forwarded to the socket home agent of the line (the IO die on a chiplet; on
-  a one-LLC-per-socket mesh the home socket's CHA is both). Where the domain's point merges (a
-  CCX's L3) it stays busy until the answer returns — so a second reader of the same complex
-  waits for the first fill and then hits in its L3: one request per complex, not per core,
-  crosses to the home. A mesh or CMN socket that is not the line's home does not merge: it
-  passes every read of a shared line and every write to the home over the socket link
+  a one-LLC-per-socket mesh the home socket's CBo/CHA is both). Where the domain's point merges
+  (an Intel socket's CBo, a CCX's L3) it stays busy until the answer returns — so a second
+  request of the same domain waits for the first fill and is then answered inside the domain:
+  one request per domain, not per core, crosses to the home. Where it does not (an Arm CMN
+  socket that is not the line's home; a victim L3 that keeps no record of its cores' lines,
+  `LockParams.domain_merges`), it passes every miss to the home at once
   (cohsim.lock.coherence says which mechanism merges where).
 
-SMT siblings share the core's L1: a line valid in a core serves both threads without traffic.
+SMT siblings share the core's L1: a line valid in a core serves both threads without traffic,
+and one miss per line leaves the core: a sibling's access while it is out waits for its answer
+(the line fill buffers both hyperthreads share; a load that finds one "hit FB due to preceding
+miss to the same cache line with data not ready", Intel SDM vol. 3B, event
+MEM_LOAD_UOPS_RETIRED.HIT_LFB) and then retries in the core.
 
 Costs (integer picoseconds): a point is busy `service` per request (LockParams); a request's
 answer arrives `L(source, requester) - service` after its service starts, where L is the level-1
@@ -86,9 +91,14 @@ class LineModel:
         self.loop_ps = round(params.spin_loop_ns * PS)
         self.pause_ps = max(1, round(machine.microarch.pause_ns * PS))
         # coherence points: one per LLC domain in use, and the home hub
-        one_llc = machine.topology.llc_domains_per_socket == 1
-        self.agents, self.hub = coherence_points(self.dom, home, one_llc, record)
+        t = machine.topology
+        one_llc = t.llc_domains_per_socket == 1
+        merges = params.domain_merges and (not one_llc or t.interconnect == "mesh")
+        self.agents, self.hub = coherence_points(self.dom, home, one_llc, record, merges)
         self.core_valid = [False] * len(uniq)
+        #: per core, the accesses waiting for the core's outstanding miss to the line (None:
+        #: no miss out); SMT siblings share the core's line fill buffers, one miss per line
+        self.miss: list[list[Callable[[], None]] | None] = [None] * len(uniq)
         self.dom_valid: dict[int, bool] = {d: False for d in set(self.dom) | {self.hub.domain}}
         self.n_dom_valid = 0
         self.owner_core, self.owner_t, self.last_writer = -1, -1, 0
@@ -240,16 +250,41 @@ class LineModel:
             else:
                 self._on_value(i, self.word.value, self.write_seq)
             return
-        req = Req(i, READ, 0, lambda v, s: self._on_value(i, v, s))
-        self._submit(self.agents[self.dom[i]], req)
+        waiting = self.miss[c]
+        if waiting is not None:  # the sibling's miss to the line is outstanding
+            waiting.append(lambda: self._load(i))
+            return
+        self._miss(Req(i, READ, 0, lambda v, s: self._on_value(i, v, s)))
 
     def _on_value_now(self, i: int) -> None:
         self._on_value(i, self.word.value, self.write_seq)
 
     def _rfo(self, i: int, op: int, done: Callable[[Any, int], None]) -> None:
-        if self.owner_core == self.core[i]:  # modified in this core: no one else to ask
+        c = self.core[i]
+        if self.owner_core == c:  # modified in this core: no one else to ask
             result = self.word.apply(i, op)
             self._write(i)
             done(result, self.write_seq)
             return
-        self._submit(self.agents[self.dom[i]], Req(i, RFO, op, done))
+        waiting = self.miss[c]
+        if waiting is not None:
+            waiting.append(lambda: self._rfo(i, op, done))
+            return
+        self._miss(Req(i, RFO, op, done))
+
+    def _miss(self, req: Req) -> None:
+        """Send the core's one miss to the line; the sibling's accesses that come while it is
+        out wait for its answer and then retry in the core (a hit there, or a miss of their
+        own: a read's copy does not give a write ownership)."""
+        c = self.core[req.th]
+        self.miss[c] = []
+        answer = req.done
+
+        def answered(value: Any, seq: int) -> None:
+            waiting, self.miss[c] = self.miss[c], None
+            answer(value, seq)
+            for retry in waiting or ():
+                retry()
+
+        req.done = answered
+        self._submit(self.agents[self.dom[req.th]], req)

@@ -96,7 +96,9 @@ def test_des_is_monotone_in_threads(name, placement, lock):
     threads. What grows: p50 and mean (which counts the waits still open at the end, so a
     thread the unfair ttas starves adds its wait), and for ttas the hand-off cost
     1/throughput too; for seqcount the writer's wait (level 3's writer_ns; the readers mostly
-    do not wait at all)."""
+    do not wait at all). A step that only adds SMT siblings (r5.metal's one socket at 48: the
+    24 cores' siblings) sends no more requests to the home, the siblings sharing their core's
+    one miss to the line: there the figures may not grow, but do not fall beyond noise."""
     m = CAT.get(name)
     runs = [
         simulate(m, n, lock=lock, placement=placement, acquisitions=300, seed=3, record=True)
@@ -109,8 +111,12 @@ def test_des_is_monotone_in_threads(name, placement, lock):
         curves.append([1 / r.acquisitions_per_s for r in runs])
     else:
         curves = [[r.p50_ns for r in runs], [r.mean_ns for r in runs]]
+    core = m.cpu_arrays["core"]
+    used = [{int(core[c]) for c in r.cpus} for r in runs]
+    siblings_only = [b == a for a, b in zip(used, used[1:], strict=False)]
     for c in curves:
-        assert c == sorted(c), c
+        for step, (a, b) in enumerate(zip(c, c[1:], strict=False)):
+            assert b >= (0.9 * a if siblings_only[step] else a), c
 
 
 def _run(model, name, n, lock, **kw):
