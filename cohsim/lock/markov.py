@@ -17,10 +17,15 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
   one of them at the home, a remote one at the cross-domain cost;
 - ticket: every waiter re-reads after each release; the next ticket's read lands at a uniform
   position among them, and the next release queues behind all of them:
-  S(k) = max(a + work(k-1)/2 + cs, work(k-1 waiters + 2)) (the release and the releaser's next
-  fetch-and-add are the other two requests);
-- ttas: every waiter re-reads and then issues its atomic (two requests each):
-  S(k) = max(a + cs, work(2(k-1)) + s);
+  S(k) = max(a + work(k-1)/2 + cs, work(k-1 waiters + 2) + r) (the release and the arrival's
+  fetch-and-add are the other two requests). With no think time the arrival is the
+  releaser's, right behind its release, and its re-reads are the release's (r = 0); an arrival
+  after think time is a write of its own, and the waiters already answered re-read once more,
+  those still queued do not: r = min(work(k-1), think);
+- ttas: every waiter re-reads and then issues its atomic (two requests each); the re-reads
+  load the busiest point, the atomics move the line's one owner one after the other over the
+  whole machine (`PointLoad.owner_work`: a merging domain takes it once and passes it between
+  its own cores): S(k) = max(a + cs, work(k-1) + owner_work(k-1) + s);
 - qspinlock: only the queue head touches the lock word, so S does not grow with k. The head
   learns it is the head 2L + PAUSE/2 after the previous take (the MCS hand-over) and reads the
   word; the read takes effect when its snoop reaches the holder, (L - s)/2 after the point
@@ -102,6 +107,18 @@ class PointLoad:
             return r * ((1 - self.remote) * self.llc_s + self.remote * self.hub_s)
         return r * (self.hub_s if self.domains > 1 else self.llc_s)
 
+    def owner_work(self, m: float) -> float:
+        """Time (ns) the ownership requests of m waiting threads hold the line, one after the
+        other: unlike reads, which merging domains answer side by side, the line has one owner
+        at a time, so its moves add up over the whole machine. A merging domain takes it once
+        (`hub_s`, from the home) and passes it between its own cores (`llc_s` each); without
+        merging every one goes through the home, as `work` counts them."""
+        if not (self.merges and self.others):
+            return self.work(m)
+        r = m * self.per_thread
+        moves = min(self.others, r)
+        return self.hub_s * moves + self.llc_s * (r - moves)
+
 
 def point_load(machine: Machine, cpus: tuple[int, ...], params: LockParams) -> PointLoad:
     """The placement's `PointLoad` (see there)."""
@@ -164,7 +181,8 @@ def service_times(
     pause = machine.microarch.pause_ns
     loop = params.spin_loop_ns
     s = params.llc_service_ns
-    work = point_load(machine, cpus, params).work
+    load = point_load(machine, cpus, params)
+    work = load.work
     # a holder whose SMT sibling spins runs its critical section smt_slowdown times slower
     # (the DES's rule); with no think time every placed sibling is spinning
     _, inv, cnt = np.unique(
@@ -183,11 +201,14 @@ def service_times(
             each = [_qspinlock_s(cs_ns, think_ns, float(x), s, pause, loop, u) for x in pair_l]
             out[k] = float(np.dot(each, pairs) / pairs.sum())  # over the pairs a queue meets
         elif lock == "ttas":
-            out[k] = max(a + cs_ns, work(2 * (k - 1)) + s)
+            out[k] = max(a + cs_ns, work(k - 1) + load.owner_work(k - 1) + s)
         else:  # ticket, seqcount, and the k = 1 state of every lock
             # saturated, the point serves per hand-off the k-1 re-reads, the release and the
             # releaser's next fetch-and-add (whose re-reads are those of the next release)
-            out[k] = max(a + work(k - 1) / 2 + cs_ns, work(k - 1, plus=2))
+            # an arrival after think time is a write of its own: the waiters already answered
+            # re-read once more (those still queued do not), at most `think` of extra work
+            rounds = work(k - 1, plus=2) + min(work(k - 1), think_ns)
+            out[k] = max(a + work(k - 1) / 2 + cs_ns, rounds)
     return out
 
 
