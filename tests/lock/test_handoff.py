@@ -135,8 +135,9 @@ DIRECTIONS = [("markov", "ttas"), ("markov", "ticket"), ("des", "ttas"), ("des",
 def test_r5_one_socket_beats_two_at_high_thread_counts(model, lock):
     """r5.metal (2 x 24 Cascade Lake cores, mesh): 48 threads on socket 0 (24 cores and their
     siblings) beat 48 on two sockets (compact, scatter), and the full two sockets at 96 hand off
-    less often than one socket at its 48: the second socket's spinners each cross UPI to the
-    line's home CHA."""
+    less often than one socket at its 48: the line crosses UPI to and from the second socket
+    (its CBo sends one request per fill, then answers its own cores), and socket 0's 24 cores'
+    siblings share their cores' misses."""
     one = _run(model, "r5.metal", 48, lock, placement="one-socket")
     for placement in ("compact", "scatter"):
         assert _better(one, _run(model, "r5.metal", 48, lock, placement=placement)), placement
