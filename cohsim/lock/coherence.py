@@ -7,7 +7,7 @@ keeps that queue and integrates its occupancy over time for the result's queue s
 `Req` is one thread's read or ownership request (RFO), carrying the atomic operation applied
 when the point orders it. Times are integer picoseconds.
 
-Which points *merge* requests (answer a second reader of their domain from the copy the first
+Which points *merge* requests (answer a second request of their domain from the copy the first
 one fetched, so one request per domain reaches the home) follows the interconnect, and only
 where a mechanism does it:
 
@@ -15,14 +15,26 @@ where a mechanism does it:
   a read from a copy inside the complex (the same-LLC class latency, ~25 ns, against ~100 ns
   through the IO die); a second miss of the complex waits behind the first one's fill and then
   hits there. About one request per complex reaches the IO die.
-- mesh (Intel CHA + TOR) and cmn (Arm home node): a socket's LLC point *is* the line's home
-  (address-hashed CHA / HN), so on the home socket every spinner's request queues there. A
-  point of another socket does not merge: the state of a line homed elsewhere (its sharers) is
-  kept by the home's snoop filter and directory, so a read of a shared copy and any write go
-  over the socket link to the home, each one. The remote point answers by itself only what the
-  home has delegated to its socket: a line that no other socket holds (Exclusive or Modified
-  there, the core-to-core benchmark's ping-pong between two remote cores, which level 1 prices
-  at the local class latency).
+- mesh (Intel CBo/CHA + TOR): a socket's LLC point *is* the line's home (address-hashed CHA),
+  so on the home socket every spinner's request queues there. A socket that is not the line's
+  home merges too: its CBo "manages local conflicts by ensuring that only one request is
+  issued to the system for a specific cacheline" (Intel Xeon E5-2600 and E5-2600 v2 Uncore
+  Performance Monitoring Reference Manuals, 327043-001 and 329468-002, section 2.3.1), and its
+  inclusive LLC keeps the line with core-valid bits for the local cores holding it (Intel Xeon
+  E7 v2 datasheet vol. 2, section 2.2.2). A second core's miss waits in the CBo behind the
+  first one's and is then answered from the socket's LLC: one request per socket crosses the
+  socket link per fill, and once the socket holds the line alone (Exclusive or Modified there)
+  its CBo moves it between its cores without the home.
+- cmn (Arm home node): a socket that is not the line's home does not merge (no source says
+  its CHI gateway answers for the home): a read of a shared copy and any write go over the
+  socket link to the home, each one. It answers by itself only what the home has delegated to
+  its socket: a line that no other socket holds (Exclusive or Modified there, the
+  core-to-core benchmark's ping-pong between two remote cores, which level 1 prices at the
+  local class latency).
+- nowhere where the LLC neither holds nor tracks its cores' lines (`LockParams.domain_merges`
+  False: AMD Family 10h, whose L3 is a victim cache filled only by L2 evictions, so a line
+  fetched into one core's L1 is not in the L3 for its neighbours, and whose probe filter sits
+  at the line's home node): every miss goes to the home.
 """
 
 from __future__ import annotations
@@ -144,13 +156,14 @@ class Req:
 
 
 def coherence_points(
-    domains: list[int], home: int, one_llc_per_socket: bool, record: bool
+    domains: list[int], home: int, one_llc_per_socket: bool, record: bool, merges: bool = True
 ) -> tuple[dict[int, Agent], Agent]:
     """The points a run needs: one per LLC domain in `domains` (the threads' domains), and the
     home agent of socket `home`. Where a socket has one LLC (mesh, cmn), the home socket's CHA /
-    HN is its LLC's point, so the hub is that domain's agent, and the other sockets' points do
-    not merge (see the module docstring). `record`: the hub keeps its queue's trace."""
-    merges = not one_llc_per_socket
+    HN is its LLC's point, so the hub is that domain's agent. `merges`: whether the domain
+    points merge their domain's requests (see the module docstring: False for a cmn socket that
+    is not the home, and for an LLC that keeps no record of its cores' lines); the hub always
+    orders the line's requests. `record`: the hub keeps its queue's trace."""
     agents: dict[int, Agent] = {
         d: Agent(f"llc{d}", False, d, False, merges) for d in sorted(set(domains))
     }

@@ -10,15 +10,22 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
   matrix, line homed on LockParams.home_socket) plus half a PAUSE (a waiter notices a release at
   its next PAUSE boundary) plus the spin loop;
 - work(m) = how long the busiest coherence point is occupied by the requests of m waiters
-  (`PointLoad`): on a mesh or CMN every one of them at the home socket's point, a remote
-  socket's at the cross-socket cost (nothing merges there); on a chiplet one per other complex
-  at the IO die and the rest inside each complex (the CCX L3 merges), whichever is longer;
+  (`PointLoad`): where LLC domains merge (a chiplet's CCX L3, an Intel mesh socket's CBo)
+  one request per other domain at the home and the rest inside each domain, whichever is
+  longer (the home CHA of a mesh also serves its own socket's waiters); where they do not (a
+  CMN socket that is not the home, a victim L3 with `LockParams.domain_merges` False) every
+  one of them at the home, a remote one at the cross-domain cost;
 - ticket: every waiter re-reads after each release; the next ticket's read lands at a uniform
   position among them, and the next release queues behind all of them:
-  S(k) = max(a + work(k-1)/2 + cs, work(k+1)) (the release and the releaser's next
-  fetch-and-add are the other two requests);
-- ttas: every waiter re-reads and then issues its atomic (two requests each):
-  S(k) = max(a + cs, work(2(k-1)) + s);
+  S(k) = max(a + work(k-1)/2 + cs, work(k-1 waiters + 2) + r) (the release and the arrival's
+  fetch-and-add are the other two requests). With no think time the arrival is the
+  releaser's, right behind its release, and its re-reads are the release's (r = 0); an arrival
+  after think time is a write of its own, and the waiters already answered re-read once more,
+  those still queued do not: r = min(work(k-1), think);
+- ttas: every waiter re-reads and then issues its atomic (two requests each); the re-reads
+  load the busiest point, the atomics move the line's one owner one after the other over the
+  whole machine (`PointLoad.owner_work`: a merging domain takes it once and passes it between
+  its own cores): S(k) = max(a + cs, work(k-1) + owner_work(k-1) + s);
 - qspinlock: only the queue head touches the lock word, so S does not grow with k. The head
   learns it is the head 2L + PAUSE/2 after the previous take (the MCS hand-over) and reads the
   word; the read takes effect when its snoop reaches the holder, (L - s)/2 after the point
@@ -61,50 +68,85 @@ class PointLoad:
     coherence point, for one placement: the DES's merging rules (cohsim.lock.coherence) in
     closed form, with the waiters spread over the placement as its CPUs are.
 
-    - One request per waiting thread: SMT siblings that re-read after the same invalidation
-      miss together and each sends its own (the DES does not merge them in the L1 either).
-    - mesh / cmn: the home socket's point (its CHA's TOR, the CMN HN) serves every request: a
-      home-socket request for `llc_s`, a request from another socket (nothing merges there) for
-      `hub_s`, the home's occupancy for a cross-socket transfer.
-    - chiplet: each CCX's L3 serves its own waiters (`llc_s` each, the busiest complex has the
-      largest share of the cores) and sends one request to the IO die (`hub_s`), so the home
-      sees one request per other complex in use.
+    - One request per waiting core: SMT siblings that miss together share the core's one
+      miss to the line (its fill buffer; the DES's rule), so m waiting threads send
+      m x cores / threads of the placement.
+    - Merging domains (a chiplet's CCX L3, a mesh socket's CBo): each domain's point serves its
+      own waiters (`llc_s` each; the busiest has the largest share of the cores) and sends one
+      request per fill to the home (`hub_s`): the IO die sees one request per other complex; a
+      mesh's home CHA serves its own socket's waiters and one request per other socket.
+    - Not merging (a cmn socket that is not the home, an LLC that keeps no record of its cores'
+      lines): on one LLC per socket the home's point serves every request, a home-socket one
+      for `llc_s`, another socket's for `hub_s`; with several domains per socket every request
+      goes to the hub (`hub_s`).
     """
 
     llc_s: float  #: a domain point's occupancy per request, ns
     hub_s: float  #: the home's occupancy per request that crosses to it, ns
-    merges: bool  #: the LLC domains merge (chiplet) or not (mesh, cmn)
-    remote: float  #: share of the placement's cores not on the home socket (mesh, cmn)
+    merges: bool  #: the LLC domains merge their requests
+    hub_is_llc: bool  #: one LLC per socket: the home socket's LLC point is the hub (mesh, cmn)
+    remote: float  #: share of the placement's cores not on the home socket
     domains: int  #: LLC domains the placement uses
-    top_share: float  #: the largest share of the placement's cores in one domain
+    others: int  #: domains that send their merged request to the hub
+    top_share: float  #: the largest share of the placement's cores in one merging domain
+    home_share: float  #: share of the placement's cores in the hub's own domain (hub_is_llc)
+    per_thread: float = 1.0  #: the placement's cores per thread: requests per waiting thread
 
-    def work(self, m: float) -> float:
-        """Occupancy of the busiest point (ns) for the requests of m waiting threads."""
-        if m <= 0:
+    def work(self, m: float, plus: int = 0) -> float:
+        """Occupancy of the busiest point (ns) for the requests of m waiting threads and
+        `plus` more of one thread (a release, an arrival's atomic)."""
+        if m <= 0 and plus <= 0:
             return 0.0
-        r = m
-        if not self.merges or self.domains <= 1:
+        r = m * self.per_thread + plus
+        if self.merges and self.others:
+            home = self.hub_s * min(self.others, r)
+            if self.hub_is_llc:
+                home += self.llc_s * r * self.home_share
+            return max(home, self.llc_s * math.ceil(r * self.top_share))
+        if self.hub_is_llc:
             return r * ((1 - self.remote) * self.llc_s + self.remote * self.hub_s)
-        others = min(self.domains - 1, r)
-        return max(self.hub_s * others, self.llc_s * math.ceil(r * self.top_share))
+        return r * (self.hub_s if self.domains > 1 else self.llc_s)
+
+    def owner_work(self, m: float) -> float:
+        """Time (ns) the ownership requests of m waiting threads hold the line, one after the
+        other: unlike reads, which merging domains answer side by side, the line has one owner
+        at a time, so its moves add up over the whole machine. A merging domain takes it once
+        (`hub_s`, from the home) and passes it between its own cores (`llc_s` each); without
+        merging every one goes through the home, as `work` counts them."""
+        if not (self.merges and self.others):
+            return self.work(m)
+        r = m * self.per_thread
+        moves = min(self.others, r)
+        return self.hub_s * moves + self.llc_s * (r - moves)
 
 
 def point_load(machine: Machine, cpus: tuple[int, ...], params: LockParams) -> PointLoad:
     """The placement's `PointLoad` (see there)."""
     arr = machine.cpu_arrays
-    cpu = np.asarray(cpus)
-    cores = np.unique(arr["core"][cpu])
-    per_core_dom = machine.cpu_arrays["llc"][cores]  # core k's CPU k has the core's domain
+    cores = np.unique(arr["core"][np.asarray(cpus)])
+    per_core_dom = arr["llc"][cores]  # core k's CPU k has the core's domain
     doms, counts = np.unique(per_core_dom, return_counts=True)
-    merges = machine.topology.llc_domains_per_socket > 1
-    remote = float((arr["socket"][cores] != params.home_socket).mean())
+    t = machine.topology
+    hub_is_llc = t.llc_domains_per_socket == 1
+    merges = params.domain_merges and (not hub_is_llc or t.interconnect == "mesh")
+    share = counts / len(cores)
+    home = doms == params.home_socket if hub_is_llc else np.zeros(len(doms), dtype=bool)
+    if hub_is_llc:  # the home socket's own waiters are the hub's, the others' merge
+        others = int((~home).sum())
+        top = float(share[~home].max()) if others else 0.0
+    else:  # a chiplet: every complex but the one that wrote the line sends one
+        others, top = len(doms) - 1, float(share.max())
     return PointLoad(
         llc_s=params.llc_service_ns,
         hub_s=params.hub_service_ns,
         merges=merges,
-        remote=0.0 if merges else remote,
+        hub_is_llc=hub_is_llc,
+        remote=float((arr["socket"][cores] != params.home_socket).mean()),
         domains=len(doms),
-        top_share=float(counts.max() / len(cores)),
+        others=others,
+        top_share=top,
+        home_share=float(share[home].sum()),
+        per_thread=len(cores) / len(cpus),
     )
 
 
@@ -139,7 +181,8 @@ def service_times(
     pause = machine.microarch.pause_ns
     loop = params.spin_loop_ns
     s = params.llc_service_ns
-    work = point_load(machine, cpus, params).work
+    load = point_load(machine, cpus, params)
+    work = load.work
     # a holder whose SMT sibling spins runs its critical section smt_slowdown times slower
     # (the DES's rule); with no think time every placed sibling is spinning
     _, inv, cnt = np.unique(
@@ -158,11 +201,14 @@ def service_times(
             each = [_qspinlock_s(cs_ns, think_ns, float(x), s, pause, loop, u) for x in pair_l]
             out[k] = float(np.dot(each, pairs) / pairs.sum())  # over the pairs a queue meets
         elif lock == "ttas":
-            out[k] = max(a + cs_ns, work(2 * (k - 1)) + s)
+            out[k] = max(a + cs_ns, work(k - 1) + load.owner_work(k - 1) + s)
         else:  # ticket, seqcount, and the k = 1 state of every lock
             # saturated, the point serves per hand-off the k-1 re-reads, the release and the
             # releaser's next fetch-and-add (whose re-reads are those of the next release)
-            out[k] = max(a + work(k - 1) / 2 + cs_ns, work(k + 1))
+            # an arrival after think time is a write of its own: the waiters already answered
+            # re-read once more (those still queued do not), at most `think` of extra work
+            rounds = work(k - 1, plus=2) + min(work(k - 1), think_ns)
+            out[k] = max(a + work(k - 1) / 2 + cs_ns, rounds)
     return out
 
 

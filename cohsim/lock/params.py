@@ -52,6 +52,11 @@ class LockParams:
     #: from a load's data arriving to the dependent atomic issuing (compare, branch, issue), ns
     spin_loop_ns: float = 3.0
     home_socket: int = 0  #: socket whose home agent owns the lock line
+    #: an LLC domain's point answers its cores' requests from the copy one of them fetched and
+    #: sends one request per line to the home (Intel CBo/CHA, AMD Zen CCX L3); False where the
+    #: LLC neither holds nor tracks its cores' lines (AMD Family 10h's victim L3): every miss
+    #: goes to the line's home (cohsim.lock.coherence)
+    domain_merges: bool = True
 
     def __post_init__(self) -> None:
         for name in ("llc_service_ns", "hub_service_ns", "spin_loop_ns"):

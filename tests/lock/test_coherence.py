@@ -31,3 +31,15 @@ def test_agent_integrates_its_occupancy():
     a.account(40, 1)  # one from 30 to 40, now none
     assert a.area == 30 and a.max_n == 1 and a.n == 0
     assert a.trace == [(10, 1), (40, 0)]
+
+
+def test_domain_points_merge_unless_told_not_to():
+    """A domain point merges (holds a forwarded request until its answer, then answers its
+    domain's next one) by default: a CCX's L3, an Intel socket's CBo. merges=False (a CMN socket
+    that is not the home, a victim L3) makes it pass every miss on; the hub always orders."""
+    agents, hub = coherence_points([0, 1], home=0, one_llc_per_socket=True, record=False)
+    assert agents[1].merges and hub.merges
+    agents, hub = coherence_points([0, 1], 0, True, False, merges=False)
+    assert not agents[1].merges and hub.merges
+    agents, hub = coherence_points([2, 5], 0, False, False, merges=False)
+    assert not any(a.merges for a in agents.values()) and hub.merges

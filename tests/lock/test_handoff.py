@@ -96,7 +96,9 @@ def test_des_is_monotone_in_threads(name, placement, lock):
     threads. What grows: p50 and mean (which counts the waits still open at the end, so a
     thread the unfair ttas starves adds its wait), and for ttas the hand-off cost
     1/throughput too; for seqcount the writer's wait (level 3's writer_ns; the readers mostly
-    do not wait at all)."""
+    do not wait at all). A step that only adds SMT siblings (r5.metal's one socket at 48: the
+    24 cores' siblings) sends no more requests to the home, the siblings sharing their core's
+    one miss to the line: there the figures may not grow, but do not fall beyond noise."""
     m = CAT.get(name)
     runs = [
         simulate(m, n, lock=lock, placement=placement, acquisitions=300, seed=3, record=True)
@@ -109,8 +111,12 @@ def test_des_is_monotone_in_threads(name, placement, lock):
         curves.append([1 / r.acquisitions_per_s for r in runs])
     else:
         curves = [[r.p50_ns for r in runs], [r.mean_ns for r in runs]]
+    core = m.cpu_arrays["core"]
+    used = [{int(core[c]) for c in r.cpus} for r in runs]
+    siblings_only = [b == a for a, b in zip(used, used[1:], strict=False)]
     for c in curves:
-        assert c == sorted(c), c
+        for step, (a, b) in enumerate(zip(c, c[1:], strict=False)):
+            assert b >= (0.9 * a if siblings_only[step] else a), c
 
 
 def _run(model, name, n, lock, **kw):
@@ -129,8 +135,9 @@ DIRECTIONS = [("markov", "ttas"), ("markov", "ticket"), ("des", "ttas"), ("des",
 def test_r5_one_socket_beats_two_at_high_thread_counts(model, lock):
     """r5.metal (2 x 24 Cascade Lake cores, mesh): 48 threads on socket 0 (24 cores and their
     siblings) beat 48 on two sockets (compact, scatter), and the full two sockets at 96 hand off
-    less often than one socket at its 48: the second socket's spinners each cross UPI to the
-    line's home CHA."""
+    less often than one socket at its 48: the line crosses UPI to and from the second socket
+    (its CBo sends one request per fill, then answers its own cores), and socket 0's 24 cores'
+    siblings share their cores' misses."""
     one = _run(model, "r5.metal", 48, lock, placement="one-socket")
     for placement in ("compact", "scatter"):
         assert _better(one, _run(model, "r5.metal", 48, lock, placement=placement)), placement
@@ -153,7 +160,13 @@ def test_m7i_smt_off_scales_better(model, lock):
 @pytest.mark.parametrize("n", [48, 96])
 def test_m7a_scales_best(model, lock, n):
     """m7a.24xlarge (96 Genoa cores in 12 CCDs): each CCD's L3 serves its own spinners, so about
-    one request per complex reaches the IO die, against every request at one CHA on the mesh."""
+    one request per complex reaches the IO die, against every request at one CHA on m7i's one
+    mesh. r5.metal's two sockets merge per socket too (each CBo sends one request per line),
+    and it is compared where both place the same number of cores (48): at 96 threads its 48
+    cores' siblings share their core's miss, against m7a's 96 cores' own requests, and the
+    Markov chain's ttas counts the line's moves between m7a's 12 complexes one after the
+    other."""
     best = _run(model, "m7a.24xlarge", n, lock)
-    for other in ("m7i.metal-24xl", "r5.metal"):
+    others = ("m7i.metal-24xl", "r5.metal") if n == 48 else ("m7i.metal-24xl",)
+    for other in others:
         assert _better(best, _run(model, other, n, lock)), other

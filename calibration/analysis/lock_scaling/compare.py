@@ -12,17 +12,54 @@ nodes share a socket (lpd48core: two Opteron dies per package), the socket's. Ea
 latency is the median over its pairs. Time is in cycles throughout (freq_ghz = 1), so the
 benchmark's `critical: 1000` is a 1,000-"ns" critical section and no clock rate is needed.
 
-Assumptions (the files do not say): the threads fill the machine as pause_bench's `compact`
-does (a socket's cores, then the next socket's, then the siblings); no work between
-acquisitions (think 0); PAUSE 10 cycles (calibration/data/reference/pause_latency.csv, Intel
-before Skylake; the Opteron's is not in the data: an assumption, prior 5-40 cycles). MCS is
-compared with the model's qspinlock (its MCS queue), TTAS and TICKET with ttas and ticket; TAS,
-CLH and the back-off variants have no model and are left out.
+What the benchmark is, as far as the files show. MCTOP's repository holds the results only,
+not the benchmark's source; its lock set (TAS, TTAS, TICKET, MCS, CLH) and header (`num_locks`,
+`duration` in ms, `critical` in cycles) follow libslock's stress test (the same lab's lock
+library, github.com/tudordavid/libslock, bmarks/stress_test.c: -l, -d, -a). From the data:
+
+- Throughput counts every thread: read as per-thread figures, lpd48core's MCS at 48 threads
+  would be 48 x 0.70 = 34 M acquisitions/s, one per 30 ns, shorter than one 1,000-cycle
+  critical section at any clock.
+- Placement: a socket's cores, then the next socket's, then the SMT siblings, as pause_bench's
+  `compact`. TAS, whose releaser hands over inside its core when a sibling spins, stops falling
+  exactly where siblings begin: after 20 threads on xeon (2 x 10 cores), rising after 48 on
+  quad (4 x 12) and at 100 on diassrv8 (8 x 10); MCS drops there (0.68 -> 0.53 M/s on
+  diassrv8 at 80 -> 100), the siblings slowing the holders' sections.
+- Back-off: the three settings change TAS and TTAS by a median 2 % (at most 8-13 %, within
+  the runs' spread) and TICKET by 48 % (at most 65 %), MCS and CLH by 8-10 % (up to 30-38 %):
+  the settings do not reach TTAS. Whether it backs off on its own (libslock's TTAS waits up
+  to 1,000 cycles after a failed test-and-set) the files do not settle; the model's ttas has no
+  back-off, and no_backoff is compared.
+- Work between a release and the next acquire: THINK_CYCLES, an assumption (prior 300-3,000
+  cycles). Not zero: TTAS is slower than MCS at the smallest count on all four machines (xeon
+  1.97 against 2.11 M/s, quad 1.45 / 1.74, lpd48core 0.65 / 0.76, diassrv8 0.41 / 0.76), where
+  with none the releaser re-takes the line still in its cache before any waiter's re-read
+  arrives (the DES then gives TTAS 1,066 cycles an acquisition against MCS's 1,178 at 10 threads
+  of xeon). The lower end is the time a waiter needs to see the release and issue its atomic
+  (2-3 transfers, about 300 cycles); above about 3,000 the model's smallest counts (6
+  threads of lpd48core at ~1,200 cycles an acquisition) would no longer keep the lock busy,
+  while the measured MCS curve there stays flat from 6 to 48 threads (0.97-0.92).
+
+Other assumptions: PAUSE 10 cycles (calibration/data/reference/pause_latency.csv, Intel before
+Skylake; the Opteron's is not in the data: an assumption, prior 5-40 cycles). MCS is compared
+with the model's qspinlock (its MCS queue), TTAS and TICKET with ttas and ticket; TAS, CLH and
+the back-off variants have no model and are left out.
+
+The Opteron's L3 keeps no record of its cores' lines (VICTIM_L3, LockParams.domain_merges):
+AMD Family 10h's L3 is a victim cache ("first access to an address ... will bring the line
+straight into L1 data cache. Thus the L3 is non-inclusive. Only after it is evicted from L1 and
+then from L2, will it come into L3", AMD as quoted in forum.canardpc.com's "Bulldozer et
+innovations" thread), and with HT Assist on, 1 MB of each die's 6 MB L3 is the probe filter at
+the line's home node (HP's DL585 G7 technology brief; Conway et al., "Cache Hierarchy and
+Memory Subsystem of the AMD Opteron Processor", IEEE Micro 2010): lpd48core.mct's L3 of 5,118
+KB is that 5 MB, so the filter was on. A die therefore answers no neighbour's read: every
+miss goes to the home node.
 
 The comparison is of shape, as the data README advises (the throughput unit is not stated):
 throughput relative to the smallest thread count, model over measured, per point; the error of
 a curve is the mean |log(model / measured)| of its relative throughputs, printed as a factor.
-Nothing is fitted: LockParams are level 2's defaults for the machine built.
+Nothing is fitted: LockParams are level 2's defaults for the machine built (the Opteron's with
+domain_merges False).
 """
 
 from __future__ import annotations
@@ -30,11 +67,13 @@ from __future__ import annotations
 import csv
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from cohsim.lock.handoff import simulate
+from cohsim.lock.params import LockParams, params_from_machine
 from cohsim.machine.model import Coherence, Machine, Microarch, Topology
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,6 +88,9 @@ MACHINES = {
 LOCKS = {"TTAS": "ttas", "TICKET": "ticket", "MCS": "qspinlock"}
 CRITICAL_CYCLES = 1000.0  #: the results files' header, `critical: 1000`
 PAUSE_CYCLES = 10.0  #: see the module docstring
+THINK_CYCLES = 1000.0  #: work between a release and the next acquire: see the module docstring
+#: results tags whose LLC keeps no record of its cores' lines (see the module docstring)
+VICTIM_L3 = ("lpd48core",)
 
 
 def read_mct(path: Path) -> tuple[int, int, bool, np.ndarray]:
@@ -125,6 +167,12 @@ def build(tag: str) -> tuple[Machine, dict[str, float]]:
     return Machine(name=f"mctop-{tag}", topology=topo, microarch=micro, coherence=coh), levels
 
 
+def lock_params(tag: str, machine: Machine) -> LockParams:
+    """Level 2's defaults for the machine, with the Opteron's victim L3 (no merging)."""
+    p = params_from_machine(machine)
+    return replace(p, domain_merges=False) if tag in VICTIM_L3 else p
+
+
 def measured() -> dict[tuple[str, str], dict[int, float]]:
     """(tag, lock) -> threads -> median throughput, no back-off."""
     out: dict[tuple[str, str], dict[int, float]] = {}
@@ -142,6 +190,7 @@ def compare(model: str = "markov") -> list[tuple[str, str, list[int], list[float
     data = measured()
     for tag in MACHINES:
         machine, _ = build(tag)
+        params = lock_params(tag, machine)
         for lock, kind in LOCKS.items():
             curve = data[(tag, lock)]
             threads = sorted(curve)
@@ -151,7 +200,9 @@ def compare(model: str = "markov") -> list[tuple[str, str, list[int], list[float
                     t,
                     lock=kind,
                     cs_ns=CRITICAL_CYCLES,
+                    think_ns=THINK_CYCLES,
                     model=model,
+                    params=params,
                     seed=1,
                     acquisitions=600,
                 )
