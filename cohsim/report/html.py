@@ -145,6 +145,26 @@ def _breakdown(data: ReportData) -> str:
     )
 
 
+def _profile(data: ReportData) -> str:
+    """Where each top candidate's CPUs spent the burst, by kernel site: what `perf report`
+    would show there, and the share on contested lines (cohsim.kernel.result.Profile)."""
+    profiles = [(d.row.candidate.label, d.prediction.profile) for d in data.details]
+    shown = [(label, p.to_dict()) for label, p in profiles if p is not None]
+    if not shown:
+        return ""
+    sites = [s for s in shown[0][1]["cpu_s"] if any(d["cpu_s"][s] for _, d in shown)]
+    rows = [[s.replace("_", " ")] + [f"{d['cpu_share'][s]:.1%}" for _, d in shown] for s in sites]
+    rows.append(["on contested lines"] + [f"{d['contested_share']:.1%}" for _, d in shown])
+    rows.append(["CPU seconds in all"] + [f"{d['cpu_total_s']:.2f}" for _, d in shown])
+    return (
+        "<h3>Where the CPUs' time goes, by kernel site (share of CPU time)</h3>"
+        + _table(["site"] + [label for label, _ in shown], rows)
+        + '<p class="note">Hold it against a perf profile of the node during a burst: the '
+        "writers spinning on namespace_sem show as osq_lock and rwsem_spin_on_owner, the "
+        "walks on mount_lock's counter as path_init.</p>"
+    )
+
+
 def _fixes(data: ReportData) -> str:
     if not data.fixes:
         return "<h2>What each fix would buy</h2><p>No fix applies to the top candidates.</p>"
@@ -285,6 +305,7 @@ def render(data: ReportData) -> str:
             _ranking(data),
             _curves(data),
             _breakdown(data),
+            _profile(data),
             _fixes(data),
             _uncertainty(data),
             _provenance(data),

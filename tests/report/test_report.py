@@ -48,6 +48,10 @@ def test_every_section_is_there(report):
     assert 'id="sensitivity"' in text and "wc -l /proc/self/mountinfo" in text
     for d in data.details:
         assert d.row.at.digest in text
+    # where each top candidate's CPUs spent the burst, by kernel site
+    profile = text.split("by kernel site", 1)[1].split("</table>", 1)[0]
+    assert "namespace sem spin" in profile and "on contested lines" in profile
+    assert all(d.row.candidate.label in profile for d in data.details)
 
 
 def test_the_same_content_renders_to_the_same_bytes(report):
