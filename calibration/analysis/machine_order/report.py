@@ -66,11 +66,24 @@ def _header(s: Study) -> list[str]:
     ]
 
 
+def _range(s: Study, label: str, containers: int) -> str:
+    """The seeds' lowest and highest launch p50 at nominal."""
+    xs = s.runner.per_seed[(label, containers, ())]
+    return f"{min(xs):.3f}-{max(xs):.3f}"
+
+
 def _nominal(s: Study) -> list[str]:
     a, p = s.args, s.nominal
-    out = ["== launch p50 at the nominal priors (s)"]
-    rows = [[c.label, f"{p.at_n[c.label]:.4f}", f"{p.at_20[c.label]:.4f}"] for c in CONFIGS]
-    out += _table(["configuration", f"{a.containers} ctr", "20 ctr"], rows)
+    out = ["== launch p50 at the nominal priors (s; with several seeds, their mean and range)"]
+    rows = [
+        [c.label, f"{p.at_n[c.label]:.4f}", f"{p.at_20[c.label]:.4f}"]
+        + ([_range(s, c.label, a.containers), _range(s, c.label, 20)] if len(a.seeds) > 1 else [])
+        for c in CONFIGS
+    ]
+    head = ["configuration", f"{a.containers} ctr", "20 ctr"]
+    if len(a.seeds) > 1:
+        head += [f"range {a.containers}", "range 20"]
+    out += _table(head, rows)
     out += ["", "== the relations at the nominal priors (margin: % by which it holds)"]
     rel = s.nominal_relations()
     rows = [[k, _holds(rel[k]), _margin(rel[k]), TEXT[k]] for k in NAMES]
@@ -121,6 +134,8 @@ def _flips(s: Study) -> list[str]:
         state = {"yes": "holds", "no": "does not hold", "?": "undetermined"}[_holds(r)]
         ends = [e for e in s.ends if k in e.flips]
         tail = "; flips at:" if ends else "; the same at every end tested"
+        if not s.ends:
+            tail = " (no prior at its ends tested)"
         if k == "R6" and not s.args.burst_ends:
             tail = " (tested at nominal only)"
         out.append(f"{k} {state} at nominal ({_margin(r)} %){tail}")
@@ -199,6 +214,11 @@ def document(s: Study) -> dict[str, Any]:
         "relations": TEXT,
         "nominal": {
             "launch_p50_s": _p50s(s.nominal),
+            "launch_p50_s_per_seed": {
+                f"{label}@{n}": [round(x, 6) for x in xs]
+                for (label, n, pins), xs in sorted(s.runner.per_seed.items())
+                if not pins and n in (a.containers, 20)
+            },
             "relations": {k: r.to_dict() for k, r in s.nominal_relations().items()},
             "safe_burst": s.nominal_bursts.to_dict()["safe_burst"],
         },

@@ -63,7 +63,8 @@ class Runner:
     catalog: Catalog = field(default_factory=Catalog)
     predictions: int = 0  #: predictions run so far (each seed one)
     calibration: str = ""  #: what the last prediction says it used
-    _p50: dict[tuple[str, int, Pins], float] = field(default_factory=dict)
+    #: the launch p50 (s) of each seed, by (label, containers, pins)
+    per_seed: dict[tuple[str, int, Pins], list[float]] = field(default_factory=dict)
 
     def predict(
         self, cfg: Config, containers: int, pins: Pins, seed: int, engine: str
@@ -81,10 +82,10 @@ class Runner:
     def p50(self, cfg: Config, containers: int, pins: Pins = ()) -> float:
         """The launch p50 (s), averaged over the seeds."""
         key = (cfg.label, containers, pins)
-        if key not in self._p50:
+        if key not in self.per_seed:
             runs = [self.predict(cfg, containers, pins, s, self.engine) for s in self.seeds]
-            self._p50[key] = statistics.fmean(r.launch_s["p50"].value for r in runs)
-        return self._p50[key]
+            self.per_seed[key] = [r.launch_s["p50"].value for r in runs]
+        return statistics.fmean(self.per_seed[key])
 
     def point(self, containers: int, pins: Pins = ()) -> Point:
         """R1-R5 at one setting of the priors."""
