@@ -24,14 +24,15 @@ NAMES = tuple(TEXT)  #: R1 .. R6
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], first: int = 38) -> list[str]:
-    """Left-aligned first column, the others right-aligned."""
-    widths = [max(10, len(h) + 1) for h in head[1:]]
+    """Left-aligned first column, the others right-aligned (at least one blank between)."""
+    rows = [list(r) for r in rows]
+    widths = [max(10, *(len(r[i]) + 1 for r in [head, *rows])) for i in range(1, len(head))]
 
     def line(cells: Sequence[str]) -> str:
         rest = "".join(c.rjust(w) for c, w in zip(cells[1:], widths, strict=True))
         return (cells[0].ljust(first) + rest).rstrip()
 
-    return [line(head), *(line(r) for r in rows)]
+    return [line(head), *map(line, rows)]
 
 
 def _margin(r: Relation | None, flips: bool = False) -> str:
