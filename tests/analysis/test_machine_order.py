@@ -1,8 +1,8 @@
 """calibration/analysis/machine_order on a tiny case (analytic engine, 30 containers x 10
-layers, two priors, a 1 s deadline so that R6's search ends below its ceiling): the report has
-its tables, and every relation it prints (R1-R6, at nominal and at each end, the flips marked)
-follows from the launch p50s and safe bursts it printed. Whether the relations hold is the
-model's business, not this test's."""
+layers, two priors, two seeds, a 1 s deadline so that R6's search ends below its ceiling): the
+report has its tables, and every relation it prints (R1-R6, at nominal, per seed and at each
+end, the flips marked) follows from the launch p50s and safe bursts it printed. Whether the
+relations hold is the model's business, not this test's."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ TOL = 0.05  # margins recomputed from 4-decimal p50s: within 0.05 % of the print
 def result(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     out = tmp_path_factory.mktemp("machine_order") / "order.json"
     args = ["--containers", "30", "--layers", "10", "--priors", ",".join(PRIORS)]
-    text = run("machine_order.sensitivity", *args, "--deadline", "1", "--json", out)
+    text = run(
+        "machine_order.sensitivity", *args, "--seeds", "0,1", "--deadline", "1", "--json", out
+    )
     return text, json.loads(Path(out).read_text())
 
 
@@ -139,3 +141,17 @@ def test_the_json_holds_what_was_printed(result: tuple[str, dict]) -> None:
                  != doc["nominal"]["relations"][k]["holds"]]  # fmt: skip
         assert e["flips"] == flips
         assert set(e["flips_between"]) <= set(flips)
+
+
+def test_each_seeds_margins_follow_from_its_p50s(result: tuple[str, dict]) -> None:
+    text, doc = result
+    rows = _section(text, "R1-R5 at the nominal priors from each seed alone")
+    assert [r[:2] for r in rows] == [["seed", "0"], ["seed", "1"]]
+    per_seed = doc["nominal"]["launch_p50_s_per_seed"]
+    for i, row in enumerate(rows):
+        n = {k: per_seed[f"{k}@30"][i] for k in LABELS}
+        small = {k: per_seed[f"{k}@20"][i] for k in LABELS}
+        want = _expected(n, small)
+        for k, cell in zip(NAMES, row[2:], strict=False):
+            assert _margin(cell)[0] == pytest.approx(want[k], abs=0.01), (i, k)
+            assert doc["nominal"]["margin_pct_per_seed"][k][i] == pytest.approx(want[k], abs=1e-3)

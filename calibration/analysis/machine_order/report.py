@@ -12,8 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from calibration.analysis.machine_order.relations import CONFIGS, TEXT, TRIO, Relation
-from calibration.analysis.machine_order.runs import Bursts
+from calibration.analysis.machine_order.relations import (
+    CONFIGS,
+    P50_RELATIONS,
+    TEXT,
+    TRIO,
+    Relation,
+)
+from calibration.analysis.machine_order.runs import Bursts, seed_relations
 from cohsim import provenance
 
 if TYPE_CHECKING:
@@ -96,7 +102,16 @@ def _nominal(s: Study) -> list[str]:
         f"({sb}; analytic engine, seed {a.seeds[0]})",
         "",
     ]
-    return out
+    return out + (_per_seed(s) if len(a.seeds) > 1 else [])
+
+
+def _per_seed(s: Study) -> list[str]:
+    """R1-R5's margins from each seed's p50s alone: the noise the mean's margins stand on."""
+    by_seed = seed_relations(s.runner, s.args.containers)
+    out = ["== R1-R5 at the nominal priors from each seed alone (margin, %)"]
+    rows = [[f"seed {seed}", *(_margin(r[k]) for k in P50_RELATIONS)]
+            for seed, r in zip(s.args.seeds, by_seed, strict=True)]  # fmt: skip
+    return [*out, *_table(["", *P50_RELATIONS], rows, first=12), ""]
 
 
 def _ends(s: Study) -> list[str]:
@@ -221,6 +236,10 @@ def document(s: Study) -> dict[str, Any]:
                 if not pins and n in (a.containers, 20)
             },
             "relations": {k: r.to_dict() for k, r in s.nominal_relations().items()},
+            "margin_pct_per_seed": {
+                k: [round(r[k].margin_pct, 4) for r in seed_relations(s.runner, a.containers)]
+                for k in P50_RELATIONS
+            },
             "safe_burst": s.nominal_bursts.to_dict()["safe_burst"],
         },
         "ends": [_end_doc(e) for e in s.ends],

@@ -94,6 +94,17 @@ class Runner:
         return Point(pins, at_n, at_20, p50_relations(at_n, at_20))
 
 
+def seed_relations(runner: Runner, containers: int) -> list[dict[str, Relation]]:
+    """R1-R5 at nominal from each seed's own launch p50s (after `runner.point(containers)`):
+    how far the seeds alone move each margin."""
+    out = []
+    for i in range(len(runner.seeds)):
+        at_n = {c.label: runner.per_seed[(c.label, containers, ())][i] for c in CONFIGS}
+        at_20 = {c.label: runner.per_seed[(c.label, SMALL_BURST, ())][i] for c in CONFIGS}
+        out.append(p50_relations(at_n, at_20))
+    return out
+
+
 @dataclass(frozen=True)
 class Bursts:
     """The safe bursts of the three machines at one setting of the priors, and R6."""
