@@ -19,7 +19,7 @@ drawn) except the prior at its end, per seed; the p50 is the mean over `--seeds`
 each seed's own margins are shown too: the noise the mean's margins stand on). Run times on
 2 shared CPUs at 100 x 50: the analytic engine's whole table (15 priors, the bisections, R6 at
 every end: about 2,200 predictions) about 15 s; `--engine des --priors none --seeds 0,1,2`
-about 70 s (30 simulations); `--engine des` with every prior and one seed about 7 min (310
+35-75 s (30 simulations); `--engine des` with every prior and one seed about 7 min (310
 simulations; `--priors KEY,KEY` restricts it).
 """
 
