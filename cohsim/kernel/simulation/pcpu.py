@@ -10,8 +10,9 @@ outside both. So a clone that finds the mutex held waits inside its read hold, a
 queued behind the readers waits for it too.
 
 As the kernel's mutex (kernel/locking/mutex.c): taken at once when free; otherwise the waiter
-spins while no task wants its CPU (optimistic spinning on the running owner) and sleeps when one
-does (need_resched), first come first served; a sleeper is woken holding it and needs a CPU
+spins while the owner runs (optimistic spinning: a wait of a few microseconds ends before the
+scheduler's tick or a wake-up asks it to give its CPU up) and sleeps when the owner is a waiter
+it was handed to that has not run yet, first come first served; a sleeper is woken holding it and needs a CPU
 again (the conductor's `resume`, which pays the wake-up or queues); a spinning waiter takes it
 ahead of sleepers. The shape is the other resources': `try_alloc` on the hot path without an
 event, `alloc` the generator that waits.
@@ -56,6 +57,8 @@ class PcpuMutex:
         self.held = False
         self.queue: deque[_Waiter] = deque()  #: waiters, first come first
         self.handoff = False  #: the first sleeper failed once: the next release is its
+        #: the owner is on a CPU (not a sleeper it was handed to, still waking up)
+        self.owner_running = True
         self.spin_ns = 0.0  #: waiters' time spinning on the owner
         self.sleep_ns = 0.0  #: waiters' time asleep
         self.sleeps = 0
@@ -93,11 +96,10 @@ class PcpuMutex:
         return float(waited)
 
     def _wait(self) -> Generator[Yield, Any, None]:
-        """Until the mutex is ours: spinning on the owner while no task wants this CPU,
-        else asleep; a woken sleeper takes a free mutex, or asks for the hand-off and sleeps
+        """Until the mutex is ours: spinning while the owner runs, else asleep; a woken sleeper takes a free mutex, or asks for the hand-off and sleeps
         again (mutex.c's MUTEX_FLAG_HANDOFF)."""
         env, st = self.env, self.stats
-        w = _Waiter(env.event(), not self.cpus.waiting)
+        w = _Waiter(env.event(), self.owner_running)
         self.queue.append(w)
         st.max_waiters = max(st.max_waiters, len(self.queue))
         while True:
@@ -114,6 +116,7 @@ class PcpuMutex:
             self.sleep_ns += env.now - t0
             yield from self.resume(True)
             if w.granted:
+                self.owner_running = True
                 return
             if not self.held:  # woken to a free mutex: ours
                 self.held = True
@@ -130,7 +133,8 @@ class PcpuMutex:
         if self.handoff:  # the first sleeper's: nobody steals it (mutex.c)
             self.handoff = False
             w = q.popleft()
-            w.granted = True  # the mutex stays held: handed over
+            w.granted = True  # the mutex stays held: handed over, its owner still asleep
+            self.owner_running = False
             w.event.succeed()
             return
         for i in range(len(q)):
