@@ -135,13 +135,47 @@ def test_mesh_walkers_cost_more_than_chiplet_walkers():
     assert mesh.mount_s["p50"].value > chiplet.mount_s["p50"].value
 
 
-def test_mesh_worse_than_chiplet_at_high_concurrency_default_load():
-    """Direction only, and a thin margin (session 2, with namespace_sem as Linux's rwsem and the
-    committed fit): mount phase p50 m7i 17.8 vs m7a 17.0 ms at 80 containers, 20.2 vs 18.8 at
-    120; at 40 the chiplet is slower (10.7 vs 9.7 ms). Session 6: with the grace period
-    charged per busy CPU instead of per online CPU the order flips (15.5 vs 16.5 ms at 80);
-    the mechanism itself is test_mesh_tor_collapses_when_many_cpus_walk_paths."""
-    assert mount_p50("m7i.metal-24xl", 80) > mount_p50("m7a.24xlarge", 80)
+#: the five configurations of the published comparison: (instance, SMT on)
+ORDER = (
+    ("r5.metal", True),
+    ("m7i.metal-24xl", True),
+    ("m7i.metal-24xl", False),
+    ("m7i.metal-48xl", True),
+    ("m7a.24xlarge", True),
+)
+
+
+def _launch_p50(engine: str, instance: str, smt: bool, containers: int, seed: int = 0) -> float:
+    p = predict(
+        instance=instance, containers=containers, layers=50, smt=smt, replicates=1, jobs=1,
+        seed=seed, engine=engine, priors=False,
+    )  # fmt: skip
+    return p.launch_s["p50"].value
+
+
+def test_the_machines_order_where_the_simulation_tells_them_apart():
+    """The published comparison of 100 containers x 50 layers (issue 29), from the mechanisms:
+    m7i.metal-24xl faster with SMT off than on (its holds no longer share a core with a
+    working sibling), and at 20 containers all five within 25 %. The simulation's other
+    relations (r5.metal slowest, m7a.24xlarge fastest, the two-socket m7i.metal-48xl slower
+    than one socket) sit inside its own seed-to-seed noise (up to 11 % at 100 containers):
+    calibration/analysis/machine_order/README.md has the margins and what flips them."""
+    smt = [
+        _launch_p50("des", "m7i.metal-24xl", s, 100, seed) for s in (True, False) for seed in (0, 1)
+    ]
+    assert max(smt[2:]) < min(smt[:2])  # SMT off faster, in each seed
+    at20 = [_launch_p50("des", name, s, 20) for name, s in ORDER]
+    assert max(at20) / min(at20) <= 1.25
+
+
+def test_the_closed_form_orders_the_machines_as_published():
+    """The analytic engine at the nominal priors (deterministic) gives the published order:
+    r5.metal slowest and m7a.24xlarge fastest of the three, SMT off faster, two sockets slower
+    than one; by 1-4 % (calibration/analysis/machine_order/README.md: over which part of the
+    priors' range each holds)."""
+    r5, m7i, smt_off, two, m7a = (_launch_p50("analytic", n, s, 100) for n, s in ORDER)
+    assert r5 > max(m7i, m7a) and m7a < min(r5, m7i)
+    assert smt_off < m7i < two
 
 
 def test_mount_phase_per_container_grows_faster_than_the_burst():
