@@ -1,4 +1,4 @@
-"""`cohsim bench pause|mount|wake|ns|prop|wake-idle`: run the real benchmarks on this host
+"""`cohsim bench pause|mount|wake|ns|prop|walk|wake-idle`: run the real benchmarks on this host
 (registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); each benchmark's flags, the
@@ -15,12 +15,12 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
-from cohsim.cli.benches import mount, ns, pause, prop, wake
+from cohsim.cli.benches import mount, ns, pause, prop, wake, walk
 from cohsim.cli.outputs import check_dir
 from cohsim.units import NS_PER_US
 
 #: each benchmark's cli module, in the order `cohsim bench --help` lists them
-_KINDS = {"pause": pause, "mount": mount, "wake": wake, "ns": ns, "prop": prop}
+_KINDS = {"pause": pause, "mount": mount, "wake": wake, "ns": ns, "prop": prop, "walk": walk}
 
 
 def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
@@ -116,7 +116,8 @@ def register(
     """Add this group's subcommands to the cohsim parser."""
     p = sub.add_parser(
         "bench",
-        help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench, prop_bench)",
+        help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench, prop_bench,"
+        " walk_bench)",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )
