@@ -478,19 +478,33 @@ static void xmknod(const char *p)
 		die("create %s: %s", p, strerror(errno));
 }
 
+/* Mounts at or below the scratch: lines of /proc/self/mountinfo whose mount point (field 5,
+ * octal-escaped as the kernel writes it) is the scratch or lies under it.  Only these: the rest
+ * of the namespace's copy of the host table can change under us (an automount copied in at
+ * unshare, say debugfs's tracefs, expires on its own). */
 static int count_mounts(void)
 {
-	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char esc[4 * PATH_MAX + 1];
+	size_t e = 0;
+	for (const char *c = g_scratch; *c && e + 4 < sizeof esc; c++)
+		e += (size_t)(strchr(" \t\n\\", *c) ? snprintf(esc + e, sizeof esc - e, "\\%03o", (unsigned char)*c)
+						       : snprintf(esc + e, sizeof esc - e, "%c", *c));
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
 		die("open(/proc/self/mountinfo): %s", strerror(errno));
-	char buf[65536];
-	int lines = 0;
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof buf)) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			lines += buf[i] == '\n';
-	close(fd);
-	return lines;
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *field = line;
+		for (int i = 0; i < 4 && field; i++)
+			field = strchr(field, ' ') ? strchr(field, ' ') + 1 : NULL;
+		if (field && strncmp(field, esc, e) == 0 && (field[e] == ' ' || field[e] == '/'))
+			n++;
+	}
+	free(line);
+	fclose(f);
+	return n;
 }
 
 /* The walkers' target: a second tmpfs at S/walk holding a/b/c/f, so that the walk of
@@ -936,6 +950,10 @@ int main(int argc, char **argv)
 	scratch_create(cfg.tmp_parent);
 	make_walk_target();
 	if (cfg.max_mounters) {
+		struct thr longest; /* the last mounter's overlay options, the longest: fit a page? */
+		memset(&longest, 0, sizeof longest);
+		mounter_paths(&longest, cfg.max_mounters - 1, cfg.max_layers);
+		free_mounter_paths(&longest);
 		make_mounter_dirs(cfg.max_mounters, cfg.max_layers);
 		probe(cfg.max_layers);
 	}
