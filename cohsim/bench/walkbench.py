@@ -13,14 +13,16 @@ threads running mount_bench's per-layer idmapped sequence for L layers, every ca
 This module names its columns, enumerates its runs as the program does (for the progress bar)
 and summarises its rows: per (walk, K, M, L) the medians over repeats of the walk's and each
 mount op's figures, and the ratios a reader wants -- each op against the same (M, L) without
-walkers (K = 0), and the walk against the same (walk, K) without mounters (M = 0).
+walkers (K = 0), and the walk against the same (walk, K) without mounters (M = 0), each the
+median of the ratios within a repeat (the program runs every configuration once per repeat, a
+round seconds long, so a slow drift of a shared host cancels in them).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 WALK_COLUMNS = (
@@ -91,20 +93,26 @@ def walk_expected_runs(args: Sequence[str], repeats: int) -> int:
     return len(walk_configs(args)) * repeats
 
 
-def _median(values: list[float]) -> float | None:
+def _median(values: Iterable[float]) -> float | None:
+    values = list(values)
     return float(statistics.median(values)) if values else None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
+def _paired(a: Mapping[str, float] | None, b: Mapping[str, float] | None) -> float | None:
+    """The median over the repeats both have of a's value over b's: the runs of one repeat are a
+    round of every configuration seconds apart, so a drift of the host cancels in the ratio."""
+    if not a or not b:
+        return None
+    return _median(a[r] / b[r] for r in sorted(set(a) & set(b)) if b[r])
 
 
 def summarize_walk(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """Per (walk, K, M, L): the walk's percentiles and calls/s, each mount op's count and
-    percentiles (medians over repeats), the op's p50 and mean over the K = 0 run with the same
-    M and L, and the walk's p50 and mean over the M = 0 run with the same walk and K."""
-    per: dict[Key, dict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
-    repeats: dict[Key, set[str]] = defaultdict(set)
+    percentiles (medians over repeats); each op's p50 and mean against the K = 0 run with the
+    same M and L, and the walk's against the M = 0 run with the same walk and K (medians of the
+    per-repeat ratios, `_paired`)."""
+    Series = dict[tuple[str, str], dict[str, float]]  # (op, metric) -> repeat -> value
+    per: dict[Key, Series] = defaultdict(lambda: defaultdict(dict))
     clock: dict[str, float] = {}
     for r in rows:
         if r["role"] == "clock":
@@ -112,35 +120,32 @@ def summarize_walk(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
             continue
         key = (r["walk"], int(r["walkers"]), int(r["mounters"]), int(r["layers"]))
         op = "walk" if r["role"] == "walker" else r["op"]
-        per[key][(op, r["metric"])].append(float(r["value"]))
-        repeats[key].add(r["repeat"])
-    med = {key: {name: _median(v) for name, v in g.items()} for key, g in per.items()}
+        per[key][(op, r["metric"])][r["repeat"]] = float(r["value"])
     configs = []
-    for key in med:  # the program's order (its first repeat)
+    for key, g in per.items():  # the program's order (its first repeat)
         walk, k, m, layers = key
-        g = med[key]
         cfg: dict[str, Any] = {
             "walk": walk,
             "walkers": k,
             "mounters": m,
             "layers": layers,
-            "repeats": len(repeats[key]),
+            "repeats": len(set().union(*g.values())),
         }
-        alone = med.get((walk, k, 0, 0), {}) if m else {}
+        alone = per.get((walk, k, 0, 0), {}) if m else {}
         for s in _WALK_METRICS:  # None without walkers
-            cfg[f"walk_{s}"] = g.get(("walk", s))
+            cfg[f"walk_{s}"] = _median(g.get(("walk", s), {}).values())
         for s in ("p50_ns", "mean_ns"):  # None without mounters
-            cfg[f"walk_{s[:-3]}_vs_alone"] = _ratio(g.get(("walk", s)), alone.get(("walk", s)))
-        base = med.get(("none", 0, m, layers), {})
+            cfg[f"walk_{s[:-3]}_vs_alone"] = _paired(g.get(("walk", s)), alone.get(("walk", s)))
+        base = per.get(("none", 0, m, layers), {})
         ops = {}
         for op in (*WALK_OPS, "sequence") if m else ():
-            o: dict[str, float | None] = {s: g.get((op, s)) for s in _OP_METRICS}
+            o = {s: _median(g.get((op, s), {}).values()) for s in _OP_METRICS}
             for s in ("p50_ns", "mean_ns"):
-                o[f"{s[:-3]}_vs_k0"] = _ratio(g.get((op, s)), base.get((op, s)))
+                o[f"{s[:-3]}_vs_k0"] = _paired(g.get((op, s)), base.get((op, s)))
             ops[op] = o
         cfg["ops"] = ops
-        cfg["sequences_per_s"] = g.get(("run", "sequences_per_s"))
-        cfg["mount_ops_per_s"] = g.get(("run", "mount_ops_per_s"))
+        cfg["sequences_per_s"] = _median(g.get(("run", "sequences_per_s"), {}).values())
+        cfg["mount_ops_per_s"] = _median(g.get(("run", "mount_ops_per_s"), {}).values())
         configs.append(cfg)
     return {
         "tick_hz": clock.get("tick_hz"),

@@ -197,6 +197,20 @@ def test_summary_of_a_fixture() -> None:
     assert both["sequences_per_s"] == 950
 
 
+def test_ratios_pair_the_runs_of_one_repeat() -> None:
+    """A drift of the host between rounds cancels: the baseline's round 1 was disturbed, the
+    contended run's was not; round 2 disturbed both. Median of per-round ratios 1.1, where the
+    ratio of the medians would say 110 / 300."""
+    lines = [",".join(WALK_COLUMNS)]
+    for rep, (base, both) in enumerate(((100, 110), (300, 110), (300, 330))):
+        lines += _rows("none", 0, 1, 3, rep, mounter__umount2__p50_ns=base)
+        lines += _rows("stat", 1, 1, 3, rep, mounter__umount2__p50_ns=both)
+    rows = bench._parse_csv("\n".join(lines) + "\n", "walk", "fixture")
+    [_, both] = summarize_walk(rows)["configs"]
+    assert both["ops"]["umount2"]["p50_ns"] == 110
+    assert both["ops"]["umount2"]["p50_vs_k0"] == pytest.approx(1.1)
+
+
 # --------------------------------------------------------------------- real runs (root)
 
 
