@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -280,6 +281,10 @@ struct thr {
 	char *merged, *opts;
 	uint64_t mount_ops; /* successful attaches and detaches in the measured window */
 	struct hist *h;     /* walker: 1 (its calls); mounter: OP_COUNT */
+	/* from the start barrier to its end: time it waited runnable for its CPU (another task
+	 * had it), and involuntary context switches; run_delay -1 without schedstat */
+	int64_t run_delay_ns;
+	long nivcsw;
 };
 
 static struct run_ctl *g_ctl;
@@ -311,6 +316,30 @@ static void thr_fail(const char *fmt, ...)
 }
 
 static void on_wake(int sig) { (void)sig; }
+
+/* This thread's run delay so far (ns waiting runnable on a runqueue; -1 where the kernel has no
+ * /proc/thread-self/schedstat) and its involuntary context switches. */
+static void sched_now(int64_t *run_delay, long *nivcsw)
+{
+	unsigned long long cpu = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	*run_delay = f && fscanf(f, "%llu %llu", &cpu, &delay) == 2 ? (int64_t)delay : -1;
+	if (f)
+		fclose(f);
+	struct rusage ru;
+	*nivcsw = getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
+static void sched_start(struct thr *t) { sched_now(&t->run_delay_ns, &t->nivcsw); }
+
+static void sched_end(struct thr *t)
+{
+	int64_t d;
+	long n;
+	sched_now(&d, &n);
+	t->run_delay_ns = d < 0 || t->run_delay_ns < 0 ? -1 : d - t->run_delay_ns;
+	t->nivcsw = n - t->nivcsw;
+}
 
 /* ------------------------------------------------------------------ walkers */
 
@@ -346,6 +375,7 @@ static void *walker_main(void *arg)
 		ok = 0;
 	}
 	pthread_barrier_wait(&g_ctl->go);
+	sched_start(t);
 	struct hist *h = t->h;
 	const char *path = g_walk_path;
 	static const char *const call[WALK_COUNT] = {"", "fstatat", "openat+close", "fstat"};
@@ -363,6 +393,7 @@ static void *walker_main(void *arg)
 		if (ph == 1)
 			hist_add(h, t1 - t0);
 	}
+	sched_end(t);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -439,6 +470,7 @@ static void *mounter_main(void *arg)
 	struct thr *m = arg;
 	int ok = thread_private() == 0;
 	pthread_barrier_wait(&g_ctl->go);
+	sched_start(m);
 	while (ok && atomic_load_explicit(&g_ctl->phase, memory_order_relaxed) < 2) {
 		int before = atomic_load_explicit(&g_ctl->phase, memory_order_relaxed);
 		uint64_t t0 = ticks();
@@ -449,6 +481,7 @@ static void *mounter_main(void *arg)
 		if (before == 1 && atomic_load_explicit(&g_ctl->phase, memory_order_relaxed) == 1)
 			hist_add(&m->h[OP_SEQUENCE], t1 - t0);
 	}
+	sched_end(m);
 	return NULL;
 }
 
@@ -666,6 +699,22 @@ static void emit_run(int walk, int nw, int nm, int layers, int repeat, struct th
 		for (int i = 0; i < nm; i++)
 			ops += t[i].mount_ops;
 		emit(walk, "mounter", nw, nm, layers, "run", "mount_ops_per_s", (double)ops / secs, "1/s", rep);
+	}
+	/* per role: how much its threads were kept off their CPUs by other tasks */
+	for (int role = 0; role < 2; role++) {
+		int from = role ? 0 : nm, to = role ? nm : nm + nw;
+		if (from == to)
+			continue;
+		double wait = 0;
+		long sw = 0;
+		for (int i = from; i < to; i++) {
+			wait = wait < 0 || t[i].run_delay_ns < 0 ? -1 : wait + (double)t[i].run_delay_ns;
+			sw += t[i].nivcsw;
+		}
+		const char *name = role ? "mounter" : "walker";
+		if (wait >= 0)
+			emit(walk, name, nw, nm, layers, "sched", "runnable_wait_ms", wait / 1e6, "ms", rep);
+		emit(walk, name, nw, nm, layers, "sched", "involuntary_switches", (double)sw, "count", rep);
 	}
 	emit(walk, "run", nw, nm, layers, "run", "duration_s", secs, "s", rep);
 	emit(walk, "run", nw, nm, layers, "mount_table", "baseline", (double)base, "mounts", rep);

@@ -144,6 +144,10 @@ def summarize_walk(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
                 o[f"{s[:-3]}_vs_k0"] = _paired(g.get((op, s)), base.get((op, s)))
             ops[op] = o
         cfg["ops"] = ops
+        for role in ("walker", "mounter"):  # the op "sched" of each role (walker: op "walk")
+            op = "walk" if role == "walker" else "sched"
+            for s in ("runnable_wait_ms", "involuntary_switches"):
+                cfg[f"{role}_{s}"] = _median(g.get((op, s), {}).values())
         cfg["sequences_per_s"] = _median(g.get(("run", "sequences_per_s"), {}).values())
         cfg["mount_ops_per_s"] = _median(g.get(("run", "mount_ops_per_s"), {}).values())
         configs.append(cfg)

@@ -243,8 +243,14 @@ def test_walkers_beside_mounters_and_cleanup(exe: Path, tmp_path: Path) -> None:
             per_seq = 1 if op in ("mount", "umount2_overlay") else 2
             assert v[(walk, "mounter", k, "1", op, "count")] >= per_seq * seqs
             assert v[(walk, "mounter", k, "1", op, "p50_ns")] > 0
+    # each role's time off its CPU, per run: waiting runnable (schedstat) and involuntary switches
+    for walk, k, m in (("stat", "1", "0"), ("none", "0", "1"), ("stat", "1", "1")):
+        for role in ("walker",) * (k == "1") + ("mounter",) * (m == "1"):
+            assert v[(walk, role, k, m, "sched", "involuntary_switches")] >= 0
+            assert v.get((walk, role, k, m, "sched", "runnable_wait_ms"), 0) >= 0
     summary = summarize_walk(rows)
     [both] = [c for c in summary["configs"] if (c["walk"], c["mounters"]) == ("stat", 1)]
+    assert both["walker_involuntary_switches"] is not None
     assert both["ops"]["move_mount"]["p50_vs_k0"] > 0 and both["walk_p50_vs_alone"] > 0
     assert "walk path " in res.stderr and "/walk/a/b/c/f" in res.stderr
 

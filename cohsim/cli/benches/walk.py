@@ -83,15 +83,20 @@ def c_args(a: argparse.Namespace) -> list[str]:
     return out + (["--oversubscribe"] if a.oversubscribe else [])
 
 
-def _x(ratio: float | None, width: int) -> str:
-    return f"{ratio:>{width}.2f}" if ratio is not None else f"{'-':>{width}}"
+def _num(value: float | None, width: int, digits: int = 2) -> str:
+    return f"{value:>{width}.{digits}f}" if value is not None else f"{'-':>{width}}"
+
+
+def _key(c: dict[str, Any]) -> str:
+    return f"{c['walk']:<7}{c['walkers']:>8}{c['mounters']:>9}{c['layers']:>7}"
 
 
 def show(summary: dict[str, Any]) -> None:
     print(
         f"timer overhead {summary['timer_overhead_ns']:.0f} ns (in every call);"
         " /alone: over the same walk with no mounter; /K=0: over the same mounters and layers"
-        " with no walker"
+        " with no walker (medians of the ratios within a round); wait: ms a role's threads"
+        " waited runnable for their CPU in a run, switches: their involuntary context switches"
     )
     head = f"{'walk':<7}{'walkers':>8}{'mounters':>9}{'layers':>7}"
     walkers = [c for c in summary["configs"] if c["walkers"]]
@@ -101,19 +106,25 @@ def show(summary: dict[str, Any]) -> None:
         )
     for c in walkers:
         print(
-            f"{c['walk']:<7}{c['walkers']:>8}{c['mounters']:>9}{c['layers']:>7}"
-            f"{c['walk_p50_ns']:>10.1f}{c['walk_p99_ns']:>11.1f}{c['walk_calls_per_s']:>12.0f}"
-            f"{_x(c['walk_p50_vs_alone'], 10)}{_x(c['walk_mean_vs_alone'], 11)}"
+            f"{_key(c)}{c['walk_p50_ns']:>10.1f}{c['walk_p99_ns']:>11.1f}"
+            f"{c['walk_calls_per_s']:>12.0f}{_num(c['walk_p50_vs_alone'], 10)}"
+            f"{_num(c['walk_mean_vs_alone'], 11)}"
+        )
+    print(f"{head}{'walker_wait_ms':>16}{'switches':>10}{'mounter_wait_ms':>17}{'switches':>10}")
+    for c in summary["configs"]:
+        print(
+            f"{_key(c)}{_num(c['walker_runnable_wait_ms'], 16, 1)}"
+            f"{_num(c['walker_involuntary_switches'], 10, 0)}"
+            f"{_num(c['mounter_runnable_wait_ms'], 17, 1)}"
+            f"{_num(c['mounter_involuntary_switches'], 10, 0)}"
         )
     mounters = [c for c in summary["configs"] if c["mounters"]]
     if mounters:
         print(f"{head}  {'op':<16}{'p50_ns':>11}{'p50/K=0':>9}{'mean_ns':>11}{'mean/K=0':>9}")
     for c in mounters:
         for op, o in c["ops"].items():
-            if o["p50_ns"] is None:
-                continue
-            print(
-                f"{c['walk']:<7}{c['walkers']:>8}{c['mounters']:>9}{c['layers']:>7}  {op:<16}"
-                f"{o['p50_ns']:>11.1f}{_x(o['p50_vs_k0'], 9)}{o['mean_ns']:>11.1f}"
-                f"{_x(o['mean_vs_k0'], 9)}"
-            )
+            if o["p50_ns"] is not None:
+                print(
+                    f"{_key(c)}  {op:<16}{o['p50_ns']:>11.1f}{_num(o['p50_vs_k0'], 9)}"
+                    f"{o['mean_ns']:>11.1f}{_num(o['mean_vs_k0'], 9)}"
+                )
