@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 WALK_COLUMNS = (
@@ -106,17 +106,22 @@ def _paired(a: Mapping[str, float] | None, b: Mapping[str, float] | None) -> flo
     return _median(a[r] / b[r] for r in sorted(set(a) & set(b)) if b[r])
 
 
-def summarize_walk(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def summarize_walk(
+    rows: Sequence[Mapping[str, str]], repeats: Collection[str] | None = None
+) -> dict[str, Any]:
     """Per (walk, K, M, L): the walk's percentiles and calls/s, each mount op's count and
     percentiles (medians over repeats); each op's p50 and mean against the K = 0 run with the
     same M and L, and the walk's against the M = 0 run with the same walk and K (medians of the
-    per-repeat ratios, `_paired`)."""
+    per-repeat ratios, `_paired`). `repeats`: only those rounds (the `repeat` column's values),
+    e.g. the rounds a shared host left alone (calibration/bench/README.md, walk_bench)."""
     Series = dict[tuple[str, str], dict[str, float]]  # (op, metric) -> repeat -> value
     per: dict[Key, Series] = defaultdict(lambda: defaultdict(dict))
     clock: dict[str, float] = {}
     for r in rows:
         if r["role"] == "clock":
             clock[r["metric"]] = float(r["value"])
+            continue
+        if repeats is not None and r["repeat"] not in repeats:
             continue
         key = (r["walk"], int(r["walkers"]), int(r["mounters"]), int(r["layers"]))
         op = "walk" if r["role"] == "walker" else r["op"]

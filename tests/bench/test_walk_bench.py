@@ -209,6 +209,10 @@ def test_ratios_pair_the_runs_of_one_repeat() -> None:
     [_, both] = summarize_walk(rows)["configs"]
     assert both["ops"]["umount2"]["p50_ns"] == 110
     assert both["ops"]["umount2"]["p50_vs_k0"] == pytest.approx(1.1)
+    # only the rounds asked for: the disturbed round 1 left out
+    [_, both] = summarize_walk(rows, repeats={"0", "2"})["configs"]
+    assert both["repeats"] == 2 and both["ops"]["umount2"]["p50_vs_k0"] == pytest.approx(1.1)
+    assert both["ops"]["umount2"]["p50_ns"] == 220
 
 
 # --------------------------------------------------------------------- real runs (root)
