@@ -1,4 +1,5 @@
-/* scratch.h: the scratch mount table that ns_bench and prop_bench grow and take down.
+/* scratch.h: the scratch mount table that ns_bench and prop_bench grow and take down (walk_bench
+ * uses its private namespace, scratch and teardown only).
  *
  * A private tmpfs in a fresh directory (the "scratch"), a source directory in it (`src`) and a
  * pool of bind mounts of that source at `d/0`, `d/1`, ... that `set_mounts()` grows or shrinks
@@ -53,7 +54,7 @@ static void scratch_release(void)
 }
 
 /* Grow or shrink the bind mounts of scratch/src under scratch/d to exactly n. */
-static void set_mounts(int n)
+static inline void set_mounts(int n)
 {
 	char src[PATH_MAX + 16], dst[PATH_MAX + 32];
 	snprintf(src, sizeof src, "%s/src", g_scratch);
@@ -86,7 +87,7 @@ static void scratch_enter_private_ns(void)
 
 /* Die unless fs.mount-max leaves room for `base` mounts, the scratch and its source, and the
  * largest of `mounts` bind mounts (a child's copy of the table counts against it too). */
-static void scratch_check_room(const int *mounts, int nmounts, int base)
+static inline void scratch_check_room(const int *mounts, int nmounts, int base)
 {
 	int max_n = 0;
 	for (int i = 0; i < nmounts; i++)

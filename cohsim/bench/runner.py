@@ -1,5 +1,5 @@
 """The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` / `ns_bench` /
-`prop_bench` from C.
+`prop_bench` / `walk_bench` from C.
 
 `pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
 `mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
@@ -7,14 +7,15 @@ level 3 is calibrated on); `wake_bench` measures how long a task that slept in t
 to run again on an idle CPU (the wake-up latency after every sleep of level 3); `ns_bench`
 times a container's mount-namespace copy and teardown against the mount table's size
 (`cohsim.bench.nsbench`); `prop_bench` times mount propagation into live slave namespaces and
-mountinfo reads (`cohsim.bench.propbench`). All are C
+mountinfo reads (`cohsim.bench.propbench`); `walk_bench` times path walkers against
+containerd's mount sequence (`cohsim.bench.walkbench`). All are C
 programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
 installed); this module compiles them with the system C compiler into a cache keyed by a
 digest of source, compiler and flags, runs them, and writes under an output directory:
 
 - ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
-  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS`, every metric documented in
-  calibration/bench/README.md);
+  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS` / `WALK_COLUMNS`, every metric
+  documented in calibration/bench/README.md);
 - ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
   lines, wall time, the CSV's digest and cohsim provenance;
 - for ``mount --strace FILE``: the strace log of a traced rerun.
@@ -50,12 +51,18 @@ from cohsim.bench.propbench import (
     prop_expected_runs,
     summarize_prop,
 )
+from cohsim.bench.walkbench import (
+    WALK_COLUMNS,
+    WALK_DONE_METRIC,
+    summarize_walk,
+    walk_expected_runs,
+)
 from cohsim.errors import CohsimError
 from cohsim.io import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
-BENCHES = ("pause", "mount", "wake", "ns", "prop")
+BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
     "bench",
@@ -77,6 +84,7 @@ _COLUMNS = {
     "wake": WAKE_COLUMNS,
     "ns": NS_COLUMNS,
     "prop": PROP_COLUMNS,
+    "walk": WALK_COLUMNS,
 }
 #: A row whose metric is this marks one finished (lock, threads, repeat),
 #: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
@@ -86,9 +94,10 @@ _DONE_METRIC = {
     "wake": "wake_ns",
     "ns": NS_DONE_METRIC,
     "prop": PROP_DONE_METRIC,
+    "walk": WALK_DONE_METRIC,
 }
 #: `--repeats` when the command line gives none (the C programs' own defaults).
-_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5", "ns": "5", "prop": "5"}
+_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5", "ns": "5", "prop": "5", "walk": "3"}
 _INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
     "Alpine: apk add build-base) or point $CC at one"
@@ -151,7 +160,7 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
 
 
 def source_path(bench: str) -> Path:
-    """The C source of `bench` ("pause", "mount", "wake", "ns" or "prop")."""
+    """The C source of `bench` (one of `BENCHES`)."""
     if bench not in BENCHES:
         raise CohsimError(f"unknown benchmark {bench!r} (expected one of {', '.join(BENCHES)})")
     path = bench_source_dir() / f"{bench}_bench.c"
@@ -249,6 +258,8 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
         keys = NS_RUN_KEYS
     elif bench == "prop":
         return prop_expected_runs(args, count)
+    elif bench == "walk":
+        return walk_expected_runs(args, count)
     else:
         keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
     for flag, default in keys:
@@ -409,6 +420,8 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         return summarize_ns(rows)
     if bench == "prop":
         return summarize_prop(rows)
+    if bench == "walk":
+        return summarize_walk(rows)
     groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if bench == "pause":
         for r in rows:

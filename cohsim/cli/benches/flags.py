@@ -1,0 +1,80 @@
+"""Flag checks the `cohsim bench` subcommands share: comma-separated lists of names or of
+integers, a CPU pair, and the C program's argv made from the parsed flags."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from cohsim.bench import runner as bench
+
+
+def choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        bad = [v for v in text.split(",") if v not in allowed]
+        if bad or not text:
+            raise argparse.ArgumentTypeError(
+                f"{flag}: {','.join(bad) or text!r} not in {', '.join(allowed)}"
+            )
+        return text
+
+    return check
+
+
+def int_list(flag: str, low: int = 1) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        try:
+            bench.parse_int_list(text, flag, low)
+        except Exception as exc:  # CohsimError -> argparse usage error (exit 2)
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+        return text
+
+    return check
+
+
+def list_arg(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: str | None,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    low: int = 1,
+    unique: bool = False,
+) -> None:
+    """A comma-separated list flag: of `choices`, or of integers >= `low`; a malformed one is
+    argparse's usage error (exit 2) naming `flag`, before any benchmark is built. `unique`: a
+    value given twice is one too."""
+    check = choice_list(choices, flag) if choices else int_list(flag, low)
+    if unique:
+        check = _no_repeats(check, flag, str if choices else int)
+    p.add_argument(flag, default=default, type=check, help=help)
+
+
+def _no_repeats(
+    check: Callable[[str], str], flag: str, value: Callable[[str], object]
+) -> Callable[[str], str]:
+    def unique(text: str) -> str:
+        values = [value(v) for v in check(text).split(",")]
+        twice = sorted({str(v) for v in values if values.count(v) > 1})
+        if twice:
+            raise argparse.ArgumentTypeError(f"{flag}: {','.join(twice)} given twice")
+        return text
+
+    return unique
+
+
+def cpu_pair(text: str) -> str:
+    """``"A,B"``: two different CPU numbers (whether this process may use them, wake_bench says)."""
+    try:
+        cpus = [int(v) for v in text.split(",")]
+    except ValueError:
+        cpus = []
+    if len(cpus) != 2 or cpus[0] == cpus[1] or min(cpus) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not two different CPU numbers A,B")
+    return text
+
+
+def flags(a: argparse.Namespace, *names: str) -> list[str]:
+    """``["--flag", "value", ...]`` for the C program, each value read from the flag's dest."""
+    return [w for f in names for w in (f, str(getattr(a, f[2:].replace("-", "_"))))]
