@@ -5,8 +5,8 @@ The tolerances are what was measured (calibration/data/devvm-16cpu-intel-xeon-f6
 "What the model predicts here", `python -m calibration.reports.many_core --transfer`) with a
 margin for the simulation's seeds: they hold the model where it is, misses included, so a
 change that moves these predictions shows here. They are not the 15 % the held-out checks aim
-for: common-parent at 16 one-container workers without the mountinfo sample is +51 % (within
-the host) and +21 % (the 2-vCPU kernel), lowerdir-plus -26 and -40 % (README there).
+for: common-parent at 16 one-container workers without the mountinfo sample is +20 % (within
+the host) and +51 % (the 2-vCPU kernel), lowerdir-plus -19 and -37 % (README there).
 """
 
 from __future__ import annotations
@@ -76,20 +76,21 @@ def _sixteen(strategy: str) -> list:
 
 #: (fit, strategy, mountinfo sampled) -> predicted / measured - 1 of the worker time per
 #: sequence, 16 one-container workers x 10 layers, at the fits' nominal points (samples=0; the
-#: fits' own seeds): as measured when these fits were made, +/- 0.15
+#: fits' own seeds): as measured when these fits were made (session 29: the unmounts' walks and
+#: puts under mount_lock, pcpu_alloc_mutex, both fits made again), +/- 0.15
 _MEASURED = {
-    ("host", "per-layer", False): -0.092,
-    ("host", "per-layer", True): +0.036,
-    ("host", "common-parent", False): +0.514,
-    ("host", "common-parent", True): +0.061,
-    ("host", "lowerdir-plus", False): -0.256,
-    ("host", "lowerdir-plus", True): -0.184,
-    ("transfer", "per-layer", False): -0.194,
-    ("transfer", "per-layer", True): +0.294,
-    ("transfer", "common-parent", False): +0.205,
-    ("transfer", "common-parent", True): +0.014,
-    ("transfer", "lowerdir-plus", False): -0.403,
-    ("transfer", "lowerdir-plus", True): -0.118,
+    ("host", "per-layer", False): -0.151,
+    ("host", "per-layer", True): +0.129,
+    ("host", "common-parent", False): +0.195,
+    ("host", "common-parent", True): -0.013,
+    ("host", "lowerdir-plus", False): -0.186,
+    ("host", "lowerdir-plus", True): -0.200,
+    ("transfer", "per-layer", False): -0.261,
+    ("transfer", "per-layer", True): -0.143,
+    ("transfer", "common-parent", False): +0.510,
+    ("transfer", "common-parent", True): +0.043,
+    ("transfer", "lowerdir-plus", False): -0.368,
+    ("transfer", "lowerdir-plus", True): -0.101,
 }
 SIXTEEN = {k: (v - 0.15, v + 0.15) for k, v in _MEASURED.items()}
 

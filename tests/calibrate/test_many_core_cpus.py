@@ -6,7 +6,7 @@ The tolerances are what was measured (README there, "Bursts on 2-16 CPUs";
 `python -m calibration.reports.many_core --groups none --cpus`), misses included: they hold
 the model where it is, so a change that moves these predictions shows here. The model gets
 the CPU dependence wrong: at 16 workers it is faster on 2 CPUs than on 16 (the runs were
-slower; lowerdir-plus at 10 layers now aside), and at 100 workers it slows down less than the
+slower, lowerdir-plus too since session 29), and at 100 workers it slows down less than the
 runs (0.80-1.33x against 1.27-1.79x).
 """
 
@@ -29,15 +29,15 @@ CPUS = DATA / HOST / "burst" / "cpus"
 #: one-container workers x 10 layers, at the fit's nominal point (samples=0): as measured
 #: when this was written, +/- 0.15
 _MEASURED = {
-    ("per-layer", 2): -0.439,
-    ("per-layer", 16): -0.072,
-    ("common-parent", 2): -0.436,
-    ("common-parent", 16): +0.092,
-    ("lowerdir-plus", 2): -0.491,
-    ("lowerdir-plus", 16): -0.493,
+    ("per-layer", 2): -0.449,
+    ("per-layer", 16): -0.243,
+    ("common-parent", 2): -0.474,
+    ("common-parent", 16): +0.070,
+    ("lowerdir-plus", 2): -0.502,
+    ("lowerdir-plus", 16): -0.264,
 }
 #: strategy -> time at 2 CPUs / time at 16, 16 workers x 10 layers: (measured, predicted)
-RATIO16 = {"per-layer": (1.08, 0.65), "common-parent": (1.39, 0.72), "lowerdir-plus": (1.12, 1.12)}
+RATIO16 = {"per-layer": (1.08, 0.78), "common-parent": (1.39, 0.68), "lowerdir-plus": (1.12, 0.76)}
 
 
 def test_with_cores_confines_the_host():
@@ -65,7 +65,6 @@ def test_sixteen_workers_on_2_and_16_cpus():
         measured = two.measured["stride_ns"] / sixteen.measured["stride_ns"]
         predicted = two.predicted["stride_ns"]["value"] / sixteen.predicted["stride_ns"]["value"]
         # the miss as it stands: the runs are slower on 2 CPUs; the model is faster there
-        # for per-layer and common-parent, and right for lowerdir-plus
         m0, p0 = RATIO16[s]
         assert measured == pytest.approx(m0, abs=0.01)
         assert predicted == pytest.approx(p0, abs=0.15), (s, measured, predicted)

@@ -12,10 +12,10 @@ queued behind the readers waits for it too.
 As the kernel's mutex (kernel/locking/mutex.c): taken at once when free; otherwise the waiter
 spins while the owner runs (optimistic spinning: a wait of a few microseconds ends before the
 scheduler's tick or a wake-up asks it to give its CPU up) and sleeps when the owner is a waiter
-it was handed to that has not run yet, first come first served; a sleeper is woken holding it and needs a CPU
-again (the conductor's `resume`, which pays the wake-up or queues); a spinning waiter takes it
-ahead of sleepers. The shape is the other resources': `try_alloc` on the hot path without an
-event, `alloc` the generator that waits.
+it was handed to that has not run yet; first come first served, a spinning waiter ahead of
+sleepers. A sleeper is woken holding the mutex or to try again, and needs a CPU again (the
+conductor's `resume`, which pays the wake-up or queues). The shape is the other resources':
+`count` on the hot path without an event, `alloc` the generator that waits.
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ class PcpuMutex:
         return float(waited)
 
     def _wait(self) -> Generator[Yield, Any, None]:
-        """Until the mutex is ours: spinning while the owner runs, else asleep; a woken sleeper takes a free mutex, or asks for the hand-off and sleeps
-        again (mutex.c's MUTEX_FLAG_HANDOFF)."""
+        """Until the mutex is ours: spinning while the owner runs, else asleep; a woken
+        sleeper takes a free mutex, or asks for the hand-off and sleeps again (mutex.c's
+        MUTEX_FLAG_HANDOFF)."""
         env, st = self.env, self.stats
         w = _Waiter(env.event(), self.owner_running)
         self.queue.append(w)

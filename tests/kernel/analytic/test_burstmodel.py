@@ -161,16 +161,17 @@ def test_grace_periods_of_a_cohort_wait_for_the_next(catalog):
     [
         ("m7a.24xlarge", "per-layer", 10, 100, 0.15),
         ("m7a.24xlarge", "lowerdir-plus", 10, 50, 0.15),
-        ("c6gd.metal", "per-layer", 50, 20, 0.15),
+        ("c6gd.metal", "per-layer", 50, 20, 0.20),
         ("c6gd.metal", "common-parent", 50, 20, 0.15),
     ],
 )
 def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n, layers, bound):
     """estimate()'s mount phase p50 and launch p99 (without the fixed base: stricter) within
     `bound` of the simulation's (seed 1, nominal kernel): 15 %, or in a regime docs/analytic.md
-    names, what it measured there. On the 102-point grid the p50 is within 15 % on 83 points and
-    the p99 on 98; measured here: -2, +1, -2, -7 % (p50) and -7, -1, -2, -8 % (p99 without the
-    base)."""
+    names, what it measured there. On the 102-point grid the p50 is within 15 % on 88 points and
+    the p99 on 102 (docs/analytic.md); c6gd.metal per-layer 50 x 20 is one of its named misses
+    (-18 %: the simulation's unmounts queue on mount_lock behind the other containers' puts,
+    each its own lock_mount_hash(), which the closed form serves after the holds)."""
     m, k = catalog.get(instance), load_kernel()
     trace = burst_workload(strategy, n, layers, seed=1)
     a = BurstModel(m, k, trace, layers=layers).estimate()
