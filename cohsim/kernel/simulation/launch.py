@@ -321,8 +321,8 @@ class LaunchSim:
         if o.takes_ns_write:
             if not self.ns.try_write():  # taken at once: no wait, no generator
                 w.lock += yield from self.nss.write_lock()
-            if allocs == 1:  # its clone's per-CPU area: pcpu_alloc_mutex first
-                w.lock += yield from self.sec.allocate()
+            if allocs == 1 and not self.sec.try_allocate():  # its clone's per-CPU area
+                w.lock += yield from self.pcpu.alloc(False)  # (pcpu_alloc_mutex taken)
             t1 = env.now
             hold = cc.write_hold_at(step, o, table.mounts, table.ring, table.binds, table.windows)
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
@@ -344,8 +344,9 @@ class LaunchSim:
         else:
             if step_puts:
                 puts = cc.puts(step, found, table)
-            if allocs:  # a mount made outside namespace_sem (fsmount): its per-CPU area
-                w.lock += yield from self.sec.allocate()
+            if allocs and not self.sec.try_allocate():  # a mount made outside namespace_sem
+                w.lock += yield from self.pcpu.alloc(False)  # (fsmount): its per-CPU area
+            if allocs:
                 yield self._cpu(allocs * self.percpu_sum_ns, w)
             if ml_work:
                 spent = ml.try_section(ml_work, tid, not o.ml_reader)
@@ -354,8 +355,7 @@ class LaunchSim:
                 w.lock += spent - ml_work
             if ring:  # a detached clone: made or dissolved without namespace_sem held here
                 table.ring_change(ring)
-        if window:
-            table.window_change(window)
+        table.window_change(window)  # (0 for all but a runtime's copy and its detach)
         if o.reads_mountinfo:
             w.lock += yield from self.nss.read_mountinfo(
                 op, cc.slave_line_ns(table) if own_ns else 0

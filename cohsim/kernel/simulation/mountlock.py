@@ -35,11 +35,10 @@ nothing runs without a generator: `try_section` (the conductor's hot path).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
-
-import numpy as np
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
@@ -89,6 +88,8 @@ class MountLock:
         #: over with the same few counts): writer_ns by spinners, reader_ns by spinners
         self._writer_at: dict[int, float] = {}  # (by the spinners: ints, found on the first probe)
         self._reader_at: dict[float, float] = {}
+        self._line_at: dict[float, float] = {}
+        self._handoff_at: dict[int, float] = {}  # spinlock_ns by waiters
         #: CPUs doing path-walk-heavy work outside the trace, in runtime-equivalents (walking
         #: every `walk_interval_ns`): the node daemons walk less often than a runtime
         self.busy_bg = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
@@ -118,7 +119,10 @@ class MountLock:
         st.max_waiters = max(st.max_waiters, len(self.queue))
         yield ev  # granted by the releaser, who pays the hand-off below
         st.wait_ns += self.env.now - t0
-        handoff = self.costs.spinlock_ns(len(self.queue) + 1)
+        n = len(self.queue) + 1
+        handoff = self._handoff_at.get(n)
+        if handoff is None:
+            handoff = self._handoff_at[n] = self.costs.spinlock_ns(n)
         self.writing = write
         if write:
             self._changed()
@@ -137,6 +141,13 @@ class MountLock:
         v = self._writer_at.get(k)
         if v is None:
             v = self._writer_at[k] = self.costs.writer_ns(k)
+        return v
+
+    def _line_ns(self, k: float) -> float:
+        """level 2's `writer_ns(k)` at a fractional count of spinners, each asked once."""
+        v = self._line_at.get(k)
+        if v is None:
+            v = self._line_at[k] = self.costs.writer_ns(k)
         return v
 
     def _reader_ns(self, k: float) -> float:
@@ -191,7 +202,7 @@ class MountLock:
             line = self.take(write)
         k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
         if count > 1:
-            h += (count - 1) * self.costs.writer_ns(k + self.seq_spinners)
+            h += (count - 1) * self._line_ns(k + self.seq_spinners)
         self._held_at(t_in, self.env.now, line, k, h, count)
         took = iround(line + h)
         if not self.env.advance(took):  # (almost always nothing else happens meanwhile)
@@ -210,7 +221,7 @@ class MountLock:
         line = self._writer_ns(self.seq_spinners)
         k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
         if count > 1:
-            h += (count - 1) * self.costs.writer_ns(k + self.seq_spinners)
+            h += (count - 1) * self._line_ns(k + self.seq_spinners)
         if not self.env.advance(iround(line + h)):
             return -1.0
         self.held = True  # `take` at t_in, written out
@@ -303,7 +314,7 @@ class MountLock:
         interval = self.k.walk_interval_ns
         k, h = 0.0, hold_ns
         for _ in range(20):
-            k_new = busy * (1.0 - np.exp(-h / interval))
+            k_new = busy * (1.0 - math.exp(-h / interval))
             h = hold_ns + self.costs.writer_ns(k_new + self.seq_spinners)
             if abs(k_new - k) < 0.01:
                 k = k_new

@@ -27,11 +27,17 @@ def _planned_areas(sim: LaunchSim) -> int:
     """The per-CPU areas the threads' plans allocate outside a write hold, which the
     conductor does not tally as it goes: one per overlayfs layer clone (its read sections) and
     per mount made without namespace_sem (fsmount). SMT does not slow them here (a few us)."""
+    per: dict[int, int] = {}  # by the events' identity: a burst's threads share one tuple
     n = 0
     for thread in sim.trace.threads:
         if thread.events:
-            for s in sim.plan(thread.events):
-                n += s.reads + (s.allocs if s.allocs > 0 and not s.op.takes_ns_write else 0)
+            key = id(thread.events)
+            if key not in per:
+                per[key] = sum(
+                    s.reads + (s.allocs if s.allocs > 0 and not s.op.takes_ns_write else 0)
+                    for s in sim.plan(thread.events)
+                )
+            n += per[key]
     return n
 
 

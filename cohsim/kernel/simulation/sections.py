@@ -54,13 +54,14 @@ class Sections:
                 waited += yield from nss.read(read_ns, pcpu)
         return waited
 
-    def allocate(self) -> Generator[Yield, Any, float]:
-        """A mount's per-CPU area allocated in a section the caller times itself: only the
-        wait for pcpu_alloc_mutex, if it is taken. Returns it."""
+    def try_allocate(self) -> bool:
+        """A mount's per-CPU area allocated in a section the caller times itself, if
+        pcpu_alloc_mutex is free: tallied, True; else False, and the caller waits for it
+        (`pcpu.alloc(False)`)."""
         if self.pcpu.free:
             self.pcpu.count()
-            return 0.0
-        return (yield from self.pcpu.alloc(False))
+            return True
+        return False
 
     def copied(self, o: OpRow) -> int:
         """A copy of the table's write sections, one per copied mount (copy_tree()'s
