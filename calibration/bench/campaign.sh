@@ -17,6 +17,10 @@
 #           0, 1, 2, 4, ... and N - M (every other CPU), m1 also with no mounter (the walk's
 #           baseline). 1 s measured + 0.1 s warm-up a run, 3 rounds: on a 16-CPU host 159 runs,
 #           about 3 minutes
+#   ring    cohsim bench prop --ring: a mount and an unmount under a shared mount against the
+#           size of its peer group, R = 0..10,000 (the walk of the group that holds
+#           namespace_sem in a per-layer burst; its cost a peer grows with R where the group
+#           outgrows a core's caches: 16 to 44 ns on the 2-vCPU Emerald Rapids VM), about 1 min
 #
 # Every step writes OUTDIR/<step>/ and appends "<step> <seconds>" to OUTDIR/steps.txt; a step that
 # fails is recorded as "<step> FAILED rc" and the others still run. CAMPAIGN_TAR=FILE re-packs
@@ -25,7 +29,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk ring}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -147,6 +151,11 @@ step_walk() {
             --walk stat --duration-ms 1000 --warmup-ms 100 --repeats 3 \
             --out "$out/walk/m$m" --no-progress || return 1
     done
+}
+
+step_ring() {
+    $cohsim bench prop --slaves 0 --mounts 0 --ring 0,500,1000,2000,5000,10000 --repeats 5 \
+        --out "$out/ring" --no-progress
 }
 
 for s in $steps; do
