@@ -64,17 +64,18 @@ def _ml_hold(cc: CallCosts) -> object:
     return f
 
 
-def _part(cc: CallCosts, name: str, mf: float) -> object:
-    """The cost function (step, state) -> the part `name` of its write hold in that state:
-    the namespace_sem part (with the calls' mean variation `mf`) and the nested mount_lock
-    section's."""
+def _parts(cc: CallCosts, mf: float) -> object:
+    """The cost function (step, state) -> the parts (`PARTS`) of its write hold in that
+    state, all four from one pricing: the namespace_sem part (with the calls' mean variation
+    `mf`) and the nested mount_lock section's."""
     ml = _ml_hold(cc)
 
-    def f(s: Step, p: Point) -> float:
+    def f(s: Step, p: Point) -> list[float]:
         cc.write_hold_ns(s, p)
-        ns = float(getattr(cc, f"part_{name}"))
+        ns = [cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop]
         ml(s, p)  # type: ignore[operator]
-        return mf * ns + float(getattr(cc, f"part_{name}"))
+        mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+        return [mf * a + b for a, b in zip(ns, mls, strict=True)]
 
     return f
 
@@ -83,6 +84,16 @@ def _linear(f: object, s: Step) -> list[float]:
     """[f(0), df/dM, df/dR, df/dB, df/dW] for a cost f(step, state) linear in the state."""
     vals = [float(f(s, p)) for p in _BASIS]  # type: ignore[operator]
     return [vals[0]] + [v - vals[0] for v in vals[1:]]
+
+
+def _linear_parts(f: object, s: Step) -> list[float]:
+    """`_linear` of each of the vector cost's components, one after the other."""
+    vals = [f(s, p) for p in _BASIS]  # type: ignore[operator]
+    out: list[float] = []
+    for k in range(len(PARTS)):
+        zero = float(vals[0][k])
+        out += [zero] + [float(v[k]) - zero for v in vals[1:]]
+    return out
 
 
 class StepArrays:
@@ -111,14 +122,18 @@ class StepArrays:
 
     def __init__(self, steps: list[Step], cc: CallCosts, mean_factor: float) -> None:
         index: dict[tuple[object, ...], int] = {}  # a distinct call -> its row
+        same: dict[int, int] = {}  # a step object seen before -> its row (a plan repeats them)
         which: list[int] = []
         rows: list[list[float]] = []
         for s in steps:
-            key = (id(s.op), *s[:2], *s[3:])  # the op by identity: hashing it is slow
-            i = index.get(key)
+            i = same.get(id(s))
             if i is None:
-                i = index[key] = len(rows)
-                rows.append(sum(self._row(s, cc, mean_factor), []))
+                key = (id(s.op), *s[:2], *s[3:])  # the op by identity: hashing it is slow
+                i = index.get(key)
+                if i is None:
+                    i = index[key] = len(rows)
+                    rows.append(sum(self._row(s, cc, mean_factor), []))
+                same[id(s)] = i
             which.append(i)
         table = np.array(rows, dtype=float)[which]
         self.names = [s.name for s in steps]
@@ -163,12 +178,7 @@ class StepArrays:
         puts = [p[0], p[1], p[4]]
         nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5
         misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
-        parts: list[float] = []
-        for name in PARTS:
-            if op.takes_ns_write:
-                parts += _linear(_part(cc, name, mf), s)
-            else:
-                parts += [0.0] * 5
+        parts = _linear_parts(_parts(cc, mf), s) if op.takes_ns_write else [0.0] * 5 * len(PARTS)
         gate = [float(s.reads > 0)]
         areas = [s.reads * cc.sum_ns, float(s.reads)]
         return effect, w, read, [r2], puts, misc, gate, parts, areas, nested

@@ -182,10 +182,11 @@ class BurstModel:
             self.busy_holds - 1.0,
             kernel.smt_spin_slowdown,
         )
-        self._mountinfo = np.array([x.startswith("mountinfo") for x in self.a.names])
         names = sorted(set(self.a.names))
-        self._op_ids = np.array([names.index(x) for x in self.a.names])
+        ids = {x: i for i, x in enumerate(names)}
+        self._op_ids = np.array([ids[x] for x in self.a.names])
         self._op_names = names
+        self._mountinfo = np.array([x.startswith("mountinfo") for x in names])[self._op_ids]
 
     def _busy_at_holds(self) -> Array:
         """The CPUs busy while the cohort's write holds of each call are served in step: the
@@ -202,12 +203,10 @@ class BurstModel:
         a, n = self.a, self.n
         locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
         pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
-        again = np.zeros(len(a.names))  # the next lock section after call j is a pure write
-        nxt = 0.0
-        for j in range(len(a.names) - 1, -1, -1):
-            again[j] = nxt
-            if locked[j]:
-                nxt = float(pure_write[j])
+        # the next lock section after call j is a pure write
+        at = np.flatnonzero(locked)
+        following = np.searchsorted(at, np.arange(len(a.names)), side="right")
+        again = np.append(pure_write[at], False)[following].astype(float)
         again[a.rcu > 0] = 0.0
         spin = np.ones(len(a.names))
         whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
