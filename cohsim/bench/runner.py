@@ -31,11 +31,9 @@ import io
 import os
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,17 +42,16 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import hostinfo
-from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS, summarize_ns
+from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS
 from cohsim.bench.propbench import (
     PROP_COLUMNS,
     PROP_DONE_METRIC,
     prop_expected_runs,
-    summarize_prop,
 )
+from cohsim.bench.summary import summarize as summarize  # re-exported: runner.summarize
 from cohsim.bench.walkbench import (
     WALK_COLUMNS,
     WALK_DONE_METRIC,
-    summarize_walk,
     walk_expected_runs,
 )
 from cohsim.errors import CohsimError
@@ -406,92 +403,3 @@ def run_bench(
         if path is not None:  # write_atomic's temp files are 0600; results are for sharing
             os.chmod(path, 0o644)
     return BenchRun(bench, csv_path, sidecar_path, strace_final, tuple(rows), sidecar)
-
-
-def _median(values: list[float]) -> float:
-    return float(statistics.median(values))
-
-
-def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
-    """Headline figures: the median over repeats of each configuration's key metrics."""
-    if bench == "wake":
-        return _summarize_wake(rows)
-    if bench == "ns":
-        return summarize_ns(rows)
-    if bench == "prop":
-        return summarize_prop(rows)
-    if bench == "walk":
-        return summarize_walk(rows)
-    groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    if bench == "pause":
-        for r in rows:
-            groups[(r["lock"], r["threads"], r["placement"])][r["metric"]].append(float(r["value"]))
-        pause = groups.pop(next((k for k in groups if k[0] == "none"), ("none", "1", "")), {})
-        configs = [
-            {
-                "lock": k[0],
-                "threads": int(k[1]),
-                "placement": k[2],
-                **{
-                    m: _median(v)
-                    for m, v in sorted(g.items())
-                    if m in ("p50_ns", "p99_ns", "mean_ns", "acquisitions_per_s")
-                },
-            }
-            for k, g in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1])))
-        ]
-        return {
-            "pause_ns": _median(pause["pause_ns"]) if pause.get("pause_ns") else None,
-            "configs": configs,
-        }
-    per_syscall: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for r in rows:
-        key = (r["strategy"], r["workers"], r["layers"])
-        if r["syscall"] in ("sequence", "container", "run", "mount_table"):
-            groups[key][f"{r['syscall']}.{r['metric']}"].append(float(r["value"]))
-        elif r["metric"] == "p50_ns":
-            per_syscall[key][r["syscall"]].append(float(r["value"]))
-    configs = []
-    for cfg in sorted(groups, key=lambda k: (k[0], int(k[1]), int(k[2]))):
-        g = groups[cfg]
-        configs.append(
-            {
-                "strategy": cfg[0],
-                "workers": int(cfg[1]),
-                "layers": int(cfg[2]),
-                "sequence_p50_ns": _median(g["sequence.p50_ns"]),
-                "container_p50_ns": _median(g["container.p50_ns"]),
-                "mount_ops_per_s": _median(g["run.mount_ops_per_s"]),
-                "containers_per_s": _median(g["run.containers_per_s"]),
-                "mount_table_peak": max(
-                    g.get("mount_table.peak_from_calls") or g["mount_table.peak"]
-                ),
-                "syscall_p50_ns": {s: _median(v) for s, v in sorted(per_syscall[cfg].items())},
-            }
-        )
-    return {"configs": configs}
-
-
-def _summarize_wake(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
-    """wake_ns and the two round-trip p50s per repeat, and their medians over repeats."""
-    # (placement, metric) -> summary name
-    names = {
-        ("derived", "wake_ns"): "wake_ns",
-        ("same-cpu", "p50_ns"): "same_p50_ns",
-        ("cross-cpu", "p50_ns"): "cross_p50_ns",
-    }
-    per: dict[int, dict[str, float]] = defaultdict(dict)
-    for r in rows:
-        name = names.get((r["placement"], r["metric"]))
-        if name is not None:
-            per[int(r["repeat"])][name] = float(r["value"])
-    repeats = [{"repeat": k, **v} for k, v in sorted(per.items()) if len(v) == len(names)]
-    return {
-        **{
-            name: _median([r[name] for r in repeats]) if repeats else None
-            for name in names.values()
-        },
-        "repeats": repeats,
-    }
