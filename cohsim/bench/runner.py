@@ -1,5 +1,5 @@
 """The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` / `ns_bench` /
-`prop_bench` / `walk_bench` from C.
+`prop_bench` / `walk_bench` / `chase_bench` from C.
 
 `pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
 `mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
@@ -8,13 +8,16 @@ to run again on an idle CPU (the wake-up latency after every sleep of level 3); 
 times a container's mount-namespace copy and teardown against the mount table's size
 (`cohsim.bench.nsbench`); `prop_bench` times mount propagation into live slave namespaces and
 mountinfo reads (`cohsim.bench.propbench`); `walk_bench` times path walkers against
-containerd's mount sequence (`cohsim.bench.walkbench`). All are C
+containerd's mount sequence (`cohsim.bench.walkbench`); `chase_bench` times dependent loads
+against the working set's size, warm in the reader's caches and written by another CPU
+(`cohsim.bench.chasebench`). All are C
 programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
 installed); this module compiles them with the system C compiler into a cache keyed by a
 digest of source, compiler and flags, runs them, and writes under an output directory:
 
 - ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
-  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS` / `WALK_COLUMNS`, every metric
+  `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS` / `WALK_COLUMNS` /
+  `CHASE_COLUMNS`, every metric
   documented in calibration/bench/README.md);
 - ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
   lines, wall time, the CSV's digest and cohsim provenance;
@@ -42,6 +45,7 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import hostinfo
+from cohsim.bench.chasebench import CHASE_COLUMNS, CHASE_DONE_METRIC, chase_expected_runs
 from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS
 from cohsim.bench.propbench import (
     PROP_COLUMNS,
@@ -59,7 +63,7 @@ from cohsim.io import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
-BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk")
+BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk", "chase")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
     "bench",
@@ -82,6 +86,7 @@ _COLUMNS = {
     "ns": NS_COLUMNS,
     "prop": PROP_COLUMNS,
     "walk": WALK_COLUMNS,
+    "chase": CHASE_COLUMNS,
 }
 #: A row whose metric is this marks one finished (lock, threads, repeat),
 #: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
@@ -92,9 +97,18 @@ _DONE_METRIC = {
     "ns": NS_DONE_METRIC,
     "prop": PROP_DONE_METRIC,
     "walk": WALK_DONE_METRIC,
+    "chase": CHASE_DONE_METRIC,
 }
 #: `--repeats` when the command line gives none (the C programs' own defaults).
-_DEFAULT_REPEATS = {"pause": "3", "mount": "1", "wake": "5", "ns": "5", "prop": "5", "walk": "3"}
+_DEFAULT_REPEATS = {
+    "pause": "3",
+    "mount": "1",
+    "wake": "5",
+    "ns": "5",
+    "prop": "5",
+    "walk": "3",
+    "chase": "5",
+}
 _INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
     "Alpine: apk add build-base) or point $CC at one"
@@ -257,6 +271,8 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
         return prop_expected_runs(args, count)
     elif bench == "walk":
         return walk_expected_runs(args, count)
+    elif bench == "chase":
+        return chase_expected_runs(args, count)
     else:
         keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
     for flag, default in keys:

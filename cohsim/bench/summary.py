@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cohsim.bench.chasebench import summarize_chase
 from cohsim.bench.nsbench import summarize_ns
 from cohsim.bench.propbench import summarize_prop
 from cohsim.bench.walkbench import summarize_walk
@@ -33,6 +34,8 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         return summarize_prop(rows)
     if bench == "walk":
         return summarize_walk(rows)
+    if bench == "chase":
+        return summarize_chase(rows)
     groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if bench == "pause":
         for r in rows:

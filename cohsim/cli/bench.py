@@ -1,5 +1,6 @@
-"""`cohsim bench pause|mount|wake|ns|prop|walk|wake-idle`: run the real benchmarks on this host
-(registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead (cohsim.bench.wakeidle).
+"""`cohsim bench pause|mount|wake|ns|prop|walk|chase|wake-idle`: run the real benchmarks on this
+host (registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead
+(cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); each benchmark's flags, the
 C program's argv made from them and its human summary live in a module of cohsim.cli.benches.
@@ -15,12 +16,20 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
-from cohsim.cli.benches import mount, ns, pause, prop, wake, walk
+from cohsim.cli.benches import chase, mount, ns, pause, prop, wake, walk
 from cohsim.cli.outputs import check_dir
 from cohsim.units import NS_PER_US
 
 #: each benchmark's cli module, in the order `cohsim bench --help` lists them
-_KINDS = {"pause": pause, "mount": mount, "wake": wake, "ns": ns, "prop": prop, "walk": walk}
+_KINDS = {
+    "pause": pause,
+    "mount": mount,
+    "wake": wake,
+    "ns": ns,
+    "prop": prop,
+    "walk": walk,
+    "chase": chase,
+}
 
 
 def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
@@ -117,7 +126,7 @@ def register(
     p = sub.add_parser(
         "bench",
         help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench, prop_bench,"
-        " walk_bench)",
+        " walk_bench, chase_bench)",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )
