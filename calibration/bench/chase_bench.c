@@ -178,12 +178,13 @@ static inline uint64_t below(uint64_t *state, uint64_t bound)
 	return (uint64_t)(((unsigned __int128)splitmix64(state) * bound) >> 64);
 }
 
-/* mmap S bytes (huge: 2 MiB-aligned, MADV_HUGEPAGE; else MADV_NOHUGEPAGE) and link its nodes
+/* mmap S bytes (huge: whole 2 MiB pages, aligned, MADV_HUGEPAGE; else MADV_NOHUGEPAGE) and link its nodes
  * into one random cycle (Sattolo's shuffle), written by the calling thread (first touch). */
 static struct set build_set(uint64_t bytes, uint64_t seed, int huge)
 {
 	struct set s = {.n = bytes / CACHE_LINE};
-	s.map_bytes = bytes + (huge ? HUGE_PAGE : 0);
+	/* huge: whole 2 MiB pages from an aligned start, so a set of any size lies on huge pages */
+	s.map_bytes = huge ? (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE + HUGE_PAGE : bytes;
 	s.map = mmap(NULL, s.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.map == MAP_FAILED)
 		die("mmap of %llu bytes: %s", (unsigned long long)s.map_bytes, strerror(errno));
