@@ -11,8 +11,8 @@
  *
  *   local    the reader (the main thread, pinned to CPU A) builds and touches the set, chases
  *            it unrecorded (one pass at least, then more until a pass estimate is good), then
- *            chases N dependent loads timed, whole passes, enough for --min-ms by the
- *            warm-up's estimate.
+ *            chases timed chunks of whole passes (as many as the estimate says fill --min-ms)
+ *            until they add up to --min-ms.
  *   remote   a writer thread pinned to CPU B writes the payload word of every node (in address
  *            order) right before each timed pass; the reader on CPU A then chases exactly one
  *            pass (every node once), timed: every line it loads was last modified by the other
@@ -294,7 +294,8 @@ struct result {
 	double ticks; /* timed, clock overhead subtracted */
 };
 
-/* local: warm up (a pass, then doubling chases until one lasts min/8), then whole passes. */
+/* local: warm up (a pass, then doubling chases until one lasts min/8), then timed chunks of
+ * whole passes until they add up to min. */
 static struct result measure_local(struct set *s, double min_ticks, double ovh)
 {
 	struct node *p = s->nodes;
@@ -309,11 +310,15 @@ static struct result measure_local(struct set *s, double min_ticks, double ovh)
 		took = (double)(ticks() - t0) - ovh;
 	}
 	double per_pass = (took > 0 ? took : 1) / (double)loads * (double)s->n;
-	uint64_t passes = (uint64_t)(min_ticks / per_pass) + 1;
-	struct result r = {.loads = passes * s->n, .passes = passes};
-	t0 = ticks();
-	p = chase(p, r.loads);
-	r.ticks = (double)(ticks() - t0) - ovh;
+	uint64_t chunk = (uint64_t)(min_ticks / per_pass) + 1; /* passes the estimate says fill it */
+	struct result r = {0};
+	while (r.ticks < min_ticks) { /* the estimate can be high (a cold warm-up): chunks add up */
+		t0 = ticks();
+		p = chase(p, chunk * s->n);
+		r.ticks += (double)(ticks() - t0) - ovh;
+		r.passes += chunk;
+	}
+	r.loads = r.passes * s->n;
 	g_sink = p;
 	return r;
 }
