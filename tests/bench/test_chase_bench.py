@@ -297,3 +297,30 @@ def test_cli_chase_json_and_files(
     out, _ = capsys.readouterr()
     assert rc == 0 and "ns/load" in out and "remote" in out and "32K" in out
     assert out.splitlines()[-1].startswith(f"wrote {out_dir / 'chase_bench.csv'}")
+
+
+# --------------------------------------------------------------------- the committed data
+
+DATA = Path(__file__).resolve().parents[2] / "calibration/data/devvm-2cpu-intel-xeon-f6m207/chase"
+
+
+def test_committed_data_is_whole_and_documented() -> None:
+    """Three runs of every size and mode, 7 repeats each; the same seed made the same cycle in
+    all three (the digests agree); the README gives the command and the index names it."""
+    digests = []
+    for sub in ("", "repeat", "huge"):
+        rows = bench.read_bench_csv(DATA / sub / "chase_bench.csv", "chase")
+        s = summarize_chase(rows)
+        assert len(s["configs"]) == 18 * 2 and {c["repeats"] for c in s["configs"]} == {7}
+        assert all(c["ns_per_load"] > 0 for c in s["configs"])
+        side = json.loads((DATA / sub / "chase_bench.json").read_text())
+        assert side["bench"] == "chase" and side["csv"]["rows"] == len(rows)
+        pages = side["command"][side["command"].index("--pages") + 1]
+        assert pages == ("huge" if sub == "huge" else "small")
+        digests.append(sorted((r["size_bytes"], r["value"]) for r in rows
+                              if r["metric"] == "cycle_digest"))  # fmt: skip
+    assert digests[0] == digests[1] == digests[2]
+    readme = (DATA / "README.md").read_text()
+    assert "cohsim bench chase --sizes $SIZES --mode local,remote --repeats 7 --cpus 0,1" in readme
+    assert "## Against the peer walk" in readme
+    assert "| `chase/` |" in (DATA.parent / "README.md").read_text()
