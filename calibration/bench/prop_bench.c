@@ -35,6 +35,12 @@
  *                its R + 1 peers (need_secondary()'s is_subdir() for each: scratch/p/t is not
  *                under any bind's root, so no copy is made) and each unmount walks the
  *                parent's peers (propagate_mount_busy() for flag 0, propagate_umount()).
+ *                --ring-cpus LIST: the ring's binds are made, in the same order, by threads
+ *                pinned one to each CPU of LIST, bind i by the thread on LIST[i % n] (each
+ *                bind's mkdir and mount; the main thread hands them out one at a time and
+ *                waits for each), so that neighbours on the ring were allocated from different
+ *                CPUs' slabs.  The timed calls stay on the main thread, unpinned.  Either way
+ *                the CPU each bind ran on is recorded (sched_getcpu() after the mount).
  *
  * Output (stdout): tidy CSV, header
  *     bench,op,ns,slaves,peers,mounts,metric,value,unit,repeat
@@ -47,7 +53,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,8 +74,9 @@
 #include "bench_util.h"
 #include "scratch.h"
 
-#define PROP_BENCH_VERSION "1"
+#define PROP_BENCH_VERSION "2"
 #define MAX_LIST 64
+#define MAX_RING_CPUS 1024
 #define MAX_SLAVES 1000
 #define MAX_PEERS 64
 #define MAX_MOUNTS 90000
@@ -480,14 +489,176 @@ static void check_target(int r, const char *what, int want_group, int members)
 		    r, what, g_target, g.group, g.members, want_group, members);
 }
 
+/* --ring-cpus: one thread pinned to each CPU of the list, parked on its semaphore `go` until
+ * the main thread hands it one bind (`dst`), which it makes and answers on `done` with the
+ * errno (0), the call that failed and the CPU it ran on. */
+struct ring_worker {
+	pthread_t th;
+	int cpu, on, err;
+	const char *what; /* "mkdir" or "bind mount", where err != 0 */
+	char dst[PATH_MAX + 48];
+	char ns[64];	  /* its /proc/thread-self/ns/mnt, read at start */
+	int quit;
+	sem_t go, done;
+};
+static struct ring_worker *g_workers;
+static int g_nworkers;
+static short g_bound_on[MAX_MOUNTS]; /* the CPU that made the ring's bind i (-1: not known) */
+
+/* mkdir (an existing one is fine) and bind scratch/src onto `dst`: 0 or an errno, `*what` the
+ * call that failed. */
+static int bind_one(const char *dst, const char **what)
+{
+	*what = "mkdir";
+	if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+		return errno;
+	*what = "bind mount";
+	return mount(g_src, dst, NULL, MS_BIND, NULL) != 0 ? errno : 0;
+}
+
+static void sem_wait_all(sem_t *s)
+{
+	while (sem_wait(s) != 0) /* EINTR: the bind is made whatever arrives */
+		;
+}
+
+static void *ring_worker_main(void *arg)
+{
+	struct ring_worker *w = arg;
+	ssize_t n = readlink("/proc/thread-self/ns/mnt", w->ns, sizeof w->ns - 1);
+	w->ns[n > 0 ? n : 0] = 0;
+	sem_post(&w->done);
+	for (;;) {
+		sem_wait_all(&w->go);
+		if (w->quit)
+			return NULL;
+		w->err = bind_one(w->dst, &w->what);
+		w->on = sched_getcpu();
+		sem_post(&w->done);
+	}
+}
+
+/* Start one worker per CPU of `cpus`, after this process entered its mount namespace (threads
+ * share it: checked), with the catchable signals blocked (they reach the main thread). */
+static void start_ring_workers(const int *cpus, int n)
+{
+	char self[64];
+	ssize_t len = readlink("/proc/thread-self/ns/mnt", self, sizeof self - 1);
+	if (len <= 0)
+		die("readlink(/proc/thread-self/ns/mnt): %s", strerror(errno));
+	self[len] = 0;
+	if (!(g_workers = calloc((size_t)n, sizeof *g_workers)))
+		die("out of memory");
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (int i = 0; i < n; i++) {
+		struct ring_worker *w = &g_workers[i];
+		w->cpu = cpus[i];
+		if (sem_init(&w->go, 0, 0) != 0 || sem_init(&w->done, 0, 0) != 0)
+			die("sem_init: %s", strerror(errno));
+		pthread_attr_t attr;
+		cpu_set_t set = one_cpu(w->cpu);
+		pthread_attr_init(&attr);
+		pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+		int rc = pthread_create(&w->th, &attr, ring_worker_main, w);
+		pthread_attr_destroy(&attr);
+		if (rc)
+			die("cannot start a thread on CPU %d: %s", w->cpu, strerror(rc));
+		g_nworkers++;
+		sem_wait_all(&w->done);
+		if (strcmp(w->ns, self) != 0)
+			die("the thread on CPU %d is in mount namespace %s, not %s", w->cpu, w->ns, self);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void stop_ring_workers(void)
+{
+	for (int i = 0; i < g_nworkers; i++) {
+		g_workers[i].quit = 1;
+		sem_post(&g_workers[i].go);
+		pthread_join(g_workers[i].th, NULL);
+		sem_destroy(&g_workers[i].go);
+		sem_destroy(&g_workers[i].done);
+	}
+	g_nworkers = 0;
+	free(g_workers);
+	g_workers = NULL;
+}
+
+/* Bind i of the ring onto `dst`: by the main thread, or (--ring-cpus) by worker i % n, waiting
+ * for it. Records the CPU it ran on. */
+static void ring_bind_one(int i, const char *dst)
+{
+	const char *what;
+	int err, on;
+	if (g_nworkers) {
+		struct ring_worker *w = &g_workers[i % g_nworkers];
+		snprintf(w->dst, sizeof w->dst, "%s", dst);
+		sem_post(&w->go);
+		sem_wait_all(&w->done);
+		err = w->err, what = w->what, on = w->on;
+		if (!err && on != w->cpu)
+			die("ring bind %d ran on CPU %d, its thread is pinned to CPU %d", i + 1, on, w->cpu);
+	} else {
+		err = bind_one(dst, &what);
+		on = sched_getcpu();
+	}
+	if (err)
+		die("ring bind %d onto %s: %s: %s", i + 1, dst, what, strerror(err));
+	g_bound_on[i] = (short)on;
+}
+
+/* The ring's binds at `dir`/0..n-1, grown or shrunk from *have (the scratch/d pool shared with
+ * the reads, or --ring-apart's scratch/h/d). */
+static void ring_pool(const char *dir, int *have, int n)
+{
+	char dst[PATH_MAX + 48];
+	for (; *have < n && !g_signalled; (*have)++) {
+		snprintf(dst, sizeof dst, "%s/%d", dir, *have);
+		ring_bind_one(*have, dst);
+	}
+	for (; *have > n; (*have)--) {
+		snprintf(dst, sizeof dst, "%s/%d", dir, *have - 1);
+		if (umount2(dst, MNT_DETACH) != 0)
+			die("umount2(%s): %s", dst, strerror(errno));
+	}
+}
+
+/* How many CPUs made the ring's first r binds, and how many neighbours (bind i - 1 and i,
+ * neighbours on the ring too) were made on different CPUs. */
+static void ring_cpu_counts(int r, int *cpus, int *changes)
+{
+	static unsigned char seen[CPU_SETSIZE];
+	memset(seen, 0, sizeof seen);
+	*cpus = *changes = 0;
+	for (int i = 0; i < r; i++) {
+		int c = g_bound_on[i];
+		if (c >= 0 && c < (int)sizeof seen && !seen[c]) {
+			seen[c] = 1;
+			(*cpus)++;
+		}
+		*changes += i > 0 && g_bound_on[i] != g_bound_on[i - 1];
+	}
+}
+
 /* --ring-apart: the ring's binds live under a private tmpfs at scratch/h, so that they are
  * peers of the scratch but not its children. */
 static char g_apart[PATH_MAX + 16];
 static int g_apart_have; /* bind mounts now under scratch/h/d; -1: no tmpfs at scratch/h */
 
-static void set_ring_apart(int n)
+static void set_ring(int n, int apart)
 {
-	char dst[PATH_MAX + 48];
+	char dir[PATH_MAX + 32];
+	if (!apart) {
+		snprintf(dir, sizeof dir, "%s/d", g_scratch);
+		ring_pool(dir, &g_have, n);
+		return;
+	}
 	if (g_apart_have < 0) {
 		snprintf(g_apart, sizeof g_apart, "%s/h", g_scratch);
 		if (mkdir(g_apart, 0755) != 0)
@@ -495,23 +666,13 @@ static void set_ring_apart(int n)
 		if (mount("tmpfs", g_apart, "tmpfs", 0, "mode=0755") != 0 ||
 		    mount(NULL, g_apart, NULL, MS_PRIVATE, NULL) != 0)
 			die("a private tmpfs on %s: %s", g_apart, strerror(errno));
-		snprintf(dst, sizeof dst, "%s/d", g_apart);
-		if (mkdir(dst, 0755) != 0)
-			die("mkdir(%s): %s", dst, strerror(errno));
+		snprintf(dir, sizeof dir, "%s/d", g_apart);
+		if (mkdir(dir, 0755) != 0)
+			die("mkdir(%s): %s", dir, strerror(errno));
 		g_apart_have = 0;
 	}
-	for (; g_apart_have < n && !g_signalled; g_apart_have++) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_apart, g_apart_have);
-		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
-			die("mkdir(%s): %s", dst, strerror(errno));
-		if (mount(g_src, dst, NULL, MS_BIND, NULL) != 0)
-			die("bind mount %d onto %s: %s", g_apart_have + 1, dst, strerror(errno));
-	}
-	for (; g_apart_have > n; g_apart_have--) {
-		snprintf(dst, sizeof dst, "%s/d/%d", g_apart, g_apart_have - 1);
-		if (umount2(dst, MNT_DETACH) != 0)
-			die("umount2(%s): %s", dst, strerror(errno));
-	}
+	snprintf(dir, sizeof dir, "%s/d", g_apart);
+	ring_pool(dir, &g_apart_have, n);
 }
 
 /* The ring phase at R extra peers of the scratch (no holders alive): children of the scratch
@@ -519,10 +680,7 @@ static void set_ring_apart(int n)
  * timed. */
 static int run_ring(int r, int repeats, int base, int new_api, int apart)
 {
-	if (apart)
-		set_ring_apart(r);
-	else
-		set_mounts(r);
+	set_ring(r, apart);
 	if (g_signalled)
 		return 0;
 	struct group_scan g = scan_group(g_scratch);
@@ -534,6 +692,10 @@ static int run_ring(int r, int repeats, int base, int new_api, int apart)
 	row("ring", "host", 0, 0, r, "mounts", g.lines, "mounts", -1);
 	row("ring", "host", 0, 0, r, "group_mounts", g.members, "mounts", -1);
 	row("ring", "host", 0, 0, r, "children", g.children, "mounts", -1);
+	int cpus, changes;
+	ring_cpu_counts(r, &cpus, &changes);
+	row("ring", "host", 0, 0, r, "bind_cpus", cpus, "count", -1);
+	row("ring", "host", 0, 0, r, "bind_cpu_changes", changes, "count", -1);
 	uint64_t *t[RING_OPS];
 	for (int i = 0; i < RING_OPS; i++)
 		if (!(t[i] = calloc((size_t)repeats, sizeof *t[i])))
@@ -607,17 +769,32 @@ static int run_ring(int r, int repeats, int base, int new_api, int apart)
 	return done == repeats;
 }
 
+/* --ring-cpus: each CPU online and allowed for this process, none twice. */
+static void check_ring_cpus(const int *cpus, int n)
+{
+	cpu_set_t allowed;
+	if (n && sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		die("sched_getaffinity: %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (!CPU_ISSET(cpus[i], &allowed))
+			die("--ring-cpus: CPU %d is not online or not allowed for this process", cpus[i]);
+		for (int j = 0; j < i; j++)
+			if (cpus[j] == cpus[i])
+				die("--ring-cpus: CPU %d given twice", cpus[i]);
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: prop_bench [--slaves 0,10,50,100,200] [--mounts 0,1000,5000] [--peers P]\n"
-		"                  [--ring R1,R2,... [--ring-apart]] [--repeats N] [--tmpdir DIR]\n"
-		"                  [--version]\n"
+		"                  [--ring R1,R2,... [--ring-apart] [--ring-cpus LIST]] [--repeats N]\n"
+		"                  [--tmpdir DIR] [--version]\n"
 		"Time a bind mount + umount under a shared tmpfs propagated into K live slave mount\n"
 		"namespaces, mounts and unmounts under a shared tmpfs whose peer group holds R + 1\n"
-		"mounts (--ring), and one full read of /proc/self/mountinfo at N mounts in this\n"
-		"namespace and in a slave one, as root in a private mount namespace; print tidy CSV\n"
-		"on stdout.\n");
+		"mounts (--ring; --ring-cpus: its binds made in turn by threads pinned to those CPUs),\n"
+		"and one full read of /proc/self/mountinfo at N mounts in this namespace and in a\n"
+		"slave one, as root in a private mount namespace; print tidy CSV on stdout.\n");
 }
 
 static void make_dir(const char *fmt, const char *base)
@@ -651,6 +828,7 @@ int main(int argc, char **argv)
 		{"peers", required_argument, NULL, 'p'},
 		{"ring", required_argument, NULL, 'R'},
 		{"ring-apart", no_argument, NULL, 'A'},
+		{"ring-cpus", required_argument, NULL, 'C'},
 		{"repeats", required_argument, NULL, 'r'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"version", no_argument, NULL, 'V'},
@@ -660,6 +838,7 @@ int main(int argc, char **argv)
 	int slaves[MAX_LIST] = {0, 10, 50, 100, 200}, nslaves = 5;
 	int mounts[MAX_LIST] = {0, 1000, 5000}, nmounts = 3;
 	int ring[MAX_LIST], nring = 0, apart = 0;
+	int ring_cpus[MAX_RING_CPUS], nring_cpus = 0;
 	int peers = 0, repeats = 5;
 	const char *tmp_parent = NULL;
 	g_apart_have = -1;
@@ -674,6 +853,9 @@ int main(int argc, char **argv)
 		case 'p': parse_int_list(optarg, &peers, 1, "peers", 0, MAX_PEERS); break;
 		case 'R': nring = parse_int_list(optarg, ring, MAX_LIST, "ring", 0, MAX_MOUNTS); break;
 		case 'A': apart = 1; break;
+		case 'C':
+			nring_cpus = parse_int_list(optarg, ring_cpus, MAX_RING_CPUS, "ring-cpus", 0, CPU_SETSIZE - 1);
+			break;
 		case 'r': parse_int_list(optarg, &repeats, 1, "repeats", 1, 100000); break;
 		case 'T': tmp_parent = optarg; break;
 		case 'V': printf("prop_bench %s\n", PROP_BENCH_VERSION); return 0;
@@ -682,6 +864,11 @@ int main(int argc, char **argv)
 		}
 	}
 	die_if_operands(argc, argv);
+	if (apart && !nring)
+		die("--ring-apart needs --ring");
+	if (nring_cpus && !nring)
+		die("--ring-cpus needs --ring");
+	check_ring_cpus(ring_cpus, nring_cpus);
 
 	scratch_enter_private_ns();
 	signal(SIGPIPE, SIG_IGN);
@@ -689,8 +876,6 @@ int main(int argc, char **argv)
 	if (base < 1)
 		die("cannot read /proc/self/mountinfo");
 	scratch_check_room(mounts, nmounts, base);
-	if (apart && !nring)
-		die("--ring-apart needs --ring");
 	scratch_check_room(ring, nring, base + 2); /* + scratch/p/t and scratch/h */
 	if (pipe2(g_hold, O_CLOEXEC) != 0)
 		die("pipe: %s", strerror(errno));
@@ -723,12 +908,25 @@ int main(int argc, char **argv)
 			fprintf(stderr, "prop_bench: info: no open_tree (ENOSYS): the ring phase times"
 					" mount(2) and umount2(2) only\n");
 	}
+	if (nring && nring_cpus && !interrupted) {
+		start_ring_workers(ring_cpus, nring_cpus);
+		char list[MAX_RING_CPUS * 6] = "";
+		for (int i = 0, a = 0; i < nring_cpus; i++)
+			a += snprintf(list + a, sizeof list - (size_t)a, "%s%d", i ? "," : "", ring_cpus[i]);
+		fprintf(stderr, "prop_bench: info: the ring's binds made in turn by threads pinned to"
+				" CPUs %s; timed calls on the main thread, unpinned\n", list);
+	}
 	for (int i = 0; i < nring && !interrupted; i++) {
 		uint64_t t0 = mono_ns();
 		interrupted = !run_ring(ring[i], repeats, base, new_api, apart);
-		fprintf(stderr, "prop_bench: info: R=%d peers of the scratch%s: %.3f s\n", ring[i],
-			apart ? " (under scratch/h)" : "", (double)(mono_ns() - t0) / 1e9);
+		int cpus, changes, made = apart ? g_apart_have : g_have; /* fewer if interrupted */
+		ring_cpu_counts(made < ring[i] ? (made > 0 ? made : 0) : ring[i], &cpus, &changes);
+		fprintf(stderr, "prop_bench: info: R=%d peers of the scratch%s: %.3f s; binds made on %d"
+				" CPU%s, %d neighbours on different CPUs\n", ring[i],
+			apart ? " (under scratch/h)" : "", (double)(mono_ns() - t0) / 1e9, cpus,
+			cpus == 1 ? "" : "s", changes);
 	}
+	stop_ring_workers();
 	if (g_apart_have >= 0 && !interrupted) { /* the reads count on the scratch/d pool alone */
 		if (umount2(g_apart, MNT_DETACH) != 0)
 			die("umount2(%s, MNT_DETACH): %s", g_apart, strerror(errno));

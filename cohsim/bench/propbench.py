@@ -8,7 +8,10 @@ container namespace (``propagate_mnt()`` and umount propagation, under ``namespa
 kernel's ``show_mountinfo()`` call ``get_dominating_id()`` for each slave line, which walks the
 master's peer ring: a cost that grows with lines x peer-group size. And (``--ring``) a mount
 or unmount under a shared mount whose peer group holds R + 1 mounts walks all R + 1 peers
-(``propagate_mnt()``, umount propagation) even with no slave namespace alive. prop_bench
+(``propagate_mnt()``, umount propagation) even with no slave namespace alive (``--ring-cpus``:
+with the ring's binds made in turn on several CPUs, so that ring neighbours come from different
+CPUs' slabs; the CSV's ``bind_cpus`` and ``bind_cpu_changes`` rows say where they were made,
+either way). prop_bench
 (calibration/bench/prop_bench.c, its CSV documented in calibration/bench/README.md) times all
 three; this module names its columns and summarises its rows (the p50/mean/min the program
 itself reports, rows with repeat ``all``).
@@ -53,6 +56,10 @@ PROP_RING_OPS = (
 )
 
 
+def _int_or_none(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def prop_expected_runs(args: Sequence[str], repeats: int) -> int:
     """Timed calls (rows of `PROP_DONE_METRIC`): 2 per repeat per K and per N, and one per
     ring op per repeat per R (``--ring``; on a kernel without open_tree there are fewer)."""
@@ -68,8 +75,9 @@ def prop_expected_runs(args: Sequence[str], repeats: int) -> int:
 def summarize_prop(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """Per K: bind mount and umount p50/mean/min and the propagation check; per (N, ns): the
     read's p50/mean/min, read() calls, bytes and the mount lines (slave: master lines); per R
-    (``ring``): the peer group's size, the scratch's children and each ring op's
-    p50/mean/min."""
+    (``ring``): the peer group's size, the scratch's children, how many CPUs made its binds and
+    how many neighbours on the ring were made on different CPUs (None in a CSV from before
+    prop_bench 2), and each ring op's p50/mean/min."""
     prop: dict[int, dict[str, float]] = defaultdict(dict)
     read: dict[tuple[int, int, str], dict[str, float]] = defaultdict(dict)
     ring: dict[int, dict[str, float]] = defaultdict(dict)
@@ -114,6 +122,8 @@ def summarize_prop(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
             "ring": n,
             "group_mounts": int(g.get("ring_group_mounts", 0)),
             "children": int(g.get("ring_children", 0)),
+            "bind_cpus": _int_or_none(g.get("ring_bind_cpus")),
+            "bind_cpu_changes": _int_or_none(g.get("ring_bind_cpu_changes")),
         }
         for op in PROP_RING_OPS:
             for stat in PROP_STATS:

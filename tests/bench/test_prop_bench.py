@@ -1,6 +1,7 @@
 """prop_bench: it builds, refuses bad input in one line, and (as root) times a bind mount
 propagated into K slave namespaces, mounts and unmounts under a shared mount with a peer ring of
-R + 1 mounts and mountinfo reads at N mounts, and leaves the mount table and the process table
+R + 1 mounts (its binds made by the main thread or, --ring-cpus, in turn by threads pinned to
+several CPUs) and mountinfo reads at N mounts, and leaves the mount table and the process table
 as it found them, interrupted or not."""
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 from cohsim.bench import runner as bench
 from cohsim.bench.propbench import PROP_RING_OPS, prop_expected_runs, summarize_prop
 from cohsim.cli.app import main
+
+#: two CPUs this process may use (the --ring-cpus tests need two), and one it may not
+ALLOWED = sorted(os.sched_getaffinity(0))
+TWO_CPUS = ",".join(str(c) for c in ALLOWED[:2])
+NOT_ALLOWED = str(ALLOWED[-1] + 1)
+needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs to run on")
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,7 @@ def children_of(pid: int) -> list[int]:
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
     assert bench.build("prop", env=cache_env) == exe  # cached
-    assert run([exe, "--version"]).stdout.strip() == "prop_bench 1"
+    assert run([exe, "--version"]).stdout.strip() == "prop_bench 2"
     assert "usage: prop_bench" in run([exe, "--help"]).stdout
 
 
@@ -55,6 +62,11 @@ def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -
         ["--ring", "x"],
         ["--ring", "95000"],
         ["--ring-apart"],
+        ["--ring-cpus", "0"],
+        ["--ring", "1", "--ring-cpus", "x"],
+        ["--ring", "1", "--ring-cpus", "0,0"],
+        ["--ring", "1", "--ring-cpus", NOT_ALLOWED],
+        ["--ring", "1", "--ring-cpus", "1024"],
         ["--repeats", "0"],
         ["--bogus"],
         ["extra"],
@@ -133,6 +145,28 @@ def test_ring_times_every_op_at_each_ring_size(exe: Path, tmp_path: Path, apart:
     assert (zero["group_mounts"], forty["group_mounts"]) == (1, 41)
     assert forty["children"] == (1 if apart else 40) and zero["children"] == (1 if apart else 0)
     assert all(forty[f"{op}_p50_ns"] > 0 for op in PROP_RING_OPS)
+    # the main thread made the binds, on one CPU or (migrated) more
+    assert zero["bind_cpus"] == 0 and 1 <= forty["bind_cpus"] <= len(ALLOWED)
+
+
+@needs_root
+@needs_two_cpus
+@pytest.mark.parametrize("apart", [False, True])
+def test_ring_cpus_interleave_the_binds(exe: Path, tmp_path: Path, apart: bool) -> None:
+    """--ring-cpus A,B: bind i by the thread on A (i even) or B (odd); the ring grows, shrinks
+    and grows again through the same checks, and every neighbour on it came from the other
+    CPU."""
+    before = mountinfo_lines()
+    args = ["--slaves", "0", "--mounts", "0", "--ring", "0,41,7,40", "--repeats", "1"]
+    res = run([exe, *args, "--ring-cpus", TWO_CPUS, *(["--ring-apart"] if apart else [])])
+    assert res.returncode == 0, res.stderr
+    assert mountinfo_lines() == before and children_of(os.getpid()) == []
+    assert f"threads pinned to CPUs {TWO_CPUS}; timed calls on the main thread" in res.stderr
+    ring = summarize_prop(bench._parse_csv(res.stdout, "prop", "stdout"))["ring"]
+    got = [(c["ring"], c["group_mounts"], c["bind_cpus"], c["bind_cpu_changes"]) for c in ring]
+    assert got == [(0, 1, 0, 0), (7, 8, 2, 6), (40, 41, 2, 39), (41, 42, 2, 40)]
+    assert [c["children"] for c in ring] == ([1] * 4 if apart else [0, 7, 40, 41])
+    assert all(c[f"{op}_p50_ns"] > 0 for c in ring[1:] for op in PROP_RING_OPS)
 
 
 @needs_root
@@ -148,6 +182,28 @@ def test_sigterm_during_the_ring_cleans_up(exe: Path, tmp_path: Path) -> None:
 
     proc, rc, err = interrupt([*argv, "--tmpdir", tmp_path], ready, 0.2)
     assert rc == 130, err
+    assert "interrupted; children reaped, all mounts undone" in err
+    assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
+
+
+@needs_root
+@needs_two_cpus
+def test_sigterm_while_the_ring_cpus_threads_bind_cleans_up(exe: Path, tmp_path: Path) -> None:
+    before = mountinfo_lines()
+    argv = [exe, "--slaves", "0", "--mounts", "0", "--ring", "20000", "--ring-cpus", TWO_CPUS]
+    tasks: list[int] = []
+
+    def ready(proc: subprocess.Popen[str]) -> bool:  # mid-way through the binds
+        try:
+            lines = len(Path(f"/proc/{proc.pid}/mountinfo").read_text().splitlines())
+            tasks.append(len(list(Path(f"/proc/{proc.pid}/task").iterdir())))
+        except OSError:
+            return False
+        return lines > 1000
+
+    proc, rc, err = interrupt([*argv, "--repeats", "1", "--tmpdir", tmp_path], ready, 0.1)
+    assert rc == 130, err
+    assert tasks[-1] == 3  # the main thread and one per CPU
     assert "interrupted; children reaped, all mounts undone" in err
     assert list(tmp_path.iterdir()) == [] and mountinfo_lines() == before
 

@@ -71,7 +71,8 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         mtime = exe.stat().st_mtime_ns
         assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
         assert exe.stat().st_mtime_ns == mtime
-        version = {"ns": "2"}.get(name, "1")  # ns_bench 2: the rslave op, the shared variant
+        # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus
+        version = {"ns": "2", "prop": "2"}.get(name, "1")
         assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version}"
 
 

@@ -74,10 +74,14 @@ def report(path: Path) -> dict[str, dict[str, float]]:
     print(f"prop_bench ring: {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
     ops = [op for op in PROP_RING_OPS if any(o == op for o, _ in times)]
     rs = sorted(info)
-    print(f"{'R':>6} {'group':>6} {'children':>8} {'mounts':>7}")
+    print(f"{'R':>6} {'group':>6} {'children':>8} {'mounts':>7} {'cpus':>4} {'changes':>7}")
     for n in rs:
-        i = info[n]
-        print(f"{n:>6} {i['group_mounts']:>6} {i['children']:>8} {i['mounts']:>7}")
+        i = info[n]  # bind_cpus, bind_cpu_changes: prop_bench 2 on
+        cpus, changes = (i.get(k, "-") for k in ("bind_cpus", "bind_cpu_changes"))
+        print(
+            f"{n:>6} {i['group_mounts']:>6} {i['children']:>8} {i['mounts']:>7} {cpus:>4}"
+            f" {changes:>7}"
+        )
     print("us, p50 / mean / min over the repeats:")
     for op in ops:
         print(f"  {op}")
