@@ -22,6 +22,7 @@ from cohsim.cli.app import main
 ALLOWED = sorted(os.sched_getaffinity(0))
 TWO_CPUS = ",".join(str(c) for c in ALLOWED[:2])
 NOT_ALLOWED = str(ALLOWED[-1] + 1)
+RING_HEAD = ["ring", "group", "children", "cpus"]  # `cohsim bench prop`'s ring table
 needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs to run on")
 
 
@@ -251,6 +252,30 @@ def test_cli_prop_json_and_files(
     side = json.loads((out_dir / "prop_bench.json").read_text())
     assert side["bench"] == "prop" and side["csv"]["columns"] == list(bench.PROP_COLUMNS)
     assert side["host"]["kernel_release"]
+    assert "--ring-cpus" not in side["command"]
+
+
+@needs_root
+@needs_two_cpus
+def test_cli_prop_ring_cpus_recorded(
+    tmp_path: Path,
+    cache_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", cache_env["XDG_CACHE_HOME"])
+    argv = ["bench", "prop", "--slaves", "0", "--mounts", "0", "--ring", "10", "--repeats", "1"]
+    rc = main([*argv, "--ring-cpus", TWO_CPUS, "--out", str(tmp_path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:4] == RING_HEAD)
+    assert lines[header + 1].split()[:4] == ["10", "11", "10", "2"]
+    side = json.loads((tmp_path / "prop_bench.json").read_text())
+    assert side["command"][-2:] == ["--ring-cpus", TWO_CPUS]
+    assert any(f"threads pinned to CPUs {TWO_CPUS}" in line for line in side["info"])
+    [ring] = summarize_prop(bench.read_bench_csv(tmp_path / "prop_bench.csv", "prop"))["ring"]
+    assert (ring["bind_cpus"], ring["bind_cpu_changes"]) == (2, 9)
 
 
 def test_cli_prop_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -260,6 +285,10 @@ def test_cli_prop_usage_errors_exit_2(tmp_path: Path) -> None:
         ["--peers", "-1"],
         ["--repeats", "0"],
         ["--ring", "-1"],
+        ["--ring-cpus", "0"],
+        ["--ring", "1", "--ring-cpus", "0,0"],
+        ["--ring", "1", "--ring-cpus", "x"],
+        ["--ring", "1", "--ring-cpus", NOT_ALLOWED],
     ):
         with pytest.raises(SystemExit) as exc:
             main(["bench", "prop", *args, "--out", str(tmp_path)])

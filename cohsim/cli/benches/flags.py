@@ -1,9 +1,11 @@
 """Flag checks the `cohsim bench` subcommands share: comma-separated lists of names or of
-integers, a CPU pair, and the C program's argv made from the parsed flags."""
+integers, of CPUs this process may use, a CPU pair, and the C program's argv made from the
+parsed flags."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 
 from cohsim.bench import runner as bench
@@ -62,6 +64,24 @@ def _no_repeats(
         return text
 
     return unique
+
+
+def allowed_cpus(flag: str) -> Callable[[str], str]:
+    """A comma-separated list of CPU numbers, none twice, each one this process may run on
+    (online and in its affinity mask); anything else is argparse's usage error naming `flag`."""
+    form = _no_repeats(int_list(flag, 0), flag, int)
+
+    def check(text: str) -> str:
+        allowed = os.sched_getaffinity(0)
+        bad = [v for v in form(text).split(",") if int(v) not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                f"{flag}: CPU {','.join(bad)} not online or not allowed for this process"
+                f" (allowed: {','.join(str(c) for c in sorted(allowed))})"
+            )
+        return text
+
+    return check
 
 
 def cpu_pair(text: str) -> str:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from cohsim.cli.args import nonneg_int, positive_int
-from cohsim.cli.benches.flags import flags, list_arg
+from cohsim.cli.benches.flags import allowed_cpus, flags, list_arg
 from cohsim.units import NS_PER_US
 
 
@@ -49,14 +49,27 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         action="store_true",
         help="with --ring: make the R peers under a private tmpfs, not children of the scratch",
     )
+    pq.add_argument(
+        "--ring-cpus",
+        type=allowed_cpus("--ring-cpus"),
+        metavar="LIST",
+        help="with --ring: make the ring's binds in turn by threads pinned one to each of these"
+        " CPUs (bind i on the (i mod n)-th), so that neighbours on the ring come from different"
+        " CPUs' slabs; the timed calls stay on the main thread (default: the main thread makes"
+        " them all)",
+    )
     pq.add_argument("--repeats", type=positive_int, default=5, help="timed calls per K, N and R")
+    pq.set_defaults(prop_parser=pq)
     return pq
 
 
 def c_args(a: argparse.Namespace) -> list[str]:
+    if a.ring_cpus is not None and a.ring is None:
+        a.prop_parser.error("--ring-cpus needs --ring")
     out = flags(a, "--slaves", "--mounts", "--peers", "--repeats")
     out += flags(a, "--ring") if a.ring is not None else []
-    return out + (["--ring-apart"] if a.ring_apart else [])
+    out += ["--ring-apart"] if a.ring_apart else []
+    return out + (flags(a, "--ring-cpus") if a.ring_cpus is not None else [])
 
 
 def show(summary: dict[str, Any]) -> None:
@@ -75,8 +88,10 @@ def show(summary: dict[str, Any]) -> None:
     cols = ("ring_bind", "ring_umount", "ring_detach", "ring_move_mount")
     if summary["ring"]:
         print(
-            f"{'ring':>6}{'group':>7}{'children':>9}" + "".join(f"{c[5:]:>13}_p50_us" for c in cols)
+            f"{'ring':>6}{'group':>7}{'children':>9}{'cpus':>5}"
+            + "".join(f"{c[5:]:>13}_p50_us" for c in cols)
         )
     for c in summary["ring"]:
         cells = "".join(f"{(c[f'{op}_p50_ns'] or 0) / NS_PER_US:>20.1f}" for op in cols)
-        print(f"{c['ring']:>6}{c['group_mounts']:>7}{c['children']:>9}{cells}")
+        cpus = "-" if c["bind_cpus"] is None else c["bind_cpus"]
+        print(f"{c['ring']:>6}{c['group_mounts']:>7}{c['children']:>9}{cpus:>5}{cells}")
