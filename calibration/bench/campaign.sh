@@ -29,7 +29,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk ring}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk ring chase}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -154,8 +154,20 @@ step_walk() {
 }
 
 step_ring() {
-    $cohsim bench prop --slaves 0 --mounts 0 --ring 0,500,1000,2000,5000,10000 --repeats 5 \
-        --out "$out/ring" --no-progress
+    local rings=0,500,1000,2000,5000,10000,20000
+    $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
+        --out "$out/ring" --no-progress || return
+    # the same ring built by threads pinned in turn to every online CPU, so that neighbours come
+    # from different CPUs' slabs (and, on two sockets, different nodes)
+    $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
+        --ring-cpus "$(seq -s, 0 $((ncpu - 1)))" --out "$out/ring/spread" --no-progress
+}
+
+step_chase() {
+    # load latency by working-set size (which cache level the peer ring fits in): local, and
+    # with the lines last written by the highest-numbered CPU (another core, or socket, if any)
+    $cohsim bench chase --mode local,remote --repeats 3 --cpus "0,$((ncpu - 1))" \
+        --out "$out/chase" --no-progress
 }
 
 for s in $steps; do
