@@ -1,0 +1,70 @@
+"""What an exclusive access costs when other CPUs hold the line (level 1).
+
+A store or atomic to a line that j other CPUs hold a copy of (they read it since the last
+store: path walks reading mount_lock's sequence counter, the previous holder of its spinlock)
+cannot complete before the line is the requester's alone: its request goes to the coherence
+point, which invalidates every copy (or forwards the Modified one), and the grant waits for the
+last answer. The invalidations go out together, so the time is that of the slowest sharer: the
+largest level-1 transfer latency (`Machine.latency_matrix`) between the requester and any of the
+j sharers, not their sum.
+
+`fetch_ns(machine, j)` is its expectation for a requester and j sharers placed at random among
+the machine's CPUs (the scheduler spreads busy threads over all of them): for each requester,
+with F its distribution of latencies to the other CPUs, P(max <= v) = F(v)^j (sharers drawn
+independently; fractional j, an expected count, uses the same power), averaged over the
+requesters; the line homed on socket 0 (a kernel global such as mount_lock lives in the
+kernel image's memory, on node 0). j = 0 costs nothing at this level: the line is still the
+requester's own (an L1 hit, below what the model resolves).
+
+What it leaves out: the coherence point's queue when many requests for the line arrive at once
+(a mesh home agent serving one request for the address at a time): level 2 prices that
+(`cohsim.kernel.linecosts.LineCosts.writer_ns`), for the CPUs spinning on the line. This is the
+price of the copies left behind by readers that have moved on.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from cohsim.machine.model import Machine
+
+
+@lru_cache(maxsize=64)
+def _distribution(machine: Machine) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct latencies (ascending) and, per requester (rows), the fraction of the other
+    CPUs at each or below: the CDF F_r(v) on the distinct values."""
+    lat = machine.latency_matrix(0)
+    n = lat.shape[0]
+    values = np.unique(lat[~np.eye(n, dtype=bool)]) if n > 1 else np.zeros(1)
+    cdf = np.empty((n, len(values)))
+    for r in range(n):
+        others = np.delete(lat[r], r) if n > 1 else np.zeros(1)
+        cdf[r] = np.searchsorted(np.sort(others), values, side="right") / len(others)
+    return values, cdf
+
+
+def fetch_ns(
+    machine: Machine, certain: float = 0.0, candidates: float = 0.0, chance: float = 0.0
+) -> float:
+    """The expected time (ns) for one CPU to get exclusive ownership of a line held by
+    `certain` other CPUs for sure (the previous holder, walks spinning on it) and by each of
+    `candidates` more with probability `chance` (CPUs that may have read it since), all placed
+    at random. A fractional count is a last CPU present with that fraction as its chance."""
+    if machine.vcpus < 2:
+        return 0.0
+    groups = [(float(int(certain)), 1.0), (1.0, certain - int(certain))]
+    groups += [(float(int(candidates)), chance), (1.0, (candidates - int(candidates)) * chance)]
+    groups = [(n, p) for n, p in groups if n > 0.0 and p > 0.0]
+    if not groups:
+        return 0.0
+    values, cdf = _distribution(machine)
+    # P(slowest sharer <= v) = prod over groups of E[F(v)^J], J ~ Binomial(n, p)
+    g = np.ones_like(cdf)
+    none = 1.0  # P(no sharer at all): nothing to fetch
+    for n, p in groups:
+        g *= (1.0 - p + p * cdf) ** n
+        none *= (1.0 - p) ** n
+    below = np.concatenate([np.full((cdf.shape[0], 1), none), g[:, :-1]], axis=1)
+    return float(((g - below) * values).sum(axis=1).mean())
