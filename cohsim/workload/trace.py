@@ -157,6 +157,30 @@ def mount_ops(trace: Trace) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class Stretch:
+    """The longest part of a trace's span that one thing accounts for (`longest_stretch`)."""
+
+    ns: int
+    event: SyscallEvent  #: the call after the gap, or the long call itself
+    gap: bool  #: a gap before `event` in which no thread was in a call; else `event` lasting
+
+
+def longest_stretch(trace: Trace) -> Stretch | None:
+    """The longest gap in which no thread is in a call, or the longest call, whichever is
+    longer (the earliest of equals; None for a trace without calls): where a trace whose span
+    is too long has its clock step."""
+    best: Stretch | None = None
+    reach = 0  # the latest end of the calls started so far
+    for e in trace.events:
+        if best is None or e.start_ns - reach > best.ns:
+            best = Stretch(max(0, e.start_ns - reach), e, True)
+        if (e.duration_ns or 0) > best.ns:
+            best = Stretch(e.duration_ns or 0, e, False)
+        reach = max(reach, e.end_ns)
+    return best
+
+
 # --------------------------------------------------------------------------- assembly
 
 
