@@ -4,9 +4,11 @@
 
 The format is detected from the first meaningful lines unless forced. Unknown syscalls are
 counted and skipped; a malformed line is a CohsimError naming the file and line, unless
-`lenient` (then it is skipped and counted). The events go through
-`cohsim.workload.trace.assemble`, the same builder the synthesiser uses, so derived fields agree
-between parsed and synthesised traces.
+`lenient` (then it is skipped and counted). That includes the arguments of the calls kept
+(cohsim.workload.args: a string escape strace never writes, a number past 64 bits; an
+unfinished call's are blamed on the line it started on), a thread id past 32 bits and a time
+past the 64-bit ns clock. The events go through `cohsim.workload.trace.assemble`, the same
+builder the synthesiser uses, so derived fields agree between parsed and synthesised traces.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ Formats (autodetected from the first meaningful line, or forced):
 previous line), with or without a leading tid (``1234 `` or ``[pid 1234] ``; lines without one
 get tid 0), with or without ``-T`` durations, with ``<unfinished ...>``/``<... resumed>`` pairs;
 and ``perf trace`` (``<ms> (<dur> ms): comm/tid name(args) = ret``, ``...``/``[continued]`` pairs).
+A call's argument text (strings, numbers, flags) is read by cohsim.workload.args.
 """
 
 from __future__ import annotations
