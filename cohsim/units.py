@@ -18,6 +18,8 @@ NS_PER_S = 1e9  #: nanoseconds in a second (a float: rates and seconds are float
 US_PER_S = 1e6  #: microseconds in a second
 NS_PER_S_INT = 1_000_000_000  #: the same, for exact integer clocks (parsed timestamps)
 US_PER_S_INT = 1_000_000  #: the same, for exact integer formatting of microseconds
+S_PER_HOUR = 3_600  #: seconds in an hour
+S_PER_DAY = 86_400  #: seconds in a day (a time-of-day clock wraps after one)
 
 
 def ns_to_s(ns: float) -> float:

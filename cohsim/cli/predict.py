@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cohsim import provenance
@@ -222,13 +223,15 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    target = _target(args)
+    target["options"] = replace(target["options"], progress=not args.no_progress)
     p = replay(
         args.trace,
         format=args.format,
         lenient=args.lenient,
         by_process_tree=args.by_process_tree,
         layers=args.layers,
-        **_target(args),
+        **target,
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])
 
@@ -380,5 +383,11 @@ def register(
         action="store_true",
         help="one container per process tree (a traced runtime's processes and threads), "
         "not per thread",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar on stderr (shown on a terminal when the simulations take more "
+        "than a second: a trace may span up to an hour)",
     )
     p.set_defaults(func=_replay)

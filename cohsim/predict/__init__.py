@@ -7,7 +7,7 @@ the simulations and their summary, `intervals` how replicates become a value wit
 `results` what a prediction reports (`Prediction`).
 """
 
-from cohsim.predict.api import burst_workload, predict, replay
+from cohsim.predict.api import MAX_REPLAY_SPAN_NS, burst_workload, check_span, predict, replay
 from cohsim.predict.intervals import MISFIT_LEVEL, STATS, Interval
 from cohsim.predict.options import RunOptions, RunOverrides
 from cohsim.predict.replicates import run_workload
@@ -15,6 +15,7 @@ from cohsim.predict.results import SCHEMA, Prediction
 from cohsim.predict.target import Target, resolve_calibration, resolve_machine
 
 __all__ = [
+    "MAX_REPLAY_SPAN_NS",
     "MISFIT_LEVEL",
     "SCHEMA",
     "STATS",
@@ -24,6 +25,7 @@ __all__ = [
     "RunOverrides",
     "Target",
     "burst_workload",
+    "check_span",
     "predict",
     "replay",
     "resolve_calibration",

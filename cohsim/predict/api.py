@@ -19,10 +19,22 @@ from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions, RunOverrides, check_seed, resolve_options
 from cohsim.predict.results import Prediction
 from cohsim.predict.target import Target
+from cohsim.units import NS_PER_S, NS_PER_S_INT, S_PER_HOUR
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.synth import STRATEGIES, synthesize
-from cohsim.workload.trace import ThreadTrace, Trace
+from cohsim.workload.trace import ThreadTrace, Trace, longest_stretch
 from cohsim.workload.trees import by_process_tree as by_process_tree_of
+
+#: The longest trace `replay` simulates: one hour. A launch burst, what replay models, lasts
+#: seconds to minutes (an hour is 120 times the default deadline of 30 s). The simulation's
+#: background (systemd, the probes, the path walkers) runs for the whole span, so a replay's
+#: work grows with it, and with the priors a replicate draws: 0.04 to 9 ms per simulated
+#: second on a shared 2-CPU VM (a 1-hour trace: 0.1 to 31 s a replicate), so a day could take
+#: 12 minutes a replicate, and the 2.5e9 s that one bad -ttt timestamp makes, centuries. A
+#: longer trace is a clock step or traces joined, not one burst: it is refused, naming the
+#: call where the clock steps, rather than cut short in silence (leaving out a gap would
+#: change the launch times, which include it).
+MAX_REPLAY_SPAN_NS = S_PER_HOUR * NS_PER_S_INT
 
 
 def predict(
@@ -82,10 +94,13 @@ def replay(
 ) -> Prediction:
     """A real strace/perf trace replayed on a machine model: every traced thread issues its
     syscalls, with its own think times; with `by_process_tree`, every process tree is one
-    container (cohsim.workload.trees: a traced runtime's processes in sequence).
+    container (cohsim.workload.trees: a traced runtime's processes in sequence). A trace that
+    spans more than `MAX_REPLAY_SPAN_NS` is refused (`check_span`), with `lenient` too: a
+    malformed line is skipped, a clock step is not a line.
     `node_mounts`, `options` and `run` as for `predict`."""
     opts = resolve_options(options, run)
     trace = parse_trace(path, format=format, lenient=lenient)
+    check_span(trace, path)
     if by_process_tree:
         trace = by_process_tree_of(trace)
     if not trace.threads:
@@ -99,6 +114,26 @@ def replay(
     }
     target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
+
+
+def check_span(trace: Trace, path: str) -> None:
+    """A CohsimError naming the call where `trace`'s clock steps (the longest gap or call),
+    if it spans more than `MAX_REPLAY_SPAN_NS`."""
+    if trace.span_ns <= MAX_REPLAY_SPAN_NS:
+        return
+    s = longest_stretch(trace)
+    assert s is not None  # a span means calls
+    e = s.event
+    what = f"starts {_s(s.ns)} after the calls before it ended" if s.gap else f"lasts {_s(s.ns)}"
+    raise CohsimError(
+        f"the trace spans {_s(trace.span_ns)}, more than the hour replay simulates: {e.name} "
+        f"(thread {e.tid}) {what} (a clock step, or traces joined? cut the trace there)",
+        f"{path}:{e.line}" if e.line else path,
+    )
+
+
+def _s(ns: int) -> str:
+    return f"{ns / NS_PER_S:.4g} s"
 
 
 def _pins(node_mounts: int | None) -> dict[str, float]:

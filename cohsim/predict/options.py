@@ -48,6 +48,9 @@ class RunOptions:
     #: (the closed-form burst model, cohsim.kernel.analytic.burstmodel: bursts of identical
     #: containers)
     engine: str = "des"
+    #: a progress bar on stderr over the simulations, where stderr is a terminal and the work
+    #: takes more than a second (a long replay: cohsim.predict.api.MAX_REPLAY_SPAN_NS)
+    progress: bool = False
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -72,6 +75,7 @@ class RunOverrides(TypedDict, total=False):
     priors: bool
     explain: bool
     engine: str
+    progress: bool
 
 
 def resolve_options(options: RunOptions | None, overrides: RunOverrides) -> RunOptions:

@@ -165,7 +165,7 @@ def _simulate_all(
     tasks: list[Task], costs: LineCosts, jobs: int | None, progress: bool = False
 ) -> list[Run]:
     """Fill `costs` (which every task holds), then run the tasks, in up to `jobs` workers;
-    with `progress`, a progress bar on stderr (where it is a terminal)."""
+    with `progress`, a progress bar on stderr (where it is a terminal, after a second)."""
     # Level 2 is asked everything first (its runs spread over the workers too), so that every
     # replicate gets the same complete table.
     workers = min(len(tasks), jobs if jobs is not None else len(os.sched_getaffinity(0)))
@@ -175,7 +175,9 @@ def _simulate_all(
             return list(runs)
         from tqdm import tqdm  # its import (importlib.metadata) is paid only when shown
 
-        return list(tqdm(runs, total=len(tasks), desc="simulations", file=sys.stderr, disable=None))
+        bar = tqdm(runs, total=len(tasks), desc="simulations", file=sys.stderr, disable=None,
+                   delay=1.0, unit="run")  # fmt: skip
+        return list(bar)
 
     if workers > 1:
         ctx = multiprocessing.get_context("fork")
@@ -246,7 +248,7 @@ def run_workload(
     tasks = _tasks(machine, trace, _kernels(kernel, samples, drawn, opts), costs, layers, opts)
     ranked = unknowns(kernel, [*pins, *measured]) if opts.explain else ()
     more = _sensitivity_tasks(tasks[0], ranked, opts.seed)
-    done = _run_all(tasks + more, costs, opts.jobs, progress=bool(more))
+    done = _run_all(tasks + more, costs, opts.jobs, progress=opts.progress or bool(more))
     runs = done[: len(tasks)]
     sens = _sensitivity(ranked, kernel, done[len(tasks) :])
     noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0

@@ -8,6 +8,7 @@ import pytest
 from conftest import DATA
 
 from cohsim.cli.app import main
+from cohsim.errors import CohsimError
 from cohsim.workload.runtime import runtime_mount_ops
 
 TRACE = str(
@@ -137,3 +138,50 @@ def test_replay_by_process_tree_counts_one_runtime_start_as_one_container(capsys
     assert threads["containers"] == 4 and trees["containers"] == 1
     assert trees["workload"]["containers_by"] == "process tree"
     assert trees["mount_ops"] == threads["mount_ops"] == 45
+
+
+def test_replay_refuses_a_clock_step_in_one_line(capsys, tmp_path, monkeypatch):
+    """issue 30: a 2.5e9 s step in a -ttt trace parsed silently, then replay ran for more than
+    300 s showing nothing."""
+
+    def simulate(*args, **kwargs):
+        raise AssertionError("the trace was simulated")
+
+    monkeypatch.setattr("cohsim.predict.target.Target.simulate", simulate)
+    path = tmp_path / "jump.strace"
+    path.write_text(
+        '7 1795305658.387786 umount2("/a", 0) = 0 <0.000022>\n'
+        '7 4295305658.388277 umount2("/b", 0) = 0 <0.000026>\n'
+    )
+    for lenient in ([], ["--lenient"]):
+        code, out, err = run(capsys, "replay", str(path), "--arch", "mesh", *lenient)
+        assert (code, out) == (1, "") and err.count("\n") == 1
+        assert err.startswith(f"cohsim: error: {path}:2: the trace spans 2.5e+09 s")
+
+
+def test_replay_of_a_bad_escape_is_one_line_or_skipped(capsys, tmp_path):
+    """issue 30: `"/var/lib/x\\unts/0"` was a ValueError traceback, with --lenient too."""
+    path = tmp_path / "escape.strace"
+    path.write_text(
+        '7 12:00:00.000001 umount2("/a", MNT_DETACH) = 0 <0.000010>\n'
+        '7 12:00:00.000050 umount2("/var/lib/x\\unts/0", 0) = 0 <0.000010>\n'
+    )
+    code, out, err = run(capsys, "replay", str(path), "--arch", "mesh", "--replicates", "1")
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert err.startswith(f"cohsim: error: {path}:2: malformed strace line (unknown string escape")
+    argv = ("replay", str(path), "--arch", "mesh", "--replicates", "1", "--lenient", "--json")
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and json.loads(out)["workload"]["malformed_skipped"] == 1
+
+
+def test_replay_shows_progress_unless_told_not_to(capsys, monkeypatch):
+    seen = []
+
+    def replay(path, **kw):
+        seen.append(kw["options"].progress)
+        raise CohsimError("stop here")
+
+    monkeypatch.setattr("cohsim.cli.predict.replay", replay)
+    run(capsys, "replay", TRACE, "--arch", "mesh")
+    run(capsys, "replay", TRACE, "--arch", "mesh", "--no-progress")
+    assert seen == [True, False]

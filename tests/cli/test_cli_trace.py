@@ -147,3 +147,17 @@ def test_synth_unknown_strategy_is_usage_error(capsys: pytest.CaptureFixture[str
         main(["trace", "synth", "--strategy", "magic", "--out", "x"])
     assert exc.value.code == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("bad", ['umount2("/var/lib/x\\unts/0", 0)', 'umount2("/p", 08)'])
+def test_parse_bad_argument_is_one_line_or_counted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, bad: str
+) -> None:
+    """issue 30: each was a ValueError traceback, with --lenient too."""
+    path = tmp_path / "bad.strace"
+    path.write_text(f'1 12:00:00.000001 umount2("/a", 0) = 0\n1 12:00:00.000002 {bad} = 0\n')
+    rc, out, err = run(capsys, "trace", "parse", str(path))
+    assert (rc, out) == (1, "") and err.count("\n") == 1
+    assert err.startswith(f"cohsim: error: {path}:2: malformed strace line")
+    rc, out, err = run(capsys, "trace", "parse", str(path), "--lenient", "--json")
+    assert rc == 0 and json.loads(out)["trace"]["malformed_skipped"] == 1

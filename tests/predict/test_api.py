@@ -11,15 +11,18 @@ from conftest import DATA
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import (
+    MAX_REPLAY_SPAN_NS,
     RunOptions,
     burst_workload,
+    check_span,
     predict,
     replay,
     resolve_machine,
     run_workload,
 )
-from cohsim.workload.parse import parse_trace
+from cohsim.workload.parse import parse_text, parse_trace
 from cohsim.workload.runtime import runtime_mount_ops
+from cohsim.workload.trace import Trace
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 TRACE = DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "per-layer-2workers-3layers.strace"
@@ -104,3 +107,49 @@ def test_the_same_prediction_with_level_2_from_the_disk(tmp_path, monkeypatch):
     assert len(list((tmp_path / "linecosts").iterdir())) == 1
     assert json.dumps(none, sort_keys=True) == json.dumps(computed, sort_keys=True)
     assert json.dumps(read, sort_keys=True) == json.dumps(computed, sort_keys=True)
+
+
+# ----------------------------------------------------------------- a trace's span (issue 30)
+
+#: a -ttt trace whose clock steps 2.5e9 s before line 3 (issue 30: replay ran for more than
+#: 300 s with nothing shown)
+JUMP = (
+    '7 1795305658.387786 open_tree(-9, "/l/0", OPEN_TREE_CLONE) = 6 <0.000022>\n'
+    '7 1795305658.387941 move_mount(6, "", -9, "/t/0", MOVE_MOUNT_F_EMPTY_PATH) = 0 <0.000040>\n'
+    '7 4295305658.388277 umount2("/t/0", 0) = 0 <0.000026>\n'
+)
+
+
+@pytest.fixture
+def no_simulation(monkeypatch):
+    """A replay that gets as far as simulating fails at once (rather than running for hours)."""
+
+    def simulate(*args, **kwargs):
+        raise AssertionError("the trace was simulated")
+
+    monkeypatch.setattr("cohsim.predict.target.Target.simulate", simulate)
+
+
+def test_replay_refuses_a_clock_step_naming_its_line(tmp_path, no_simulation):
+    path = tmp_path / "jump.strace"
+    path.write_text(JUMP)
+    for lenient in (False, True):
+        with pytest.raises(CohsimError, match="spans 2.5e\\+09 s, more than the hour") as exc:
+            replay(str(path), arch="mesh", lenient=lenient)
+        assert exc.value.where == f"{path}:3"
+        assert "umount2 (thread 7) starts 2.5e+09 s after" in exc.value.what
+
+
+def test_the_span_bound_is_an_hour_of_gaps_or_of_one_call():
+    def trace(gap_s: int, dur_s: str = "0.000026") -> Trace:
+        text = JUMP.replace("4295305658", str(1795305658 + gap_s)).replace("0.000026", dur_s)
+        return parse_text(text, source="t")
+
+    check_span(trace(3599), "t")  # under an hour: replayed
+    assert MAX_REPLAY_SPAN_NS == 3600 * 10**9
+    with pytest.raises(CohsimError, match="spans 3601 s") as exc:
+        check_span(trace(3601), "t")
+    assert exc.value.where == "t:3"
+    with pytest.raises(CohsimError, match="umount2 \\(thread 7\\) lasts 4000 s") as exc:
+        check_span(trace(0, "4000.000000"), "t")
+    assert exc.value.where == "t:3"

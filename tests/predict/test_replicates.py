@@ -4,6 +4,7 @@ whichever way the options arrive."""
 from __future__ import annotations
 
 import pickle
+import sys
 
 from conftest import DATA
 
@@ -46,3 +47,27 @@ def test_only_replicate_zero_keeps_a_record_and_a_task_travels_to_a_worker(catal
     task = Task(machine, load_kernel(), trace, costs, 7, 2, True, False, 30.0)
     run = _one(pickle.loads(pickle.dumps(task)))
     assert run.record is None and len(run.launch_s) == 4
+
+
+def test_progress_is_a_bar_on_stderr_over_the_simulations(catalog, monkeypatch):
+    """A long replay shows its progress (issue 30): with `progress`, a tqdm bar on stderr, shown
+    only on a terminal (disable=None) and after a second (short runs stay quiet)."""
+    bars: list[dict[str, object]] = []
+
+    class Bar:
+        def __init__(self, runs, **kw):
+            self.runs = runs
+            bars.append(kw)
+
+        def __iter__(self):
+            return iter(self.runs)
+
+    monkeypatch.setattr("tqdm.tqdm", Bar)
+    machine = catalog.get("m7a.24xlarge")
+    trace = burst_workload("per-layer", 2, 2)
+    for progress in (False, True):
+        run_workload(machine, trace, kernel=load_kernel(), replicates=2, jobs=1, progress=progress)
+    assert len(bars) == 1
+    assert {k: bars[0][k] for k in ("total", "file", "disable", "delay")} == {
+        "total": 2, "file": sys.stderr, "disable": None, "delay": 1.0,
+    }  # fmt: skip

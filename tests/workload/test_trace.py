@@ -10,7 +10,7 @@ import pytest
 from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_text, parse_trace
 from cohsim.workload.summary import summarize
-from cohsim.workload.trace import Trace, split_args
+from cohsim.workload.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "calibration" / "data" / "reference" / "trace-format-examples"
@@ -185,12 +185,6 @@ def test_perf_unfinished_continued_and_comm_with_slash() -> None:
     assert trace.mount_ops == 3
 
 
-def test_args_with_quotes_brackets_comments() -> None:
-    text = '6, "a,\\"b)", {x=1, y=(2,3)}, /* a, b */ 7, "cut"...'
-    assert split_args(text) == ["6", '"a,\\"b)"', "{x=1, y=(2,3)}", "/* a, b */ 7", '"cut"...']
-    assert split_args("") == []
-
-
 def test_empty_and_blank_input() -> None:
     trace = parse_text("\n\n   \n", source="blank")
     assert (trace.syscalls, trace.mount_ops, trace.span_ns, trace.threads) == (0, 0, 0, ())
@@ -319,3 +313,86 @@ def test_runtime_namespace_steps_are_kept() -> None:
     trace = parse_text(text, source="t")
     assert [(e.name, e.path) for e in trace.events] == [("unshare", None), ("pivot_root", ".")]
     assert "CLONE_NEWNS" in trace.events[0].flags and trace.unknown_skipped == 1
+
+
+# ----------------------------------------------------------------- inputs that broke the parser
+
+_GOOD = '1 12:00:00.000001 umount2("/a", MNT_DETACH) = 0 <0.000010>\n'
+
+
+def _with(line: str) -> str:
+    """A trace of a good line, `line` (line 2), and another good line."""
+    return _GOOD + line + "\n" + _GOOD.replace(".000001", ".000100")
+
+
+#: strings with an escape strace never writes (issue 30: each was a ValueError traceback)
+BAD_STRINGS = ["/var/lib/x\\unts/0", "/p\\9", "/p\\xZZ", "/p\\x5", "/p\\777", "/p\\a"]
+
+
+@pytest.mark.parametrize("path", BAD_STRINGS)
+def test_unknown_escape_is_a_malformed_line(path: str) -> None:
+    text = _with(f'1 12:00:00.000050 umount2("{path}", 0) = 0 <0.000010>')
+    with pytest.raises(CohsimError, match="unknown string escape") as exc:
+        parse_text(text, source="t")
+    assert exc.value.where == "t:2" and "\n" not in str(exc.value)
+    trace = parse_text(text, source="t", lenient=True)
+    assert trace.malformed_skipped == 1 and trace.syscalls == 2
+
+
+def test_every_escape_strace_writes_in_a_path() -> None:
+    path = '/a\\\\b\\"c\\t\\n\\x41\\101\\0012\\303\\251'
+    trace = parse_text(f'1 12:00:00.000001 umount2("{path}", MNT_DETACH) = 0 <0.000010>\n')
+    assert trace.events[0].path == '/a\\b"c\t\nAA\x012é'
+
+
+def test_flags_with_a_leading_zero_are_octal() -> None:
+    """issue 30: `umount2("/p", 007)` was a ValueError traceback (int("007", 0)); strace prints
+    a number with a leading zero in octal, so 007 is MNT_FORCE|MNT_DETACH (and 4)."""
+    trace = parse_text(_with('1 12:00:00.000050 umount2("/p", 007) = 0 <0.000010>'))
+    assert trace.events[1].flags == ("MNT_DETACH", "MNT_FORCE")
+    with pytest.raises(CohsimError, match="bad number '08'") as exc:
+        parse_text(_with('1 12:00:00.000050 umount2("/p", 08) = 0'), source="t")
+    assert exc.value.where == "t:2"
+
+
+HUGE = "9" * 5000  # past Python's 4,300-digit limit on int(str): a ValueError before
+BAD_NUMBERS = [
+    ("tid", f'{HUGE} 12:00:00.000050 umount2("/p", 0) = 0', "thread id"),
+    ("tid 33 bits", '8589934592 12:00:00.000050 umount2("/p", 0) = 0', "thread id"),
+    ("flags", f'1 12:00:00.000050 umount2("/p", {HUGE}) = 0', "longer than any 64-bit"),
+    ("fd", f"1 12:00:00.000050 close({HUGE}) = 0", "fd"),
+    ("return", f'1 12:00:00.000050 umount2("/p", 0) = {HUGE}', "bad return value"),
+    ("duration", f'1 12:00:00.000050 umount2("/p", 0) = 0 <{HUGE}.0>', "out of range"),
+    ("clock", '1 12:61:00.000050 umount2("/p", 0) = 0', "no time of day"),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "what"), [b[1:] for b in BAD_NUMBERS], ids=[b[0] for b in BAD_NUMBERS]
+)
+def test_numbers_out_of_range_are_malformed_lines(line: str, what: str) -> None:
+    with pytest.raises(CohsimError, match=what) as exc:
+        parse_text(_with(line), source="t")
+    assert exc.value.where == "t:2" and len(str(exc.value)) < 300
+    assert parse_text(_with(line), source="t", lenient=True).malformed_skipped == 1
+
+
+@pytest.mark.parametrize("style", ["ttt", "r"])
+def test_timestamps_past_the_clock_are_malformed_lines(style: str) -> None:
+    stamp = "1795305658.000001" if style == "ttt" else "0.000001"
+    line = f'1 {HUGE}.000001 umount2("/p", 0) = 0'
+    text = f'1 {stamp} umount2("/a", 0) = 0\n{line}\n1 {stamp} umount2("/b", 0) = 0\n'
+    with pytest.raises(CohsimError, match="out of range") as exc:
+        parse_text(text, source="t")
+    assert exc.value.where == "t:2"
+    assert parse_text(text, source="t", lenient=True).syscalls == 2
+
+
+def test_bad_arguments_of_an_unfinished_call_name_the_line_it_started_on() -> None:
+    start = '2 12:00:00.000020 umount2("/x\\u", 0 <unfinished ...>'
+    for end in ("", "2 12:00:00.000030 +++ exited with 0 +++"):
+        text = _with(start) + end
+        with pytest.raises(CohsimError, match="unknown string escape") as exc:
+            parse_text(text, source="t")
+        assert exc.value.where == "t:2"
+        assert parse_text(text, source="t", lenient=True).malformed_skipped == 1
