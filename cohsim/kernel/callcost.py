@@ -18,7 +18,10 @@ cohsim.kernel.simulation.mounttable counts):
   sum (`puts`);
 - a mountinfo read in a slave namespace, each line walking the root group (`slave_line_ns`),
   and one whole read at a given table (`full_read_ns`);
-- one walk over every CPU's line, the unit of the per-CPU loops (`percpu_sum_ns`).
+- one walk over every CPU's line, the unit of the per-CPU loops (`percpu_sum_ns`);
+- the locked readers of mount_lock nested in its write hold, each taking the lock's line
+  exclusive from the walks that read it since (`readers_at`; docs/kernel-audit.md C18,
+  cohsim.kernel.linetake), and a section's own take (`take_ns`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.plan import TABLE, Step
 from cohsim.machine.model import Machine
 
@@ -76,13 +80,25 @@ class OpRow:
             op.per_mount_lock_ns or op.mount_lock_per_peer_ns or op.percpu_sum_per_copy
         )
         self.rcu: int = op.rcu
+        self.ml_readers: int = op.mount_lock_readers
+        self.ml_readers_per_copy: int = op.mount_lock_readers_per_copy
+        self.ml_readers_per_mount: int = op.mount_lock_readers_per_mount
+        self.ml_readers_any = bool(
+            op.mount_lock_readers
+            or op.mount_lock_readers_per_copy
+            or op.mount_lock_readers_per_mount
+        )
 
 
 class CallCosts:
     """The state-dependent costs of planned calls on one machine with one kernel model."""
 
-    def __init__(self, kernel: KernelParams, sum_ns: float) -> None:
-        self.k, self.sum_ns = kernel, sum_ns
+    def __init__(self, kernel: KernelParams, sum_ns: float, takes: LineTakes | None = None) -> None:
+        """`takes`: mount_lock's line on the machine (None: its fetches are not priced)."""
+        self.k, self.sum_ns, self.takes = kernel, sum_ns, takes
+        #: CPUs walking paths, at which the analytic engine prices the line's fetches (the
+        #: simulation passes the number walking at each call)
+        self.busy = 0.0
         self.rows: dict[str, OpRow] = {}  #: `row`'s, by op name
         self.service_namespaces = kernel.service_namespaces
         self.per_slave_mount_ns = kernel.prop_per_slave_mount_ns
@@ -159,6 +175,35 @@ class CallCosts:
             prop,
         )
         return copy + peers + prop + percpu
+
+    def readers_at(self, s: Step, r: OpRow, mounts: float, windows: float, busy: float) -> float:
+        """What `s`'s locked readers nested in its write hold spend fetching mount_lock's line
+        (ns), in the state of `mounts` mounts and `windows` live namespace copies, with `busy`
+        CPUs walking paths: each takes the line after the op's own previous access (no certain
+        sharer), a gap of its share of the op's work later: its fixed ones spread over its own
+        write hold, the two per slave copy over that copy, one per copied mount over the copy.
+        Added in one fixed order."""
+        t = self.takes
+        if t is None or not r.ml_readers_any:
+            return 0.0
+        cost = 0.0
+        n = r.ml_readers
+        if n:
+            cost += n * t.ns(0, busy, r.ns_write_ns / (n + 1))
+        n = r.ml_readers_per_copy
+        if n and s.prop > 0:
+            slaves = windows + self.service_namespaces
+            cost += n * slaves * t.ns(0, busy, self.per_slave_mount_ns / n)
+        n = r.ml_readers_per_mount
+        if n:
+            cost += n * mounts * t.ns(0, busy, r.per_mount_write_ns / n)
+        return cost
+
+    def take_ns(self, busy: float) -> float:
+        """A mount_lock section's take of the line from another CPU's section before it, with
+        `busy` CPUs walking paths (the analytic engine's price; the simulation knows who held
+        it last and when: cohsim.kernel.simulation.mountlock)."""
+        return self.takes.ns(1, busy, 0.0) if self.takes is not None else 0.0
 
     def puts(self, s: Step, mounts: float, st: NodeState) -> float:
         """Detached mounts `s` puts after its grace period: its own (`mounts`, the table it

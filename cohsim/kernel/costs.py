@@ -81,6 +81,12 @@ class OpCost:
     #: per mount in the table, a mount_lock write section of its own with this much work,
     #: among the namespace_sem hold's other work (copy_tree()'s attach of each copied mount)
     per_mount_lock_section_ns: float = 0.0
+    #: locked-reader sections of mount_lock nested in its namespace_sem write hold (LOCK_MOUNT's
+    #: and clone_mnt()'s read_seqlock_excl / guard(mount_locked_reader): docs/kernel-audit.md
+    #: C18): each takes the line exclusive (cohsim.kernel.linetake), the counter does not move
+    mount_lock_readers: int = 0
+    mount_lock_readers_per_copy: int = 0  #: ... and per copy into a live slave namespace
+    mount_lock_readers_per_mount: int = 0  #: ... and per mount in the table (a namespace copy)
     rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
     layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
     layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)
@@ -269,6 +275,12 @@ _TABLES = {
         "peer_step_ns": "peer_step_ns",
     },
 }
+#: OpCost's counts of locked-reader sections (integers in the file)
+_READER_COUNTS = (
+    "mount_lock_readers",
+    "mount_lock_readers_per_copy",
+    "mount_lock_readers_per_mount",
+)
 _OP_FIELDS = {f.name: f.type for f in fields(OpCost) if f.name != "takes_ns_write"}
 #: KernelParams' field of each top-level number, by its key in the file ("cpu.wake_ns")
 _ATTR = {f"{table}.{key}": attr for table, keys in _TABLES.items() for key, attr in keys.items()}
@@ -342,7 +354,7 @@ def kernel_from_dict(doc: dict[str, Any], where: str) -> KernelParams:
                 if not isinstance(value, bool):
                     raise CohsimError(f"ops.{name}.{key} must be true or false", where)
                 kw[key] = value
-            elif key in ("walks", "walks_per_layer", "layer_reads"):
+            elif key in ("walks", "walks_per_layer", "layer_reads", *_READER_COUNTS):
                 kw[key] = int(_number(where, f"ops.{name}.{key}", value, integer=True))
             else:
                 kw[key] = float(_number(where, f"ops.{name}.{key}", value))

@@ -32,17 +32,19 @@ from cohsim.machine.model import Machine
 
 
 @lru_cache(maxsize=64)
-def _distribution(machine: Machine) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct latencies (ascending) and, per requester (rows), the fraction of the other
-    CPUs at each or below: the CDF F_r(v) on the distinct values."""
+def _distribution(machine: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct latencies (ascending); per kind of requester (rows: the requesters whose
+    latencies to the others are alike, as a socket's cores are), the fraction of the other CPUs
+    at each latency or below (the CDF F_r(v)); and the share of the requesters of each kind."""
     lat = machine.latency_matrix(0)
     n = lat.shape[0]
-    values = np.unique(lat[~np.eye(n, dtype=bool)]) if n > 1 else np.zeros(1)
-    cdf = np.empty((n, len(values)))
-    for r in range(n):
-        others = np.delete(lat[r], r) if n > 1 else np.zeros(1)
-        cdf[r] = np.searchsorted(np.sort(others), values, side="right") / len(others)
-    return values, cdf
+    if n < 2:
+        return np.zeros(1), np.ones((1, 1)), np.ones(1)
+    values = np.unique(lat[~np.eye(n, dtype=bool)])
+    off = lat + np.diag(np.full(n, np.inf))  # a CPU is not its own sharer
+    cdf = (off[:, :, None] <= values[None, None, :]).sum(axis=1) / (n - 1)
+    kinds, counts = np.unique(cdf, axis=0, return_counts=True)
+    return values, kinds, counts / n
 
 
 def fetch_ns(
@@ -59,7 +61,7 @@ def fetch_ns(
     groups = [(n, p) for n, p in groups if n > 0.0 and p > 0.0]
     if not groups:
         return 0.0
-    values, cdf = _distribution(machine)
+    values, cdf, weights = _distribution(machine)
     # P(slowest sharer <= v) = prod over groups of E[F(v)^J], J ~ Binomial(n, p)
     g = np.ones_like(cdf)
     none = 1.0  # P(no sharer at all): nothing to fetch
@@ -67,4 +69,19 @@ def fetch_ns(
         g *= (1.0 - p + p * cdf) ** n
         none *= (1.0 - p) ** n
     below = np.concatenate([np.full((cdf.shape[0], 1), none), g[:, :-1]], axis=1)
-    return float(((g - below) * values).sum(axis=1).mean())
+    return float(((g - below) * values).sum(axis=1) @ weights)
+
+
+def fetch_ns_poisson(machine: Machine, certain: int, expected: np.ndarray) -> np.ndarray:
+    """`fetch_ns` with `certain` sharers for sure and, besides them, a Poisson number of sharers
+    with each mean in `expected` (many CPUs, each with a small chance: the binomial's limit,
+    P(slowest <= v) = F(v)^certain exp(-mean (1 - F(v)))), at every mean at once."""
+    lam = np.asarray(expected, dtype=float)[:, None, None]
+    if machine.vcpus < 2:
+        return np.zeros(lam.shape[0])
+    values, cdf, weights = _distribution(machine)
+    g = cdf**certain * np.exp(-lam * (1.0 - cdf))
+    none = np.exp(-lam) if certain == 0 else np.zeros_like(lam)
+    none = np.broadcast_to(none, (lam.shape[0], cdf.shape[0], 1))
+    below = np.concatenate([none, g[:, :, :-1]], axis=2)
+    return ((g - below) * values).sum(axis=2) @ weights

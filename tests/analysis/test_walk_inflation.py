@@ -1,6 +1,6 @@
 """calibration/analysis/walk_inflation/predict.py on the committed walk_bench run: the three
-prices of mount_lock's line transfers are ordered, all fall short of the measured extra time,
-and the walk data's README quotes the table as printed."""
+prices of mount_lock's line transfers (before, the engines' now, every access) are ordered, all
+fall short of the measured extra time, and the walk data's README quotes the table as printed."""
 
 from __future__ import annotations
 
@@ -20,6 +20,6 @@ def test_prices_are_ordered_and_short_of_the_measurement() -> None:
     )
     assert len(rows) == 6
     readme = README.read_text()
-    for op, layers, _alone, stat, _ctrl, now, chance, every in rows:
-        assert 0 < int(now) < int(chance) < int(every) < int(stat), (op, layers)
-        assert f"| {op} | {layers} | {stat} | {now} | {chance} | {every} |" in readme
+    for op, layers, _alone, stat, _ctrl, before, model, every in rows:
+        assert 0 < int(before) < int(model) < int(every) < int(stat), (op, layers)
+        assert f"| {op} | {layers} | {stat} | {before} | {model} | {every} |" in readme

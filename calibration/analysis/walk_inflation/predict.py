@@ -16,14 +16,18 @@ accesses counted, per op, from the audit's table of mount_lock acquisitions (Lin
 
 Prices:
 
-1. *now*: what the model charges (the level-2 writer wait behind one spinner, once a
-   section: 26.3 ns; the locked readers not at all);
-2. *chance*: every access pays the transfer with the chance that the walker read the line
-   since the previous access: 1 - exp(-gap / r), r the walker's time between reads (its
-   measured mean call time beside the mounter over `READS_PER_WALK`), the gap the op's
-   measured p50 without a walker over its accesses (spread evenly: an assumption); the
-   release after a section the walker spent spinning pays it for sure;
-3. *every*: every access pays it (the walker always read in between: an upper bound).
+1. *before*: what the launch model charged until the line's fetches were priced (the level-2
+   writer wait behind one spinner, once a section: 26.3 ns; the locked readers not at all);
+2. *model*: what both engines charge now (cohsim.kernel.linetake with the walker as the one
+   busy CPU, walking every measured mean call time): each section's take and each locked
+   reader nested in the write hold (the kernel model's `mount_lock_readers`: 4 for move_mount;
+   its one locked reader outside the hold is not priced) fetch the line with the chance that the
+   walker read it since the task's previous access (two reads a call,
+   cohsim.kernel.linetake.READS_PER_WALK), the op's p50 without a walker spread evenly over its
+   accesses (an assumption); the release after the section the walker spun through takes back
+   its copy (one transfer);
+3. *every*: every access of the audit's count pays a whole transfer (the walker always read in
+   between: an upper bound).
 
 Nothing here is fitted; the measured figures are medians over the 9 rounds of the per-round
 differences (stat walker - no walker) and, as a control for what is not the walk (the
@@ -33,13 +37,14 @@ unmounts' grace-period IPIs reach the walker's CPU too), of the fstat walker's.
 from __future__ import annotations
 
 import csv
-import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.linetake import LineTakes
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.sharers import fetch_ns
 
@@ -47,9 +52,6 @@ REPO = Path(__file__).resolve().parents[3]
 CSV = REPO / "calibration/data/devvm-2cpu-intel-xeon-f6m207/walk/walk_bench.csv"
 #: the host's machine model (the 16-vCPU VM of the same CPU), confined to the 2 vCPUs
 HOST, VCPUS = "devvm-16cpu-intel-xeon-f6m207", 2
-#: a stat walk reads mount_lock's counter in path_init() (read_seqbegin) and again when it
-#: leaves RCU mode (__legitimize_mnt's read_seqretry): fs/namei.c, fs/namespace.c
-READS_PER_WALK = 2
 #: exclusive accesses per op (docs/kernel-audit.md, "mount_lock acquisitions per op"):
 #: (write sections, locked-reader takes)
 ACCESSES = {"mount_setattr": (1, 0), "move_mount": (1, 5)}
@@ -76,12 +78,13 @@ def main(argv: list[str]) -> int:
     rows = _rows(path)
     m = Catalog().get(HOST).with_cores(VCPUS)
     transfer = fetch_ns(m, 1)
+    kernel = load_kernel()
     release_now = LineCosts(m).writer_ns(1)
     print(f"host model {m.name} on {m.vcpus} vCPUs: a transfer from the walker {transfer:.1f} ns;")
     print(f"level 2's writer wait behind one spinner {release_now:.1f} ns")
     print(
         f"{'op':14} {'layers':>6} {'p50 alone':>9} {'stat-none':>9} {'fstat-none':>10}"
-        f" {'now':>5} {'chance':>6} {'every':>6}"
+        f" {'before':>6} {'model':>6} {'every':>6}"
     )
     for op, (writes, readers) in ACCESSES.items():
         for layers in (1, 10, 50):
@@ -94,13 +97,16 @@ def main(argv: list[str]) -> int:
             )
             call = statistics.median(rows[("stat", "stat", layers, "mean_ns")].values())
             gap = alone / (2 * writes + readers)
-            q = 1.0 - math.exp(-gap * READS_PER_WALK / call)
-            now = writes * release_now
-            chance = writes * (q * transfer + transfer) + readers * q * transfer
+            takes = LineTakes(m, call)  # the walker: one busy CPU, a walk every call
+            nested = kernel.op(op).mount_lock_readers
+            before = writes * release_now
+            # each write section: its take, and its release taking back the spinning walker's copy
+            model = writes * (takes.ns(0, 1.0, gap) + takes.ns(1, 0.0, 0.0))
+            model += nested * takes.ns(0, 1.0, gap)
             every = (2 * writes + readers) * transfer
             print(
                 f"{op:14} {layers:6d} {alone:9.0f} {stat:+9.0f} {ctrl:+10.0f}"
-                f" {now:+5.0f} {chance:+6.0f} {every:+6.0f}"
+                f" {before:+6.0f} {model:+6.0f} {every:+6.0f}"
             )
     return 0
 

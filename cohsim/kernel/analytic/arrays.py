@@ -160,13 +160,18 @@ class StepArrays:
         op = s.op
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
         ml = _linear(_ml_hold(cc), s)  # the mount_lock section's growth with the state
-        ml[0] += s.ml_work
+        take = cc.take_ns(cc.busy) if s.ml_work else 0.0  # its line, from the last holder
+        ml[0] += s.ml_work + take
+        row = cc.row(s.name, op)
+        if row.ml_readers_any and op.takes_ns_write:  # the locked readers' fetches of it
+            readers = _linear(lambda st, p: cc.readers_at(st, row, p.mounts, p.windows, cc.busy), s)
+            ml = [a + b for a, b in zip(ml, readers, strict=True)]
         ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, an upper bound)
         if op.takes_ns_write:
             w = [mf * c + m for c, m in zip(_linear(cc.write_hold_ns, s), ml, strict=True)]
             ml_alone = 0.0
         else:
-            w, ml_alone = [0.0] * 5, s.ml_work
+            w, ml_alone = [0.0] * 5, s.ml_work + take
         read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
         r2 = 0.0
         if op.ns_read_ns or op.per_mount_read_ns:

@@ -75,6 +75,7 @@ from cohsim.errors import CohsimError
 from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.plan import Recent, Step, plan_calls
 from cohsim.kernel.result import CPU_SITES
 from cohsim.kernel.smt import slowdown, slowdown_array
@@ -167,7 +168,8 @@ class BurstModel:
             raise CohsimError("the analytic model answers bursts launched at once only")
         self.m, self.k, self.n = machine, kernel, len(threads)
         self.sum_ns = percpu_sum_ns(machine, kernel)
-        self.cc = CallCosts(kernel, self.sum_ns)
+        self.cc = CallCosts(kernel, self.sum_ns, LineTakes(machine, kernel.walk_interval_ns))
+        self.cc.busy = self._walking()
         self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
@@ -316,15 +318,20 @@ class BurstModel:
         work = a.unlocked[idx] * self.smt + h + r + serial
         cpu["mount_work"] += max(0.0, times * float(work.sum()) - named - puts - layer - info)
 
-    def _walkers(self, hold: Array) -> Array:
-        """The node daemons' CPU spinning in path_init through mount_lock write holds of
-        `hold` ns: k = B (1 - exp(-hold / interval)) of B walking CPUs (counted at a runtime's
-        walk rate, as the simulation's mountlock does) caught, half the hold each."""
+    def _walking(self) -> float:
+        """B, the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
+        simulation's mountlock does)."""
         k = self.k
-        busy = min(
+        return min(
             float(self.m.vcpus), k.daemon_cpus * k.walk_interval_ns / k.daemon_walk_interval_ns
         )
-        return busy * (1.0 - np.exp(-hold / k.walk_interval_ns)) * hold / 2.0
+
+    def _walkers(self, hold: Array) -> Array:
+        """The node daemons' CPU spinning in path_init through mount_lock write holds of
+        `hold` ns: k = B (1 - exp(-hold / interval)) of B walking CPUs caught (`_walking`),
+        half the hold each."""
+        busy = self._walking()
+        return busy * (1.0 - np.exp(-hold / self.k.walk_interval_ns)) * hold / 2.0
 
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and

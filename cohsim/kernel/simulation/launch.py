@@ -159,7 +159,7 @@ class LaunchSim:
         #: latency from a CPU, `percpu_mlp` lines in flight at a time
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
         self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
-        self.cc = CallCosts(kernel, self.percpu_sum_ns)  #: what a call costs in the node's state
+        self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes)  #: a call's costs now
         #: a call's lock sections beside namespace_sem's own
         self.sec = Sections(self.nss, self.pcpu, self.ml, self.table, self.cc, self.tally)
         self.rcu = GracePeriods(
@@ -329,6 +329,8 @@ class LaunchSim:
                 puts = cc.puts(step, found, table)
             took = iround(hold * (g := f * self._smt()))  # `_cpu` inline
             took += self.sec.copied(o)
+            if o.ml_readers_any:
+                took += self.sec.readers(step, o)
             tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):

@@ -7,7 +7,10 @@ counter locklessly and spin while a writer holds it.
 
 - A writer's section costs the line transfers level 2 prices
   (`cohsim.kernel.linecosts.LineCosts`): the spinlock's hand-off when it was queued, and the
-  wait for the line exclusive while k CPUs spin reading the counter; then its own work.
+  wait for the line exclusive while k CPUs spin reading the counter; then its own work. A
+  section that takes a free lock with no walk spinning fetches the line from the copies left
+  on it since the last section (cohsim.kernel.linetake: the last holder, on another CPU unless
+  it was the same task, and the background walks that read the counter since its release).
 - A walk that finds the lock write-held spins until the release; then every spinner re-reads
   the line, which costs level 2's reader latency for that many spinners. A walk during which
   the counter moved falls back to taking the spinlock (`__legitimize_mnt`).
@@ -16,10 +19,13 @@ counter locklessly and spin while a writer holds it.
   `walk_interval_ns`, and each one spins in
   path_init while mount_lock is write-held. They are not simulated one by one (millions per
   second): for a write section of length H, the number of such CPUs spinning on the line by
-  its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release waits
-  for the line behind them (level 2's `writer_ns(k)`), which lengthens H: k is the fixed point
-  of that loop. Their spinning time is taken from those CPUs' progress (a debt each busy CPU
-  repays: `debt_per_cpu`).
+  its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release must
+  take back the line they each hold a copy of (level 1's fetch from k sharers,
+  cohsim.kernel.linetake: they spin quietly on their copies, so nothing queues at the line's
+  coherence point until the release invalidates them), which lengthens H: k is the fixed point
+  of that loop. Their re-reads then queue there: a writer taking the lock while they are at it
+  waits behind them (level 2's `writer_ns(k)`). Their spinning time is taken from those CPUs'
+  progress (a debt each busy CPU repays: `debt_per_cpu`).
 
 The writer's side has the shape of the other simulated resources (cohsim.kernel.simulation.cpus,
 cohsim.kernel.simulation.rwsem): `acquire` then `release`, with a free lock taken on the spot
@@ -42,6 +48,7 @@ from typing import Any
 
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.simulation.engine import Environment, Event, Proc, Yield, iround
 from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 
@@ -97,6 +104,15 @@ class MountLock:
         self.bg_spin_ns = 0.0
         self.legitimize = 0  #: walks that fell back to the spinlock
         self.legitimize_hold_ns = 0.0  #: their holds (their waits count in `stats`)
+        #: the line's fetch from the copies left on it (level 1, cohsim.kernel.linetake)
+        self.takes = LineTakes(costs.machine, kernel.walk_interval_ns)
+        #: the task that released the lock last (-1: a walk's legitimize; -2: none yet, the
+        #: line found where the first taker is)
+        self._last_tid = -2
+        self._last_release = 0  #: ... and when (ns)
+        #: the walks that spun on the counter through the last write section: each re-read the
+        #: line at its release and holds a copy the next taker must fetch
+        self._left = 0.0
 
     @property
     def busy(self) -> bool:
@@ -105,13 +121,13 @@ class MountLock:
 
     # ----- writers -------------------------------------------------------------------------
 
-    def acquire(self, write: bool = True) -> Generator[Yield, Any, float]:
+    def acquire(self, write: bool = True, tid: int = -1) -> Generator[Yield, Any, float]:
         """Take the spinlock (FIFO, spinning on the CPU), as a writer (`write`: the counter
         moves) or a locked reader; return the line cost still to pay before the section's
         work: the hand-off to us plus the wait for the line exclusive behind the CPUs spinning
         on it."""
         if not self.busy:
-            return self.take(write)
+            return self.take(write, tid)
         st = self.stats
         t0 = self.env.now
         ev = self.env.event()
@@ -128,13 +144,25 @@ class MountLock:
             self._changed()
         return self._writer_ns(self.seq_spinners) + handoff
 
-    def take(self, write: bool = True) -> float:
+    def take(self, write: bool = True, tid: int = -1) -> float:
         """`acquire` when the lock is free: no waiting (no generator on the hot path)."""
         self.held = True
         self.writing = write
         if write:
             self._changed()
-        return self._writer_ns(self.seq_spinners)
+        return self._free_line(tid)
+
+    def _free_line(self, tid: int) -> float:
+        """The line's cost for task `tid` taking the free lock: behind the walks spinning on
+        the counter (level 2) or, with none, fetched from the copies left since the last
+        release (level 1): the last holder's unless it was this task, the background walks'."""
+        seq = self.seq_spinners
+        if seq:
+            return self._writer_ns(seq)
+        busy = self.busy_bg if self.busy_bg < self.vcpus else self.vcpus
+        last = self._last_tid
+        other = 0 if last == -2 or (tid == last and tid >= 0) else 1
+        return self.takes.ns(other + self._left, busy, self.env.now - self._last_release)
 
     def _writer_ns(self, k: int) -> float:
         """level 2's `writer_ns(k)`, each count asked once."""
@@ -144,10 +172,11 @@ class MountLock:
         return v
 
     def _line_ns(self, k: float) -> float:
-        """level 2's `writer_ns(k)` at a fractional count of spinners, each asked once."""
+        """A release taking the line back from k spinners' copies (level 1, fractional k),
+        each count asked once."""
         v = self._line_at.get(k)
         if v is None:
-            v = self._line_at[k] = self.costs.writer_ns(k)
+            v = self._line_at[k] = self.takes.ns(k, 0.0, 0.0)
         return v
 
     def _reader_ns(self, k: float) -> float:
@@ -197,9 +226,9 @@ class MountLock:
         `try_section` does the same without a generator where it waits for nothing."""
         t_in = self.env.now
         if self.held or self.queue:
-            line = yield from self.acquire(write)
+            line = yield from self.acquire(write, tid)
         else:
-            line = self.take(write)
+            line = self.take(write, tid)
         k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
         if count > 1:
             h += (count - 1) * self._line_ns(k + self.seq_spinners)
@@ -218,7 +247,7 @@ class MountLock:
         if self.held or self.queue:
             return -1.0
         t_in = self.env.now
-        line = self._writer_ns(self.seq_spinners)
+        line = self._free_line(tid)
         k, h = self._spinners(work_ns) if write else (0.0, work_ns * self.slowdown())
         if count > 1:
             h += (count - 1) * self._line_ns(k + self.seq_spinners)
@@ -231,16 +260,23 @@ class MountLock:
         self._held_at(t_in, t_in, line, k, h, count)
         return self.leave(tid)
 
-    def spaced(self, work_ns: float, count: int) -> float:
+    def spaced(self, work_ns: float, count: int, gap_ns: float) -> float:
         """`count` short write sections of `work_ns` each by a task that holds namespace_sem and
         works between them (copy_tree()'s attach of each copied mount): each takes the line,
         and is lengthened by the background walkers it catches in its own short hold. Returns
         their time, to add to the caller's hold. Not queued behind other writers (each is
         ~0.1 us among ~2 us of other work: an assumption), and the counter is recorded moving
-        once for all of them (the walks' legitimize check sees the span)."""
+        once for all of them (the walks' legitimize check sees the span). Each takes the line
+        `gap_ns` after the task's previous one (the copy's work between them): fetched from
+        the walks that read it since, or behind those spinning on it."""
         if count <= 0:
             return 0.0
-        line = self._writer_ns(self.seq_spinners)
+        seq = self.seq_spinners
+        if seq:
+            line = self._writer_ns(seq)
+        else:
+            busy = self.busy_bg if self.busy_bg < self.vcpus else self.vcpus
+            line = self.takes.ns(0, busy, gap_ns)
         k, h = self._spinners(work_ns)
         st = self.stats
         st.acquisitions += count
@@ -305,17 +341,19 @@ class MountLock:
                 self.record.ml_holds.append((tid, int(t0), int(now)))
         else:
             self.legitimize_hold_ns += now - self._t0
+        self._last_tid, self._last_release = tid, now
+        self._left = k + self.seq_spinners if self.writing else 0.0
         self.release()
         return now - self._t_in
 
     def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold of `hold_ns` with `busy`
-        of them busy, and the hold lengthened by the writer's wait for the line behind them."""
+        of them busy, and the hold lengthened by the release's fetch of their copies."""
         interval = self.k.walk_interval_ns
         k, h = 0.0, hold_ns
         for _ in range(20):
             k_new = busy * (1.0 - math.exp(-h / interval))
-            h = hold_ns + self.costs.writer_ns(k_new + self.seq_spinners)
+            h = hold_ns + self._line_ns(k_new + self.seq_spinners)
             if abs(k_new - k) < 0.01:
                 k = k_new
                 break

@@ -68,7 +68,17 @@ class Sections:
         lock_mount_hash() around each attach), in its namespace_sem hold: their time."""
         if not o.ml_section_ns:
             return 0
-        return iround(self.ml.spaced(o.ml_section_ns, self.table.mounts - 1))
+        return iround(self.ml.spaced(o.ml_section_ns, self.table.mounts - 1, o.per_mount_write_ns))
+
+    def readers(self, step: Step, o: OpRow) -> int:
+        """The op's locked readers of mount_lock in its namespace_sem hold (docs/kernel-audit.md
+        C18): the line's fetches from the walks that read it since (CallCosts.readers_at, at
+        the CPUs walking now), counted as mount_lock's line cost: their time."""
+        ml, table = self.ml, self.table
+        busy = ml.busy_bg if ml.busy_bg < ml.vcpus else ml.vcpus
+        spent = self.cc.readers_at(step, o, table.mounts, table.windows, busy)
+        ml.stats.wait_ns += spent
+        return iround(spent)
 
     def ml_extra(self, step: Step, o: OpRow) -> float:
         """What an op's mount_lock section does beyond its fixed work in the node's state now

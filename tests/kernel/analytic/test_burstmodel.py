@@ -167,18 +167,23 @@ def test_grace_periods_of_a_cohort_wait_for_the_next(catalog):
 )
 def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n, layers, bound):
     """estimate()'s mount phase p50 and launch p99 (without the fixed base: stricter) within
-    `bound` of the simulation's (seed 1, nominal kernel): 15 %, or in a regime docs/analytic.md
-    names, what it measured there. On the 102-point grid the p50 is within 15 % on 88 points and
-    the p99 on 102 (docs/analytic.md); c6gd.metal per-layer 50 x 20 is one of its named misses
+    `bound` of the simulation's (the median over seeds 1-3, nominal kernel: one seed's answer
+    moves by up to +-13 % at c6gd.metal per-layer 50 x 20, a small change to one section's cost
+    reorders the burst): 15 %, or in a regime docs/analytic.md names, what it measured there.
+    On the 102-point grid the p50 is within 15 % on 88 points and the p99 on 102
+    (docs/analytic.md); c6gd.metal per-layer 50 x 20 is one of its named misses
     (-18 %: the simulation's unmounts queue on mount_lock behind the other containers' puts,
     each its own lock_mount_hash(), which the closed form serves after the holds)."""
     m, k = catalog.get(instance), load_kernel()
-    trace = burst_workload(strategy, n, layers, seed=1)
-    a = BurstModel(m, k, trace, layers=layers).estimate()
+    a = BurstModel(m, k, burst_workload(strategy, n, layers, seed=1), layers=layers).estimate()
     costs = LineCosts(m, seed=1)
     costs.prefill()
-    res = LaunchSim(m, k, trace, costs=costs, seed=1, layers=layers).run()
-    des_mount = float(np.median([r.mounts_done_ns - r.start_ns for r in res]))
-    des_launch = float(np.percentile([r.end_ns - r.start_ns for r in res], 99))
+    mounts, launches = [], []
+    for seed in (1, 2, 3):
+        trace = burst_workload(strategy, n, layers, seed=seed)
+        res = LaunchSim(m, k, trace, costs=costs, seed=seed, layers=layers).run()
+        mounts.append(np.median([r.mounts_done_ns - r.start_ns for r in res]))
+        launches.append(np.percentile([r.end_ns - r.start_ns for r in res], 99))
+    des_mount, des_launch = float(np.median(mounts)), float(np.median(launches))
     assert float(np.median(a.mount_each_ns)) == pytest.approx(des_mount, rel=bound)
     assert float(np.percentile(a.launch_each_ns, 99)) == pytest.approx(des_launch, rel=bound)

@@ -195,8 +195,10 @@ def test_devvm_corun_slowdown_is_the_committed_measurement(catalog):
 
 
 def test_each_call_varies_about_its_cost(catalog, costs, kernel):
-    """With call_sigma 0 every uncontended open_tree takes the same time; with the model's
-    call_sigma each call's work is drawn about that time (median kept, log spread ~sigma)."""
+    """With call_sigma 0 every uncontended open_tree takes the same time (to a nanosecond: its
+    mount_lock section fetches the line from the daemons' walks with a chance that depends on
+    the time since the last section, cohsim.kernel.linetake); with the model's call_sigma each
+    call's work is drawn about that time (median kept, log spread ~sigma)."""
     import math
     import statistics
 
@@ -219,7 +221,7 @@ def test_each_call_varies_about_its_cost(catalog, costs, kernel):
         sim.run()
         out.append([end - start for _, op, start, end in calls if op == "open_tree_clone"])
     fixed, varied = out
-    assert len(fixed) == len(varied) >= 60 and len(set(fixed)) == 1
+    assert len(fixed) == len(varied) >= 60 and max(fixed) - min(fixed) <= 1
     assert statistics.median(varied) == pytest.approx(fixed[0], rel=0.1)
     spread = statistics.stdev(math.log(d / fixed[0]) for d in varied)
     assert 0.6 * kernel.call_sigma < spread < 1.4 * kernel.call_sigma
