@@ -1,5 +1,6 @@
-"""Uncertainty: medians over replicates with a 90 % interval from the drawn ones (their range
-when there are too few), widened by a fit's misfit."""
+"""Uncertainty: medians over replicates with a 90 % interval from joint draws (their range when
+there are too few), widened by a fit's misfit; the chance of missing the deadline from the
+same draws."""
 
 from __future__ import annotations
 
@@ -19,54 +20,105 @@ from cohsim.predict import (
     resolve_machine,
     run_workload,
 )
-from cohsim.predict.intervals import Interval, interval, method, summarise, widen
+from cohsim.predict.intervals import (
+    Draw,
+    Interval,
+    extremes,
+    method,
+    misfit_factor,
+    row,
+    summarise,
+    widened,
+)
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
 
+def _draw(launch: list[float], mount: list[float] | None = None) -> Draw:
+    x = np.array(launch)
+    return Draw(x, np.array(mount) if mount is not None else x * 0.5)
+
+
 def test_with_one_draw_the_summary_is_the_median_with_the_range():
-    per = [np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0])]
-    values = [{"failures": 0.0}, {"failures": 2.0}]
-    launch, extra = summarise(per, values)
-    assert launch["max"] == Interval(4.5, 3.0, 6.0, "s")
-    assert extra["failures"] == Interval(1.0, 0.0, 2.0, "containers")
+    draws = [_draw([1.0, 2.0, 3.0]), _draw([2.0, 4.0, 6.0])]
+    s = summarise(draws, base_s=0.0, deadline_s=2.5)
+    assert s.launch_s["max"] == Interval(4.5, 3.0, 6.0, "s")
+    assert s.mount_s["max"] == Interval(2.25, 1.5, 3.0, "s")
+    # the chance of missing: 1 of 3 containers past 2.5 s in one, 2 of 3 in the other
+    assert s.miss_chance == Interval(0.5, 1 / 3, 2 / 3, "fraction of containers")
+    assert s.failures == Interval(1.5, 1.0, 2.0, "containers")
     assert method(2)["level"] is None and "range of 2 replicates" in method(2)["method"]
 
 
-def test_with_draws_the_interval_is_a_lognormal_prediction_interval():
-    """From 2 drawn replicates on: exp(mean +- t(n-1) sd sqrt(1 + 1/n)) of the drawn values'
-    logarithms (replicate 0, the nominal one, is not a draw), stretched to hold them all."""
-    xs = [1.0, 0.9, 1.1, 1.3]
-    got = interval(xs, "s")
-    ys = np.log(xs[1:])
-    t = stdtrit(2, 0.95)
-    half = t * ys.std(ddof=1) * math.sqrt(1 + 1 / 3)
-    assert got.value == pytest.approx(np.median(xs))
-    assert got.low == pytest.approx(math.exp(ys.mean() - half))
-    assert got.high == pytest.approx(math.exp(ys.mean() + half))
+def test_a_draws_row_reads_every_statistic_off_its_containers():
+    d = _draw([1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 1.0, 4.0])
+    got = row(d, deadline_s=2.0)
+    assert list(got[:4]) == list(np.percentile(d.launch_s, [50, 95, 99, 100]))
+    assert list(got[4:8]) == list(np.percentile(d.mount_s, [50, 95, 99, 100]))
+    assert list(got[8:]) == [0.5, 2.0]
+
+
+def test_with_draws_the_ends_are_drawn_replicates_scaled_to_a_lognormal_prediction_interval():
+    """From 2 drawn replicates on: the draw's scale (its launch p99 above the base) has the
+    interval exp(mean +- t(n-1) sd sqrt(1 + 1/n)) of the drawn values' logarithms (replicate 0,
+    the nominal one, is not a draw); each end beyond them is the nearest drawn replicate with
+    every container scaled there, mount phase and launch above the base alike."""
+    base = 0.5
+    shapes = [[0.1, 0.2, 1.0], [0.1, 0.3, 0.9], [0.2, 0.2, 1.1], [0.1, 0.4, 1.3]]
+    draws = [_draw([base + x for x in xs], [x / 2 for x in xs]) for xs in shapes]
+    ends = extremes(draws[1:], base)
+    scales = np.array([np.percentile(d.launch_s - base, 99) for d in draws[1:]])
+    ys = np.log(scales)
+    half = stdtrit(2, 0.95) * ys.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    low, high = ends
+    assert np.percentile(low.launch_s - base, 99) == pytest.approx(math.exp(ys.mean() - half))
+    assert np.percentile(high.launch_s - base, 99) == pytest.approx(math.exp(ys.mean() + half))
+    # the low end from the smallest drawn replicate (draws[1]), the high from the largest
+    f = (low.launch_s - base) / (draws[1].launch_s - base)
+    assert np.allclose(f, f[0]) and np.allclose(low.mount_s, draws[1].mount_s * f[0])
+    g = (high.launch_s - base) / (draws[3].launch_s - base)
+    assert np.allclose(g, g[0]) and np.allclose(high.mount_s, draws[3].mount_s * g[0])
+    s = summarise(draws, base_s=base, deadline_s=30.0)
+    assert s.launch_s["p99"].high == pytest.approx(base + math.exp(ys.mean() + half))
+    assert s.launch_s["p50"].value == np.median([np.percentile(d.launch_s, 50) for d in draws])
     assert method(4)["level"] == 0.9 and "3 drawn replicates" in method(4)["method"]
     # more draws of the same spread: a narrower interval (t shrinks), never narrower than them
-    many = interval([1.0, 0.9, 1.1, 1.3] * 4, "s")
-    assert many.high - many.low < got.high - got.low
-    assert many.low <= 0.9 and many.high >= 1.3
-    # a constant every replicate adds (a launch's base) is taken off, and the bound keeps it
-    shifted = interval([x + 0.5 for x in xs], "s", offset=0.5)
-    assert shifted.low == pytest.approx(got.low + 0.5) and shifted.high == pytest.approx(
-        got.high + 0.5
-    )
-    # a zero (no mount phase) keeps a linear interval, never below 0
-    flat = interval([0.0, 0.0, 1.0, 2.0], "s")
-    assert flat.low == 0.0 and flat.high > 2.0
+    many = summarise(draws + draws[1:] * 3, base_s=base, deadline_s=30.0).launch_s["p99"]
+    assert many.high - many.low < s.launch_s["p99"].high - s.launch_s["p99"].low
+    assert many.low <= min(np.percentile(d.launch_s, 99) for d in draws)
+    # a draw whose launch p99 does not exceed the base keeps a linear interval, never below 0
+    flat = [_draw([base, base]), _draw([base, base]), _draw([base, 1.5]), _draw([base, 2.5])]
+    assert summarise(flat, base_s=base, deadline_s=30.0).launch_s["p99"].low == base
+
+
+def test_the_chance_of_missing_comes_from_the_same_draws_as_the_launch():
+    """An end of the launch's interval past the deadline is a draw with containers past it."""
+    base = 0.5
+    draws = [_draw([base + x for x in (1.0, 2.0, 3.0)]) for _ in range(2)]
+    draws += [_draw([base + x for x in (1.0, 2.0, 6.0)]), _draw([base + 1.0] * 3)]
+    s = summarise(draws, base_s=base, deadline_s=8.0)
+    assert s.launch_s["max"].high > 8.0 and s.launch_s["p99"].high > 8.0
+    assert s.miss_chance.high > 0 and s.failures.high >= 1
+    assert s.miss_chance.value == 0 and s.miss_chance.low == 0
 
 
 def test_widening_without_misfit_changes_nothing():
-    m = {"max": Interval(2.0, 1.0, 3.0, "s")}
-    la = {"max": Interval(5.0, 4.0, 6.0, "s")}
-    assert widen(la, m, 0.0) == (la, m)
-    wl, wm = widen(la, m, 0.2)
+    d = _draw([4.0, 6.0], [1.0, 3.0])
+    assert summarise([d], base_s=0.0, deadline_s=30.0, misfit_sd=0.0) == summarise(
+        [d], base_s=0.0, deadline_s=30.0
+    )
     f = math.exp(statistics.NormalDist().inv_cdf(0.5 + MISFIT_LEVEL / 2) * 0.2)
-    assert wm["max"].high == pytest.approx(3.0 * f) and wm["max"].low == pytest.approx(1.0 / f)
-    assert wl["max"].high - 6.0 == pytest.approx(wm["max"].high - 3.0)
+    assert misfit_factor(0.2) == pytest.approx(f)
+    down, up = widened(d, 0.2)
+    assert list(up.mount_s) == pytest.approx([f, 3.0 * f])
+    assert list(down.mount_s) == pytest.approx([1.0 / f, 3.0 / f])
+    # the launch moves by as much as its mount phase: the rest of it is not calibrated
+    assert list(up.launch_s - up.mount_s) == pytest.approx([3.0, 3.0])
+    s = summarise([d], base_s=0.0, deadline_s=30.0, misfit_sd=0.2)
+    assert s.mount_s["max"].high == pytest.approx(3.0 * f)
+    assert s.mount_s["max"].low == pytest.approx(3.0 / f)
+    assert s.mount_s["p50"].low == pytest.approx(np.percentile([1.0, 3.0], 50) / f)
+    assert s.launch_s["max"].high - 6.0 == pytest.approx(s.mount_s["max"].high - 3.0)
 
 
 def test_intervals_carry_the_calibrations_misfit(catalog):
@@ -102,12 +154,14 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
         layers=4,
     )
     f = math.exp(statistics.NormalDist().inv_cdf(0.95) * sd)
+    top = narrow.mount_s["max"].high
     for k, m in fitted.mount_s.items():
         m0, l0, l1 = narrow.mount_s[k], narrow.launch_s[k], fitted.launch_s[k]
         assert m.value == m0.value and l1.value == l0.value
         assert m.low == pytest.approx(m0.low / f) and m.high == pytest.approx(m0.high * f)
-        assert l1.high - l0.high == pytest.approx(m.high - m0.high)
-        assert l0.low - l1.low == pytest.approx(m0.low - m.low)
+        # each container's launch moved by as much as its mount phase
+        assert l0.high <= l1.high <= l0.high + (f - 1) * top + 1e-12
+        assert l0.low - top * (1 - 1 / f) - 1e-12 <= l1.low <= l0.low
 
 
 def test_the_t_quantile_table_is_scipys_to_the_last_bit():
