@@ -302,7 +302,8 @@ def _common(
         "--deadline",
         type=positive_float,
         default=_DEFAULTS.deadline_s,
-        help="seconds; containers slower than this count as failures (default %(default)g)",
+        help="seconds; containers slower than this count as failures and in the chance of "
+        "missing it (default %(default)g)",
     )
     p.add_argument(
         "--kernel",
