@@ -408,7 +408,7 @@ class BurstModel:
             return self._lockstep()
         g1, g2 = int(a.gates[0]), int(a.gates[-1])
         out = AnalyticResult(n, 0.0, 0.0, 0.0)
-        first, head = self._in_step(out, 0, g1 + 1, self.start)
+        first, _ = self._in_step(out, 0, g1 + 1, self.start)
         # between the gates: the others wait at one gate or the other, half and half on average
         idx = slice(g1 + 1, g2)
         mine = a.own[idx]
@@ -423,10 +423,8 @@ class BurstModel:
         out.peaks(self.start + (n - 1) * done + mine)
         middle = max(n * float(h.sum()), float(own.sum())) + n * float(serial.sum())
         last, tail = self._in_step(out, g2, len(self.steps), self.start + n * done)
-        # one at a time through the middle: it is one stage of the line (spread.gap)
-        work, alone = np.array([float((h + serial).sum())]), np.array([float(own.sum())])
-        through = gap(n, work, alone, np.array([float(r.sum())]))
-        return self._finish(out, first + middle + last, max(head, through, tail))
+        # the last gate's read sections gather the cohort: the gap is the last span's
+        return self._finish(out, first + middle + last, tail)
 
     def _uniform(self, rounds: int = 40, tol: float = 1e-6) -> AnalyticResult:
         n, a = self.n, self.a
