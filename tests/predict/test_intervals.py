@@ -256,7 +256,7 @@ def test_a_launch_interval_past_the_deadline_has_a_chance_of_missing_it(instance
     assert doc["unit"] == "fraction of containers" and doc["high"] == round(p.miss_chance.high, 6)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     arch=st.sampled_from(("mesh", "chiplet", "cmn")),
     strategy=st.sampled_from(("per-layer", "common-parent", "lowerdir-plus")),
