@@ -1,6 +1,6 @@
 """The analytic burst model against the simulation (issue 20: agreement and speed).
 
-Run:  python benchmarks/bench_analytic.py [--full] [--speed-only]
+Run:  python benchmarks/bench_analytic.py [--full] [--speed-only | --spread]
 
 Agreement: for each point (machine x containers x layers x strategy, seed 1, one replicate,
 the kernel model's nominal values) prints the simulation's mount-phase p50 and launch p99 and
@@ -12,6 +12,10 @@ and 100 containers of 50 layers (about half a minute); --full adds 1, 20 and 100
 50, 200 and 400 containers (minutes: 400 containers cost the simulation about 30 s each, so
 only one machine gets them). The summary counts the points
 within 15 % (the issue's target).
+
+Spread (--spread): on the same grid, each engine's launch p10, p50 and p99 over the burst's
+containers and the gap p99 - p50 (cohsim.kernel.analytic.spread: who finishes when), with
+the estimate's errors on each.
 
 Speed: the model alone over the catalog grid (every instance type x 8 container counts x 3
 strategies at 50 layers): per prediction, 4 replicates with their own kernel draws, each with
@@ -104,6 +108,59 @@ def agreement(full: bool) -> None:
         )
 
 
+def _quantiles(launch_ns: list[float] | tuple[float, ...]) -> np.ndarray:
+    """A burst's launch p10, p50, p99 (ms, without the fixed base)."""
+    return np.percentile(np.asarray(launch_ns, dtype=float), (10, 50, 99)) / 1e6
+
+
+def spread_point(
+    catalog: Catalog, costs: dict[str, LineCosts], machine: str, n: int, layers: int, strategy: str
+) -> tuple[str, tuple[float, float, float]]:
+    """One line of the spread table (the containers' spread: cohsim.kernel.analytic.spread):
+    each engine's launch p10, p50, p99 (ms, without the fixed base) and the spread p99 - p50;
+    the estimate's errors on the launch p50 and p99 with the base and on the spread."""
+    m, k = catalog.get(machine), load_kernel()
+    trace = burst_workload(strategy, n, layers, seed=1)
+    est = _quantiles(BurstModel(m, k, trace, layers=layers).estimate().launch_each_ns)
+    if machine not in costs:
+        costs[machine] = LineCosts(m, seed=1)
+        costs[machine].prefill()
+    res = LaunchSim(m, k, trace, costs=costs[machine], seed=1, layers=layers).run()
+    des = _quantiles([r.end_ns - r.start_ns for r in res])
+    base = k.base_launch_ns / 1e6
+    des_gap, est_gap = des[2] - des[1], est[2] - est[1]
+    errs = (
+        (est[1] + base) / (des[1] + base) - 1,
+        (est[2] + base) / (des[2] + base) - 1,
+        est_gap / des_gap - 1 if des_gap else 0.0,
+    )
+    line = (
+        f"{machine:15s} {strategy:13s} {n:4d} x {layers:3d}  des p10/p50/p99 "
+        f"{des[0]:8.1f} {des[1]:8.1f} {des[2]:8.1f} ms, p99-p50 {des_gap:7.1f} | estimate "
+        f"{est[0]:8.1f} {est[1]:8.1f} {est[2]:8.1f}, p99-p50 {est_gap:7.1f} | p50 "
+        f"{errs[0]:+5.0%} p99 {errs[1]:+5.0%} (with the base) p99-p50 {errs[2]:+5.0%}"
+    )
+    return line, errs
+
+
+def spreads(full: bool) -> None:
+    """The spread table over the agreement grid, and its summary."""
+    catalog, costs = Catalog(), {}
+    sizes = FULL if full else DEFAULT
+    errors = []
+    for machine, (n, layers), strategy in itertools.product(MACHINES, sizes, STRATEGIES):
+        line, errs = spread_point(catalog, costs, machine, n, layers, strategy)
+        errors.append(errs)
+        print(line, flush=True)
+    e = np.array(errors)
+    for i, what in enumerate(("launch p50", "launch p99", "launch p99 - p50")):
+        print(
+            f"{what}: median error {np.median(e[:, i]):+.1%}, median |error| "
+            f"{np.median(np.abs(e[:, i])):.1%}, within 15 % on "
+            f"{int((np.abs(e[:, i]) <= TOLERANCE).sum())} of {len(e)}"
+        )
+
+
 def _kernels(kernel: KernelParams, replicates: int = 4) -> list[KernelParams]:
     """Replicate 0 nominal, the others with their draws of the priors (as predict does)."""
     return [
@@ -141,7 +198,13 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="the larger grid (minutes)")
     p.add_argument("--speed-only", action="store_true", help="only the model's speed")
+    p.add_argument(
+        "--spread", action="store_true", help="only the containers' spread against the simulation"
+    )
     args = p.parse_args()
+    if args.spread:
+        spreads(args.full)
+        return
     if not args.speed_only:
         agreement(args.full)
     speed()

@@ -100,7 +100,8 @@ def register(
     d = _DEFAULTS
     p = sub.add_parser(
         "plan",
-        help="rank instance types for a burst of containers: launch p50/p99, failures, "
+        help="rank instance types for a burst of containers: launch p50/p99, the chance of "
+        "missing the deadline, "
         "the largest burst that meets the deadline",
         description="Which instance type for N containers of an L-layer image, all launched "
         "at once, each up within the deadline? Every candidate is ranked by the largest "

@@ -52,9 +52,12 @@ def _print(p: Prediction) -> None:
         f"[{m['max'].low:.4f}, {m['max'].high:.4f}]"
     )
     _print_interval(p)
+    c = p.miss_chance
     print(
-        f"  failures past {p.deadline_s:g} s: {p.failures.value:g} "
-        f"[{p.failures.low:g}, {p.failures.high:g}]"
+        f"  chance of missing the {p.deadline_s:g} s deadline (share of the containers past "
+        f"it): {_percent(c.value)} [{_percent(c.low)}, {_percent(c.high)}]; failures "
+        f"{p.failures.value:g} "
+        f"[{p.failures.low:g}, {p.failures.high:g}] of {p.containers}"
     )
     print(f"  lock wait fraction: {p.lock_wait_fraction.value:.3f}")
     for name, st in d["locks"].items():
@@ -70,6 +73,11 @@ def _print(p: Prediction) -> None:
     _print_breakdown(p)
     if p.sensitivity:
         _print_sensitivity(p)
+
+
+def _percent(x: float) -> str:
+    """A share as a percentage to 3 significant digits ("0 %", "0.05 %", "12.5 %")."""
+    return f"{100 * x:.3g} %"
 
 
 def _print_profile(p: Prediction) -> None:
@@ -297,7 +305,8 @@ def _common(
         "--deadline",
         type=positive_float,
         default=_DEFAULTS.deadline_s,
-        help="seconds; containers slower than this count as failures (default %(default)g)",
+        help="seconds; containers slower than this count as failures and in the chance of "
+        "missing it (default %(default)g)",
     )
     p.add_argument(
         "--kernel",

@@ -2,7 +2,8 @@
 
 The question (`PlanOptions`: containers, layers, deadline, which candidates, how the points
 run) is answered for every candidate (cohsim.plan.candidates): the launch p50 and p99 with
-their intervals at the question's count, the failures past the deadline, the mount-table
+their intervals at the question's count, the failures past the deadline and the chance of
+missing it (the share of the containers past it, from the same draws), the mount-table
 peak, one whole mountinfo read at the peak, the mechanism that dominates, and the largest
 burst that still meets the deadline at the p99 (cohsim.plan.burst: a bracketed search, every
 candidate advancing together so that each round's points run side by side). The rows are
@@ -136,6 +137,7 @@ SORTS: dict[str, tuple[Callable[[PlanRow], Any], bool]] = {
     "p50": (lambda r: r.at.launch_p50.value, False),
     "p99": (lambda r: r.at.launch_p99.value, False),
     "failures": (lambda r: r.at.failures.value, False),
+    "miss": (lambda r: r.at.miss_chance.value, False),
     "vcpus": (lambda r: r.candidate.vcpus, False),
     "peak": (lambda r: r.at.peak_mount_table, False),
     "read": (lambda r: r.at.read_host_s, False),

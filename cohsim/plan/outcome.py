@@ -5,7 +5,8 @@ search probes) of an evaluator: a function from a list of `Probe`s to the list o
 `Outcome`s, in the same order (`Evaluate`). The default evaluator hands the points to the
 sweep engine (cohsim.sweep.run_points: cached, parallel, on Dask when asked;
 cohsim.plan.evaluate); tests pass their own. An outcome holds only what the plan's table
-shows: the launch p50 and p99 with their intervals, the failures past the deadline, the
+shows: the launch p50 and p99 with their intervals, the failures past the deadline and the
+chance of missing it (the share of the containers past it), with intervals, the
 mount-table peak, one whole mountinfo read at the peak (in the host's namespace and in a
 container's), the mechanism that held namespace_sem longest, the engine that answered and
 the digest of the point's full result.
@@ -47,6 +48,9 @@ class Outcome:
     launch_p50: Interval  #: s
     launch_p99: Interval  #: s
     failures: Interval  #: containers past the deadline
+    #: the chance of missing the deadline: the share of the containers past it, its interval
+    #: from the same draws as the launch's (cohsim.predict.intervals)
+    miss_chance: Interval
     peak_mount_table: int  #: mounts in the host's table at its largest
     read_host_s: float  #: one whole mountinfo read at the peak, in the host's namespace
     read_container_s: float  #: the same in a container's namespace before its old root goes
@@ -70,6 +74,7 @@ class Outcome:
             "launch_p50_s": self.launch_p50.to_dict(),
             "launch_p99_s": self.launch_p99.to_dict(),
             "failures": self.failures.to_dict(),
+            "miss_chance": self.miss_chance.to_dict(),
             "peak_mount_table": self.peak_mount_table,
             "mountinfo_read_at_peak_s": {
                 "host": round(self.read_host_s, 6),
@@ -94,6 +99,7 @@ def from_prediction(p: Prediction) -> Outcome:
         launch_p50=p.launch_s["p50"],
         launch_p99=p.launch_s["p99"],
         failures=p.failures,
+        miss_chance=p.miss_chance,
         peak_mount_table=p.peak_mount_table,
         read_host_s=float(reads.get("host", 0.0)),
         read_container_s=float(reads.get("container", 0.0)),
@@ -120,6 +126,7 @@ def from_row(row: Mapping[str, Any]) -> Outcome:
         launch_p50=_interval(row, "launch_p50", "s", "_s"),
         launch_p99=_interval(row, "launch_p99", "s", "_s"),
         failures=_interval(row, "failures", "containers"),
+        miss_chance=_interval(row, "miss_chance", "fraction of containers"),
         peak_mount_table=int(row["peak_mount_table"]),
         read_host_s=float(row["mountinfo_read_host_s"]),
         read_container_s=float(row["mountinfo_read_container_s"]),

@@ -1,8 +1,8 @@
 """A plan as text: the question, who answered, and the ranked table (`cohsim plan` without
 `--json`). The same figures as `Plan.to_dict`, rounded for reading: seconds to 0.01 s,
-intervals in brackets; one whole mountinfo read at the peak in milliseconds, in the host's
-namespace and in a container's (before its old root goes: what a health check inside it
-waits)."""
+intervals in brackets; the chance of missing the deadline in percent; one whole mountinfo
+read at the peak in milliseconds, in the host's namespace and in a container's (before its
+old root goes: what a health check inside it waits)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ COLUMNS = (
     ("strategy", 13),
     ("launch p50 s", 20),
     ("launch p99 s", 20),
-    ("fail", 5),
+    ("miss % [interval]", 17),
     ("safe burst", 19),
     ("/vCPU", 6),
     ("peak mounts", 11),
@@ -30,6 +30,11 @@ COLUMNS = (
 def span(iv: Interval, digits: int = 2) -> str:
     """'value [low, high]'."""
     return f"{iv.value:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
+
+
+def percent_span(iv: Interval) -> str:
+    """A share as 'value [low, high]' in percent, 3 significant digits."""
+    return f"{100 * iv.value:.3g} [{100 * iv.low:.3g}, {100 * iv.high:.3g}]"
 
 
 def mechanism(name: str) -> str:
@@ -56,7 +61,7 @@ def cells(rank: int, row: PlanRow) -> list[str]:
         c.strategy,
         span(at.launch_p50),
         span(at.launch_p99),
-        f"{at.failures.value:g}",
+        percent_span(at.miss_chance),
         burst_text(row.burst),
         f"{row.burst_per_vcpu:.2f}",
         str(at.peak_mount_table),

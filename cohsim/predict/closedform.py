@@ -19,7 +19,9 @@ What the closed form reports differently, and says so in the prediction's `engin
   figures; of the path walkers only the node daemons' spinning (in the profile);
 - the launch breakdown has namespace_sem's write holds by mechanism (what the waits waited
   for, and so the dominant holder), not the per-category split of each container's time;
-- there is no timeline (`record`) to plot.
+- there is no timeline (`record`) to plot;
+- the containers finish in turn, one gap apart (cohsim.kernel.analytic.spread), without the
+  simulation's leaders that run ahead of the cohort from the start.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from cohsim.units import NS_PER_S
 NOTES = {
     "lock_wait_fraction": "each container's launch in the burst less its launch alone, over "
     "its launch in the burst (every wait the burst adds: locks and CPUs)",
+    "spread": "the containers finish in turn, one gap apart, the gap the largest lock work of "
+    "one container in a call the cohort queues at after its last read (cohsim.kernel.analytic."
+    "spread); the simulation's leaders, which run ahead of the cohort from the start, are not "
+    "modelled",
     "not_modelled": "background readers (systemd, probes); of the path walkers, all but the "
     "node daemons' spinning through mount_lock's write holds (profile); pcpu_alloc_mutex "
     "beyond the cohort's clones taking it one by one; the per-category launch breakdown; the "

@@ -1,43 +1,61 @@
-"""Uncertainty: how replicates become a value with an interval.
+"""Uncertainty: how replicates become a value with an interval, from joint draws.
 
 The simulation is run several times (replicates). Replicate 0 uses the nominal parameters (the
 fitted ones where a calibration applies, the kernel file's elsewhere); the others use parameter
 sets drawn from the calibration's covariance and from the kernel model's priors (the ranges of
-what no measurement identifies: cohsim.predict.priors), each with its own seed. Each reported
-latency statistic is the median over replicates with, as its interval:
+what no measurement identifies: cohsim.predict.priors), each with its own seed. Each replicate
+is one draw of the whole burst (`Draw`): every container's launch and mount phase, from the
+same run. Every statistic a prediction reports is read off a draw's containers (`row`): the
+launch's and the mount phase's p50, p95, p99 and max, the chance of missing the deadline
+(the share of the burst's containers whose launch is past it) and the failures (how many).
+Its value is the median over the replicates; its interval runs from the lowest to the
+highest it takes over one set of draws (`summarise`):
 
-- with at least `MIN_DRAWS` drawn replicates: the `LEVEL` prediction interval for one more
-  draw, from the drawn replicates' logarithms (a lognormal spread, Student's t for the few
-  draws: mean +- t(n-1) s sqrt(1 + 1/n)), stretched to hold every replicate; with few draws it
-  is wide because the spread itself is poorly known, not because the answer is. A launch's
-  fixed base (the same in every replicate) is taken off first and added back;
-- with fewer: the replicates' range, which is not a 90 % interval (the range of two
-  replicates covers about a third of what the priors allow) and says so (`method`).
+- the replicates themselves;
+- with at least `MIN_DRAWS` drawn replicates, the two ends of the `LEVEL` prediction interval
+  of one more draw for the burst's scale: the drawn replicates' launch p99 above the launch's
+  fixed base (the same in every replicate), lognormal, Student's t for the few draws (mean +-
+  t(n-1) s sqrt(1 + 1/n) of its logarithms). An end beyond the drawn replicates is a draw
+  made from the drawn replicate nearest it, every container's launch above the base and
+  mount phase scaled by the one factor that takes its p99 there (`extremes`). With few draws
+  the interval is wide because the spread itself is poorly known, not because the answer is;
+- with fewer draws, the replicates alone: their range, which is not a 90 % interval (the range
+  of two replicates covers about a third of what the priors allow) and says so (`method`).
 
-Failures and the lock-wait fraction keep the replicates' range. Without a fit and with the
-priors pinned, the intervals only cover the simulation's own randomness.
+With a kernel fit, every draw of that set then also counts with each container's mount phase
+scaled down and up by the model's own error on the fitted host (`Calibration.misfit_sd`: the
+in-sample scatter of the worker time per sequence), as a lognormal factor covering
+`MISFIT_LEVEL` of it, and its launch moved by the same amount (the rest of a launch is not
+calibrated; `widened`). The misfit was seen at 1-4 workers on the fitted host; on a larger
+machine the model's error may well be larger. Without a fit and with the priors pinned, the
+intervals only cover the simulation's own randomness.
 
-With a kernel fit, the mount phase's intervals are then widened by the model's own error on
-the fitted host (`Calibration.misfit_sd`: the in-sample scatter of the worker time per
-sequence), as a lognormal factor covering `MISFIT_LEVEL` of it; each launch statistic's
-interval by the same absolute amount as the mount phase's (the rest of a launch is not
-calibrated). The misfit was seen at 1-4 workers on the fitted host; on a larger machine the
-model's error may well be larger.
+Why joint: every bound is the same order statistic (the lowest, or the highest) of each
+statistic over the same draws, and each draw's statistics are ordered (its p50 <= p95 <= p99
+<= max; each container's mount phase lies within its launch, so every quantile of the mount
+phase is at most the launch's). So the bounds are ordered as the values are: across the
+quantiles, and the mount phase's below the launch's. And the chance of missing the deadline
+comes from the same draws as the launch: its high end is zero exactly when the launch max's
+high end is within the deadline, and above zero whenever the launch p99's high end is past it.
+The lock-wait fraction keeps the replicates' range (`spread`).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 STATS = ("p50", "p95", "p99", "max")
+_PERCENT = (50.0, 95.0, 99.0, 100.0)  #: the percentile of each of `STATS`
 MISFIT_LEVEL = 0.9  #: central share of the model's misfit the widened intervals cover
 LEVEL = 0.9  #: central share of the drawn replicates' spread a statistic's interval covers
 MIN_DRAWS = 2  #: drawn replicates (after the nominal one) needed for a `LEVEL` interval
+SCALE = 99.0  #: the percentile of the launch (above its base) that measures a draw's scale
 
 #: Student's t quantile at 0.5 + LEVEL / 2 for 1, 2, ... degrees of freedom: scipy.special's
 #: stdtrit as it answers, to the last bit (tests/predict/test_intervals.py checks), so that a
@@ -91,79 +109,136 @@ class Interval:
 
 
 def method(replicates: int) -> dict[str, Any]:
-    """What the latency intervals of `replicates` replicates are (the result's `interval`)."""
+    """What the intervals of `replicates` replicates are (the result's `interval`)."""
     draws = replicates - 1
+    joint = (
+        "; every statistic (launch and mount-phase quantiles, the chance of missing the "
+        "deadline) from the same draws, its lowest and highest over them"
+    )
     if draws >= MIN_DRAWS:
         t = t_quantile(draws - 1) * math.sqrt(1 + 1 / draws)
         return {
             "level": LEVEL,
             "draws": draws,
-            "method": f"{LEVEL:.0%} prediction interval of one more draw from the {draws} drawn "
-            f"replicates' logarithms (+- {t:.2f} sd, Student's t), holding every replicate",
+            "method": f"the {replicates} replicates and two draws scaled to the ends of the "
+            f"{LEVEL:.0%} prediction interval of one more draw's launch p99 above the base "
+            f"(from the {draws} drawn replicates' logarithms, +- {t:.2f} sd, Student's t)" + joint,
         }
     return {
         "level": None,
         "draws": draws,
         "method": f"range of {replicates} replicate{'s' if replicates > 1 else ''} (too few "
-        f"draws for a {LEVEL:.0%} interval: give at least {MIN_DRAWS + 1} replicates)",
+        f"draws for a {LEVEL:.0%} interval: give at least {MIN_DRAWS + 1} replicates)" + joint,
     }
 
 
-def interval(xs: list[float], unit: str, offset: float = 0.0) -> Interval:
-    """The median of the replicates' values `xs` (xs[0]: the nominal replicate) with the
-    interval `method` describes, for the part of each value above `offset` (a constant every
-    replicate adds, such as a launch's fixed base: the interval never goes below it)."""
-    lo, hi = min(xs), max(xs)
-    drawn = np.asarray(xs[1:], dtype=float) - offset
-    if len(drawn) >= MIN_DRAWS:
-        positive = bool((drawn > 0).all())
-        ys = np.log(drawn) if positive else drawn
-        t = t_quantile(len(ys) - 1)
-        half = t * float(ys.std(ddof=1)) * math.sqrt(1 + 1 / len(ys))
-        a, b = float(ys.mean()) - half, float(ys.mean()) + half
-        a, b = (math.exp(a), math.exp(b)) if positive else (max(0.0, a), b)
-        lo, hi = min(lo, a + offset), max(hi, b + offset)
-    return Interval(float(np.median(xs)), lo, hi, unit)
+@dataclass(frozen=True)
+class Draw:
+    """One draw of the burst: each container's launch (the kernel's fixed base included) and
+    its mount phase, s, in the same order; a container's mount phase lies within its launch."""
+
+    launch_s: np.ndarray
+    mount_s: np.ndarray
+
+
+#: the columns of `row`, in order
+COLUMNS = (
+    *(f"launch_{s}" for s in STATS),
+    *(f"mount_{s}" for s in STATS),
+    "miss_chance",
+    "failures",
+)
+
+
+def row(d: Draw, deadline_s: float) -> np.ndarray:
+    """A draw's statistics (`COLUMNS`): the launch's and the mount phase's quantiles, the
+    share of its containers past `deadline_s` and their number."""
+    late = float(np.count_nonzero(d.launch_s > deadline_s))
+    return np.concatenate(
+        [
+            np.percentile(d.launch_s, _PERCENT),
+            np.percentile(d.mount_s, _PERCENT),
+            [late / len(d.launch_s), late],
+        ]
+    )
+
+
+def scaled(d: Draw, factor: float, base_s: float) -> Draw:
+    """The draw with every container's launch above `base_s` and its mount phase times
+    `factor` (>= 0): the same shape of burst at another scale."""
+    return Draw(base_s + (d.launch_s - base_s) * factor, d.mount_s * factor)
+
+
+def extremes(drawn: Sequence[Draw], base_s: float) -> list[Draw]:
+    """The draws at the ends of the `LEVEL` prediction interval of one more draw's scale (its
+    launch p99 above `base_s`), where an end lies beyond the drawn replicates `drawn`: the
+    nearest of them scaled there (see the module). None with fewer than `MIN_DRAWS`."""
+    if len(drawn) < MIN_DRAWS:
+        return []
+    scale = np.array([np.percentile(d.launch_s - base_s, SCALE) for d in drawn])
+    positive = bool((scale > 0).all())
+    ys = np.log(scale) if positive else scale
+    half = t_quantile(len(ys) - 1) * float(ys.std(ddof=1)) * math.sqrt(1 + 1 / len(ys))
+    lo, hi = float(ys.mean()) - half, float(ys.mean()) + half
+    lo, hi = (math.exp(lo), math.exp(hi)) if positive else (max(0.0, lo), hi)
+    out = []
+    i, j = int(np.argmin(scale)), int(np.argmax(scale))
+    if lo < scale[i]:  # scale[i] > 0 here
+        out.append(scaled(drawn[i], lo / float(scale[i]), base_s))
+    if hi > scale[j] > 0:
+        out.append(scaled(drawn[j], hi / float(scale[j]), base_s))
+    return out
+
+
+def misfit_factor(misfit_sd: float) -> float:
+    """The lognormal factor covering `MISFIT_LEVEL` of a misfit of log sd `misfit_sd`."""
+    return math.exp(statistics.NormalDist().inv_cdf(0.5 + MISFIT_LEVEL / 2) * misfit_sd)
+
+
+def widened(d: Draw, misfit_sd: float) -> list[Draw]:
+    """The draw with every container's mount phase divided and multiplied by the misfit's
+    factor, its launch moved by the same amount (the rest of it is not calibrated)."""
+    f = misfit_factor(misfit_sd)
+    rest = d.launch_s - d.mount_s  # >= 0: the mount phase lies within the launch
+    return [Draw(rest + d.mount_s * g, d.mount_s * g) for g in (1.0 / f, f)]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The statistics of a set of replicates with their joint intervals (see the module)."""
+
+    launch_s: dict[str, Interval]
+    mount_s: dict[str, Interval]
+    miss_chance: Interval  #: the share of the burst's containers past the deadline
+    failures: Interval  #: the burst's containers past the deadline
 
 
 def summarise(
-    per: list[np.ndarray], values: list[dict[str, float]], offset: float = 0.0
-) -> tuple[dict[str, Interval], dict[str, Interval]]:
-    """The latency statistics (`STATS`, in seconds) over each replicate's per-container values
-    in `per` (per[0]: the nominal replicate), with `interval`'s intervals above `offset`; and
-    each of `values`' keys (one dict per replicate) as medians over replicates with their
-    range."""
-    launch = {}
-    for s in STATS:
-        q = {"p50": 50, "p95": 95, "p99": 99, "max": 100}[s]
-        launch[s] = interval([float(np.percentile(p, q)) for p in per], "s", offset)
-    extra = {}
-    for key in values[0]:
-        xs = [v[key] for v in values]
-        extra[key] = Interval(
-            float(np.median(xs)),
-            min(xs),
-            max(xs),
-            "containers" if key == "failures" else "fraction",
-        )
-    return launch, extra
-
-
-def widen(
-    launch_s: dict[str, Interval], mount_s: dict[str, Interval], misfit_sd: float
-) -> tuple[dict[str, Interval], dict[str, Interval]]:
-    """The intervals widened by the model's misfit: each mount-phase bound by the lognormal
-    factor exp(z misfit_sd) covering `MISFIT_LEVEL`, each launch statistic's bounds by the
-    same absolute amount as the mount phase's statistic of the same name."""
-    f = math.exp(statistics.NormalDist().inv_cdf(0.5 + MISFIT_LEVEL / 2) * misfit_sd)
-    mount = {k: Interval(v.value, v.low / f, v.high * f, v.unit) for k, v in mount_s.items()}
-    launch = {
-        k: Interval(
-            v.value,
-            max(0.0, v.low - (mount_s[k].low - mount[k].low)),
-            v.high + (mount[k].high - mount_s[k].high),
-            v.unit,
-        )
-        for k, v in launch_s.items()
+    draws: Sequence[Draw], *, base_s: float, deadline_s: float, misfit_sd: float = 0.0
+) -> Summary:
+    """The replicates' statistics (draws[0]: the nominal replicate): medians over `draws`, each
+    with its lowest and highest over the draws, the extremes of the drawn ones (`extremes`,
+    above the launch's fixed base `base_s`) and, with a kernel fit's `misfit_sd`, each of
+    those widened by it (`widened`)."""
+    every = [*draws, *extremes(draws[1:], base_s)]
+    if misfit_sd:
+        every = [w for d in every for w in widened(d, misfit_sd)]
+    values = np.median(np.array([row(d, deadline_s) for d in draws]), axis=0)
+    rows = np.array([row(d, deadline_s) for d in every])
+    low, high = rows.min(axis=0), rows.max(axis=0)
+    units = {"miss_chance": "fraction of containers", "failures": "containers"}
+    out = {
+        c: Interval(float(values[k]), float(low[k]), float(high[k]), units.get(c, "s"))
+        for k, c in enumerate(COLUMNS)
     }
-    return launch, mount
+    return Summary(
+        {s: out[f"launch_{s}"] for s in STATS},
+        {s: out[f"mount_{s}"] for s in STATS},
+        out["miss_chance"],
+        out["failures"],
+    )
+
+
+def spread(xs: Sequence[float], unit: str) -> Interval:
+    """The median of the replicates' values `xs` with their range."""
+    return Interval(float(np.median(xs)), float(min(xs)), float(max(xs)), unit)

@@ -37,7 +37,8 @@ class RunOptions:
 
     seed: int = 0  #: the one seed: replicate i runs with child seed i of it
     replicates: int = 4  #: simulations: 1 nominal + 3 draws, the fewest for a 90 % interval
-    deadline_s: float = 30.0  #: containers slower than this count as failures
+    #: containers slower than this count as failures, and in the chance of missing the deadline
+    deadline_s: float = 30.0
     handoff_model: str = "des"  #: level 2's model pricing line transfers: "des" or "markov"
     background: bool = True  #: simulate systemd, probes and background path walkers
     record: bool = False  #: keep replicate 0's lock ownership and mount table (for plots)

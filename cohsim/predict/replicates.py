@@ -33,7 +33,7 @@ from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
 from cohsim.predict.closedform import NOTES, analytic_replicate
-from cohsim.predict.intervals import Interval, method, summarise, widen
+from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
@@ -188,17 +188,12 @@ def _simulate_all(
     return shown(_one(t) for t in tasks)
 
 
-def _summary(
-    runs: Sequence[Run], misfit_sd: float, base_s: float
-) -> tuple[dict[str, Interval], dict[str, Interval], dict[str, Interval]]:
-    """The launch and mount-phase statistics and the other values, with their intervals (the
-    launch's above its fixed base `base_s`)."""
-    values = [{"failures": r.failures, "lock_wait_fraction": r.lock_wait_fraction} for r in runs]
-    launch_s, extra = summarise([r.launch_s for r in runs], values, base_s)
-    mount_s, _ = summarise([r.mount_s for r in runs], values)
-    if misfit_sd:
-        launch_s, mount_s = widen(launch_s, mount_s, misfit_sd)
-    return launch_s, mount_s, extra
+def _summary(runs: Sequence[Run], misfit_sd: float, base_s: float, deadline_s: float) -> Summary:
+    """The launch's and the mount phase's statistics and the chance of missing the deadline,
+    with their joint intervals (cohsim.predict.intervals; the launch's scale above its fixed
+    base `base_s`)."""
+    draws = [Draw(r.launch_s, r.mount_s) for r in runs]
+    return summarise(draws, base_s=base_s, deadline_s=deadline_s, misfit_sd=misfit_sd)
 
 
 def _priors_report(
@@ -234,7 +229,7 @@ def run_workload(
     `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given,
     with its own draw of the kernel model's priors (unless `options.priors` is off), so the
     interval carries parameter uncertainty as well as the simulation's own variation;
-    `misfit_sd` (a calibration's `misfit_sd`) then widens them (`intervals.widen`). `pins`
+    `misfit_sd` (a calibration's `misfit_sd`) then widens them (`intervals.widened`). `pins`
     sets priors to a user's values ("background.node_mounts": 2204) and `measured` names the
     priors the calibration measured on this host: neither is drawn. `machine_note`,
     `workload` and `calibration` are reported as they are.
@@ -252,7 +247,7 @@ def run_workload(
     runs = done[: len(tasks)]
     sens = _sensitivity(ranked, kernel, done[len(tasks) :])
     noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
-    launch_s, mount_s, extra = _summary(runs, misfit_sd, kernel.base_launch_ns / NS_PER_S)
+    summary = _summary(runs, misfit_sd, kernel.base_launch_ns / NS_PER_S, opts.deadline_s)
     return Prediction(
         machine=machine.name,
         machine_note=machine_note,
@@ -261,11 +256,12 @@ def run_workload(
         layers=layers,
         mount_ops=trace.mount_ops,
         syscalls=trace.syscalls,
-        launch_s=launch_s,
-        mount_s=mount_s,
-        failures=extra["failures"],
+        launch_s=summary.launch_s,
+        mount_s=summary.mount_s,
+        failures=summary.failures,
+        miss_chance=summary.miss_chance,
         deadline_s=opts.deadline_s,
-        lock_wait_fraction=extra["lock_wait_fraction"],
+        lock_wait_fraction=spread([r.lock_wait_fraction for r in runs], "fraction"),
         locks=runs[0].result.locks(),
         peak_mount_table=max(r.peak_mounts for r in runs),
         mountinfo_read_s={

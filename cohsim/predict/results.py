@@ -2,14 +2,16 @@
 
 Launch latency per container (first syscall to the last, plus the kernel's fixed base launch
 cost) and the mount phase alone (first mount syscall to the last), each as p50/p95/p99/max
-with an interval (`cohsim.predict.intervals`); failures past the deadline; lock wait and hold
-per lock; the mount-table peak; the calibration used and the levels that answered; the launch
-breakdown by mechanism (`cohsim.predict.breakdown`), what the intervals are, which priors were
-drawn and which pinned, and with `explain` the priors ranked by their effect on the launch p99
-(`cohsim.predict.priors`); where the nominal replicate's CPU time went, by kernel site
-(`profile`, cohsim.kernel.result.Profile); and provenance (version, seed). Same inputs and
-seed give the same document, byte for byte. The breakdown, interval, priors, sensitivity and
-profile keys were added without a schema change (additive).
+with an interval (`cohsim.predict.intervals`); the chance of missing the deadline (the share
+of the burst's containers past it) and their number, with intervals from the same draws; lock
+wait and hold per lock; the mount-table peak; the calibration used and the levels that
+answered; the launch breakdown by mechanism (`cohsim.predict.breakdown`), what the intervals
+are, which priors were drawn and which pinned, and with `explain` the priors ranked by their
+effect on the launch p99 (`cohsim.predict.priors`); where the nominal replicate's CPU time
+went, by kernel site (`profile`, cohsim.kernel.result.Profile); and provenance (version,
+seed). Same inputs and seed give the same document, byte for byte. The breakdown, interval,
+priors, sensitivity and profile keys were added without a schema change (additive), and so
+was `miss_chance` (when the intervals became joint: cohsim.predict.intervals).
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ class Prediction:
     syscalls: int
     launch_s: dict[str, Interval]
     mount_s: dict[str, Interval]  #: the mount phase alone: first mount syscall to the last
-    failures: Interval
+    failures: Interval  #: the burst's containers past the deadline
+    #: the chance of missing the deadline: the share of the burst's containers whose launch is
+    #: past it, with its interval from the same draws as the launch's (cohsim.predict.intervals)
+    miss_chance: Interval
     deadline_s: float
     lock_wait_fraction: Interval
     locks: dict[str, Any]
@@ -92,6 +97,7 @@ class Prediction:
             "launch_s": {k: v.to_dict() for k, v in self.launch_s.items()},
             "mount_s": {k: v.to_dict() for k, v in self.mount_s.items()},
             "failures": self.failures.to_dict(),
+            "miss_chance": self.miss_chance.to_dict(),
             "deadline_s": self.deadline_s,
             "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
             "locks": self.locks,
@@ -108,7 +114,8 @@ class Prediction:
             "model_misfit": {
                 "log_sd": round(self.misfit_sd, 6),
                 "level": MISFIT_LEVEL,
-                "widens": "mount_s intervals (lognormal factor); launch_s by the same amount",
+                "widens": "every container's mount phase (lognormal factor), its launch by "
+                "the same amount, in every draw the intervals are taken over",
             },
             "interval": self.interval,
             "breakdown": self.breakdown.to_dict() if self.breakdown else None,

@@ -18,7 +18,7 @@ from typing import Any
 
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
-from cohsim.plan.table import COLUMNS, burst_text, cells, span
+from cohsim.plan.table import COLUMNS, burst_text, cells, percent_span, span
 from cohsim.report.content import Detail, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
@@ -205,8 +205,8 @@ def _uncertainty(data: ReportData) -> str:
         p99, b = d.row.at.launch_p99, d.row.burst
         rows.append(
             [d.row.candidate.label, span(p99), f"{p99.high - p99.low:.2f}",
-             f"{b.low} .. {b.high}", str(b.high - b.low),
-             str(d.prediction.interval.get("method", ""))]
+             percent_span(d.row.at.miss_chance), f"{b.low} .. {b.high}",
+             str(b.high - b.low), str(d.prediction.interval.get("method", ""))]
         )  # fmt: skip
     out = ["<h2>How sure, and what would narrow it</h2>"]
     out.append(
@@ -215,6 +215,7 @@ def _uncertainty(data: ReportData) -> str:
                 "candidate",
                 "launch p99 s",
                 "p99 interval width s",
+                "chance of missing the deadline %",
                 "safe burst range",
                 "width",
                 "interval",

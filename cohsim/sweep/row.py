@@ -2,10 +2,11 @@
 
 A `Row` is the point (instance, variant, counts, strategy) with the machine's vCPUs, the
 engine and levels that answered, the launch latency's p50/p95/p99/max and the mount phase's
-p50/p99 each with the low and high end of its interval, the containers past the deadline
-(with interval), the mount-table peak, one whole mountinfo read at the peak (in the host's
-namespace and in a container's), the mechanism that held namespace_sem longest, and
-provenance (cohsim version, seed, replicates, the point's digest).
+p50/p99 each with the low and high end of its interval, the containers past the deadline and
+the chance of missing it (the share of the containers past it), with intervals, the
+mount-table peak, one whole mountinfo read at the peak (in the host's namespace and in a
+container's), the mechanism that held namespace_sem longest, and provenance (cohsim version,
+seed, replicates, the point's digest).
 
 Every field is a string, an integer, a bool or a float rounded once, here, to a fixed number
 of decimals (`DECIMALS`), so a row read back from the sweep cache (JSON keeps floats bit for
@@ -22,7 +23,9 @@ from cohsim import __version__
 from cohsim.predict.results import Prediction
 from cohsim.sweep.grid import Point
 
-DECIMALS = 6  #: seconds to the microsecond, failures to a millionth of a container
+#: seconds to the microsecond, failures to a millionth of a container, the chance of missing to
+#: a millionth
+DECIMALS = 6
 
 
 def _r(x: float) -> float:
@@ -60,9 +63,14 @@ class Row:
     mount_p99_s: float
     mount_p99_lo_s: float
     mount_p99_hi_s: float
-    failures: float  #: containers past the deadline (nominal replicate's statistic)
+    failures: float  #: containers past the deadline (median over the replicates)
     failures_lo: float
     failures_hi: float
+    #: the chance of missing the deadline: the share of the containers past it (median over
+    #: the replicates), with its interval from the same draws as the launch's
+    miss_chance: float
+    miss_chance_lo: float
+    miss_chance_hi: float
     deadline_s: float
     peak_mount_table: int
     mountinfo_read_host_s: float  #: one whole mountinfo read at the peak, host namespace
@@ -116,6 +124,9 @@ def row_of(
         failures=_r(p.failures.value),
         failures_lo=_r(p.failures.low),
         failures_hi=_r(p.failures.high),
+        miss_chance=_r(p.miss_chance.value),
+        miss_chance_lo=_r(p.miss_chance.low),
+        miss_chance_hi=_r(p.miss_chance.high),
         deadline_s=_r(p.deadline_s),
         peak_mount_table=int(p.peak_mount_table),
         mountinfo_read_host_s=_r(p.mountinfo_read_s.get("host", 0.0)),

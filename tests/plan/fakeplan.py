@@ -52,6 +52,7 @@ class FakeEvaluator:
             launch_p50=p50,
             launch_p99=p99,
             failures=Interval(0.0, 0.0, 0.0, "containers"),
+            miss_chance=Interval(0.0, 0.0, 0.0, "fraction of containers"),
             peak_mount_table=100 * p.containers,
             read_host_s=p.containers * 1e-4,
             read_container_s=p.containers * 2e-4,

@@ -50,9 +50,10 @@ full), their own paths overlapping the lock's work:
     S_j = S_0 + (N - 1)/2 (C_{g1+1} + C_{g2}) + C_j,   C_j one container's own contribution
                                                          before call j, c = 1 (the others sleep).
 
-The mount phase is T = Σ_j D_j; the containers finish one last write hold apart (served one
-after another), the last at T; each launch adds the runtime's CPU work × SMT × c (the
-kernel's fixed base is the caller's to add).
+The mount phase is T = Σ_j D_j, the last container's; the others finish before it in turn,
+one gap apart, the gap the largest lock work of one container in a call the cohort queues at
+from its last read on (cohsim.kernel.analytic.spread derives it); each launch adds the
+runtime's CPU work × SMT × c (the kernel's fixed base is the caller's to add).
 
 A third spread, ``uniform`` (a mean field: each call sees N - 1 times the time-average of one
 container's contribution, iterated to a fixed point), is kept for comparison.
@@ -60,7 +61,8 @@ container's contribution, iterated to a fixed point), is kept for comparison.
 What it leaves out: the background readers of mountinfo (systemd's re-read steals
 namespace_sem from woken writers until their 4 ms hand-off: at 100 containers x 50 layers
 per-layer it adds 3-11 % in the simulation), the run queue's order, mount_lock's walkers, the
-wake-up latencies, and the spread of finishing times beyond one write hold.
+wake-up latencies, and the containers that run ahead of the cohort before its bottleneck
+(cohsim.kernel.analytic.spread).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.kernel.analytic.arrays import Array, StepArrays
+from cohsim.kernel.analytic.spread import finishing, gap
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
@@ -335,7 +338,8 @@ class BurstModel:
 
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
-        the last write hold in it (0: none)."""
+        the gap its lock-bound calls leave between the containers (cohsim.kernel.analytic.
+        spread; 0: none)."""
         if hi <= lo:
             return 0.0, 0.0
         n, a = self.n, self.a
@@ -353,13 +357,12 @@ class BurstModel:
         # in step the cohort shares its grace periods: they run back to back while it waits
         out.grace_periods += round(float((own - free).sum()) / self.gp_ns)
         out.peaks(before + n * eff)
-        wrote = np.flatnonzero(h)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
         r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
             d = self._back_to_back(d, h, r, free, serial, rcu)
-        return float(d.sum()), (float(h[wrote[-1]]) if len(wrote) else 0.0)
+        return float(d.sum()), gap(n, h + serial, free, r)
 
     def _back_to_back(
         self, d: Array, h: Array, r: Array, free: Array, serial: Array, rcu: Array
@@ -427,6 +430,7 @@ class BurstModel:
         out.peaks(self.start + (n - 1) * done + mine)
         middle = max(n * float(h.sum()), float(own.sum())) + n * float(serial.sum())
         last, tail = self._in_step(out, g2, len(self.steps), self.start + n * done)
+        # the last gate's read sections gather the cohort: the gap is the last span's
         return self._finish(out, first + middle + last, tail)
 
     def _uniform(self, rounds: int = 40, tol: float = 1e-6) -> AnalyticResult:
@@ -450,17 +454,17 @@ class BurstModel:
         out.rcu_requests = n * int(a.rcu.sum())
         out.grace_periods = n * int(a.rcu.sum())
         out.peaks(st)
-        tail = float(h[np.flatnonzero(h)[-1]]) if writes else 0.0
-        return self._finish(out, max(out.ns_write_ns, float(times.sum())), tail)
+        spread = gap(n, h + serial, own, r)
+        return self._finish(out, max(out.ns_write_ns, float(times.sum())), spread)
 
-    def _finish(self, out: AnalyticResult, mount_ns: float, tail: float) -> AnalyticResult:
-        """The mount phase `mount_ns` is the last container's; the others finish one write
-        hold `tail` (the last write call's) apart, served one after another."""
+    def _finish(self, out: AnalyticResult, mount_ns: float, gap_ns: float) -> AnalyticResult:
+        """The mount phase `mount_ns` is the last container's; the others finish `gap_ns`
+        apart before it, in turn (cohsim.kernel.analytic.spread)."""
         n = self.n
         out.mount_ns = mount_ns
         runtime = self.k.runtime_cpu_ns * self.smt * self.share
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
-        each = np.maximum(0.0, mount_ns - (n - 1 - np.arange(n)) * tail)
+        each = finishing(mount_ns, n, gap_ns)
         out.mount_each_ns = tuple(each.tolist())
         out.launch_each_ns = tuple((each + runtime).tolist())
         out.cpu_ns["runtime"] += n * self.k.runtime_cpu_ns * self.smt
