@@ -8,7 +8,9 @@ count) and caches the answer:
 - `spinlock_ns(n)`: a hand-off of the queued spinlock among n CPUs that all want it — the
   per-acquisition overhead of a saturated qspinlock, 1/throughput - critical section;
 - `writer_ns(k)`: a mount_lock writer's wait for the line while k CPUs spin reading the
-  sequence counter (path walks) — the seqcount writer's acquisition latency;
+  sequence counter (path walks) — the seqcount writer's acquisition latency; 0 with none (the
+  writer's own line: the level-2 run would need a reader to answer, and with one it prices that
+  reader's copy);
 - `reader_ns(k)`: how long after a release a spinning reader has the line again — the seqcount
   readers' latency from the writer's release to their read.
 
@@ -142,6 +144,9 @@ class LineCosts:
         key = (kind, n)
         if key in self._cache:
             return self._cache[key]
+        if kind == "writer" and n == 0:  # no CPU holds a copy: the writer's stores hit its own
+            self._cache[key] = 0.0  # line (what its previous owner costs is the spinlock's
+            return 0.0  # hand-off or, taken free, cohsim.kernel.linetake)
         r = self._run(*self._spec(kind, n))
         if kind == "spinlock":
             value = max(0.0, per_s_to_gap_ns(r.acquisitions_per_s) - CS_REF_NS)

@@ -24,8 +24,8 @@ Prices:
    its one locked reader outside the hold is not priced) fetch the line with the chance that the
    walker read it since the task's previous access (two reads a call,
    cohsim.kernel.linetake.READS_PER_WALK), the op's p50 without a walker spread evenly over its
-   accesses (an assumption); the release after the section the walker spun through takes back
-   its copy (one transfer);
+   accesses (an assumption); the release after the section the walker spun through waits
+   behind it as level 2 says;
 3. *every*: every access of the audit's count pays a whole transfer (the walker always read in
    between: an upper bound).
 
@@ -100,8 +100,8 @@ def main(argv: list[str]) -> int:
             takes = LineTakes(m, call)  # the walker: one busy CPU, a walk every call
             nested = kernel.op(op).mount_lock_readers
             before = writes * release_now
-            # each write section: its take, and its release taking back the spinning walker's copy
-            model = writes * (takes.ns(0, 1.0, gap) + takes.ns(1, 0.0, 0.0))
+            # each write section: its take and its release behind the spinning walker (level 2)
+            model = writes * (takes.ns(0, 1.0, gap) + release_now)
             model += nested * takes.ns(0, 1.0, gap)
             every = (2 * writes + readers) * transfer
             print(

@@ -328,9 +328,7 @@ class LaunchSim:
             if step_puts or prop < 0:  # and for a host unmount, the slaves' copies
                 puts = cc.puts(step, found, table)
             took = iround(hold * (g := f * self._smt()))  # `_cpu` inline
-            took += self.sec.copied(o)
-            if o.ml_readers_any:
-                took += self.sec.readers(step, o)
+            took += self.sec.in_hold(step, o)
             tally.hold(cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop, g)
             w.kernel_until = t1 + took
             if not env.advance(took):

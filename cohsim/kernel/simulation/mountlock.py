@@ -19,13 +19,12 @@ counter locklessly and spin while a writer holds it.
   `walk_interval_ns`, and each one spins in
   path_init while mount_lock is write-held. They are not simulated one by one (millions per
   second): for a write section of length H, the number of such CPUs spinning on the line by
-  its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release must
-  take back the line they each hold a copy of (level 1's fetch from k sharers,
-  cohsim.kernel.linetake: they spin quietly on their copies, so nothing queues at the line's
-  coherence point until the release invalidates them), which lengthens H: k is the fixed point
-  of that loop. Their re-reads then queue there: a writer taking the lock while they are at it
-  waits behind them (level 2's `writer_ns(k)`). Their spinning time is taken from those CPUs'
-  progress (a debt each busy CPU repays: `debt_per_cpu`).
+  its end is k = B (1 - exp(-H / interval)) for B busy CPUs, and the writer's release waits
+  for the line behind them (level 2's `writer_ns(k)`: readers that hold copies and keep
+  arriving at the line's coherence point, the mesh home agent's queue among them), which
+  lengthens H: k is the fixed point of that loop. Their spinning time is taken from those
+  CPUs' progress (a debt each busy CPU repays: `debt_per_cpu`). After the release each of
+  them holds a copy of the line again, which the next section's take must fetch.
 
 The writer's side has the shape of the other simulated resources (cohsim.kernel.simulation.cpus,
 cohsim.kernel.simulation.rwsem): `acquire` then `release`, with a free lock taken on the spot
@@ -172,11 +171,10 @@ class MountLock:
         return v
 
     def _line_ns(self, k: float) -> float:
-        """A release taking the line back from k spinners' copies (level 1, fractional k),
-        each count asked once."""
+        """level 2's `writer_ns(k)` at a fractional count of spinners, each asked once."""
         v = self._line_at.get(k)
         if v is None:
-            v = self._line_at[k] = self.takes.ns(k, 0.0, 0.0)
+            v = self._line_at[k] = self.costs.writer_ns(k)
         return v
 
     def _reader_ns(self, k: float) -> float:
@@ -348,7 +346,7 @@ class MountLock:
 
     def _bg_fixed_point(self, hold_ns: float, busy: float) -> tuple[float, float]:
         """Background CPUs spinning on the line by the end of a hold of `hold_ns` with `busy`
-        of them busy, and the hold lengthened by the release's fetch of their copies."""
+        of them busy, and the hold lengthened by the writer's wait for the line behind them."""
         interval = self.k.walk_interval_ns
         k, h = 0.0, hold_ns
         for _ in range(20):

@@ -63,22 +63,24 @@ class Sections:
             return True
         return False
 
-    def copied(self, o: OpRow) -> int:
-        """A copy of the table's write sections, one per copied mount (copy_tree()'s
-        lock_mount_hash() around each attach), in its namespace_sem hold: their time."""
-        if not o.ml_section_ns:
-            return 0
-        return iround(self.ml.spaced(o.ml_section_ns, self.table.mounts - 1, o.per_mount_write_ns))
-
-    def readers(self, step: Step, o: OpRow) -> int:
-        """The op's locked readers of mount_lock in its namespace_sem hold (docs/kernel-audit.md
-        C18): the line's fetches from the walks that read it since (CallCosts.readers_at, at
-        the CPUs walking now), counted as mount_lock's line cost: their time."""
-        ml, table = self.ml, self.table
-        busy = ml.busy_bg if ml.busy_bg < ml.vcpus else ml.vcpus
-        spent = self.cc.readers_at(step, o, table.mounts, table.windows, busy)
-        ml.stats.wait_ns += spent
-        return iround(spent)
+    def in_hold(self, step: Step, o: OpRow) -> int:
+        """The mount_lock sections of its own an op runs in its namespace_sem hold besides its
+        one nested section: their time. A copy of the table's write sections, one per copied
+        mount (copy_tree()'s lock_mount_hash() around each attach), and the locked readers
+        (docs/kernel-audit.md C18), each fetching the line from the walks that read it since
+        (CallCosts.readers_at, at the CPUs walking now; counted as mount_lock's line cost)."""
+        took = 0
+        if o.ml_section_ns:
+            took = iround(
+                self.ml.spaced(o.ml_section_ns, self.table.mounts - 1, o.per_mount_write_ns)
+            )
+        if o.ml_readers_any:
+            ml, table = self.ml, self.table
+            busy = ml.busy_bg if ml.busy_bg < ml.vcpus else ml.vcpus
+            spent = self.cc.readers_at(step, o, table.mounts, table.windows, busy)
+            ml.stats.wait_ns += spent
+            took += iround(spent)
+        return took
 
     def ml_extra(self, step: Step, o: OpRow) -> float:
         """What an op's mount_lock section does beyond its fixed work in the node's state now
