@@ -4,7 +4,7 @@ wake_bench (calibration/bench/README.md), read from their tidy CSVs.
 `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause, mount and/or
 wake) and returns `BenchData`: one `MountRun` per (strategy, workers, layers, repeat), one
 `PauseRun` per (lock, threads, repeat) and one `WakeRun` per wake_bench repeat, plus the sha256
-digest of every file read. The other benches' CSVs (ns, prop, walk, chase: `NOT_FITTED`), as
+digest of every file read. The other benches' CSVs (ns, prop, walk, chase, corun: `NOT_FITTED`), as
 `cohsim bench` writes them into the same output directory, are not read but listed in
 `BenchData.skipped` with the reason. Every value is checked: a missing metric, a non-numeric
 value, a file without rows or of an unknown bench fails with one `CohsimError` line naming the
@@ -38,6 +38,8 @@ NOT_FITTED: dict[str, str] = {
     "walk": "walk_bench's path walkers are not fitted by cohsim calibrate "
     "(the model's walkers come from calibration/analysis/walkers/)",
     "chase": "chase_bench's load latencies are not fitted by cohsim calibrate",
+    "corun": "corun_bench's co-run slowdown goes into a machine file by hand "
+    "(microarch.corun_slowdown), not fitted by cohsim calibrate",
 }
 #: mount_bench's per-syscall labels -> the op (`cohsim.kernel.classify`) they time, per strategy
 #: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")

@@ -74,7 +74,7 @@ def register(
         nargs="+",
         metavar="DATA",
         help="bench output directories or *_bench.csv files: pause, mount and wake data are "
-        "fitted; the other benches' files (ns, prop, walk, chase) are skipped with a note",
+        "fitted; the other benches' files (ns, prop, walk, chase, corun) are skipped with a note",
     )
     p.add_argument("--instance", help="catalog machine the data was measured on")
     p.add_argument(
