@@ -367,6 +367,21 @@ def _sidecar(
     }
 
 
+def same_dir(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def make_out_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """The output directory, made if missing, one level only: its parent must exist (no
+    `mkdir -p` of a mistyped path); a refusal is a CohsimError naming it."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CohsimError(f"cannot make the directory: {exc.strerror or exc}", str(out)) from None
+    return out
+
+
 def run_bench(
     bench: str,
     args: Sequence[str],
@@ -388,7 +403,10 @@ def run_bench(
     if strace_final is not None:
         if bench != "mount":
             raise CohsimError("--strace is only for the mount benchmark")
-        strace_final.parent.mkdir(parents=True, exist_ok=True)
+        if same_dir(strace_final.parent, out_dir):  # the log beside the CSV: make the folder
+            make_out_dir(out_dir)
+        elif not strace_final.parent.is_dir():  # no other folder is made for a named output
+            raise CohsimError(f"no such directory: {strace_final.parent}", str(strace_final))
         strace_tmp = strace_final.with_name(f".{strace_final.name}.{os.getpid()}.tmp")
         argv += ["--strace", str(strace_tmp)]
     bar = _progress(_expected_runs(bench, args), progress, f"{bench}_bench")
@@ -410,19 +428,16 @@ def run_bench(
         raise CohsimError(problems[-1].split(": error: ", 1)[-1], f"{bench}_bench")
     rows = _parse_csv(text, bench, f"{bench}_bench output")
 
-    out = Path(out_dir)
+    out = make_out_dir(out_dir)
     csv_path = out / f"{bench}_bench.csv"
     sidecar_path = out / f"{bench}_bench.json"
     sidecar = _sidecar(
         bench, args, exe, compiler, strace_final, command_line, started, wall_s, err_lines,
         csv_path.name, text, len(rows),
     )  # fmt: skip
-    provenance.write_atomic(csv_path, text)
+    provenance.write_atomic(csv_path, text, make_dirs=False)
     if strace_tmp is not None and strace_final is not None:
-        os.replace(strace_tmp, strace_final)
+        os.replace(strace_tmp, strace_final)  # strace made it as a plain file (umask's mode)
         sidecar["strace_digest"] = provenance.file_digest(strace_final)
-    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar))
-    for path in (csv_path, sidecar_path, strace_final):
-        if path is not None:  # write_atomic's temp files are 0600; results are for sharing
-            os.chmod(path, 0o644)
+    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar), make_dirs=False)
     return BenchRun(bench, csv_path, sidecar_path, strace_final, tuple(rows), sidecar)

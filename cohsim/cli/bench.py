@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
 from cohsim.cli.benches import chase, corun, mount, ns, pause, prop, wake, walk
-from cohsim.cli.outputs import check_dir
+from cohsim.cli.outputs import check_dir, check_file
 from cohsim.units import NS_PER_US
 
 #: each benchmark's cli module, in the order `cohsim bench --help` lists them
@@ -43,6 +44,9 @@ def _run(args: argparse.Namespace) -> int:
     kind = args.bench
     c_args = _KINDS[kind].c_args(args)
     check_dir(args.out)
+    strace = getattr(args, "strace", None)
+    if strace and not bench.same_dir(Path(strace).parent, args.out):  # else made with --out
+        check_file(strace)
     run = bench.run_bench(
         kind,
         c_args,

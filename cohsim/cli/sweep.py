@@ -139,7 +139,7 @@ def _sweep(args: argparse.Namespace) -> int:
     ):
         if path not in (None, "-"):
             with writing(path):
-                provenance.write_atomic(path, text)
+                provenance.write_atomic(path, text, make_dirs=False)
             written.append(path)
     if args.plot:
         from cohsim.plots.save import save_figure

@@ -73,7 +73,7 @@ def _synth(args: argparse.Namespace) -> int:
                        duration_ns=args.duration_ns, runtime=args.runtime)  # fmt: skip
     text = write_strace(trace, args.style)
     with writing(args.out):
-        provenance.write_atomic(args.out, text)
+        provenance.write_atomic(args.out, text, make_dirs=False)
     summary = summarize(trace)
     if args.json:
         doc = {"schema": 1, "out": args.out, "digest": provenance.text_digest(text),

@@ -126,6 +126,19 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
         assert exc.value.code == 2
 
 
+def test_no_folder_is_made_for_an_output(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    """--strace FILE in a missing folder is refused before the benchmark runs ("--bogus" would
+    fail it), and --out DIR is made one level deep only."""
+    with pytest.raises(CohsimError, match="no such directory"):
+        bench.run_bench(
+            "mount", ["--bogus"], tmp_path, strace=tmp_path / "missing" / "t.strace", env=cache_env
+        )
+    with pytest.raises(CohsimError, match="cannot make the directory"):
+        bench.make_out_dir(tmp_path / "missing" / "results")
+    assert bench.make_out_dir(tmp_path / "results").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
 # --------------------------------------------------------------------- pause_bench
 
 
