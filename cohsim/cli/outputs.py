@@ -55,6 +55,17 @@ def check_dir(path: str) -> None:
     _check_folder(p if p.exists() else p.absolute().parent, path)
 
 
+def check_cache_dir(path: str) -> None:
+    """A cache folder: a directory, or one that can be made in its existing parent. One that
+    cannot be written in is not refused: it is used read-only (cohsim.sweep.cache)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CohsimError("is not a directory", path)
+    parent = p.absolute().parent
+    if not p.exists() and not parent.is_dir():
+        raise CohsimError(f"no such directory: {parent} (make it first)", path)
+
+
 @contextmanager
 def writing(path: str | os.PathLike[str]) -> Iterator[None]:
     """Within it, an OSError (the file system refusing a write) is a CohsimError naming `path`."""

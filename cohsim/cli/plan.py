@@ -23,6 +23,7 @@ from cohsim.plan import SORTS, PlanOptions, plan
 from cohsim.plan.evaluate import sweep_evaluator
 from cohsim.plan.table import render
 from cohsim.predict.options import ENGINES
+from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _DEFAULTS = PlanOptions()
@@ -63,6 +64,9 @@ def _plan(args: argparse.Namespace) -> int:
     options = options_of(args)
     if args.html:
         _html_path(args.html)
+    note = readonly_note(options.sweep.cache_dir())
+    if note:
+        print(f"cohsim: note: {note}", file=sys.stderr)
     with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
         result = plan(options, evaluate=evaluate)
         if args.html:

@@ -19,7 +19,7 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.cli.args import add_seed, count_list, name_list, positive_float, positive_int
-from cohsim.cli.outputs import check_dir, check_file, check_plot, writing
+from cohsim.cli.outputs import check_cache_dir, check_file, check_plot, writing
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
 from cohsim.sweep import (
@@ -32,6 +32,7 @@ from cohsim.sweep import (
     run_sweep,
     select_instances,
 )
+from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _RUN = RunOptions()  #: the run options' defaults, which the flags show
@@ -57,7 +58,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
             check_file(path)
     check_plot(args.plot)
     if args.cache is not None and args.cache.lower() != "off":
-        check_dir(args.cache)
+        check_cache_dir(args.cache)  # a read-only one is used read-only
 
 
 def _print(rows: list[Row]) -> None:
@@ -92,6 +93,9 @@ def _sweep(args: argparse.Namespace) -> int:
         kernel=args.kernel,
         calibration=args.calibration,
     )
+    note = readonly_note(options.cache_dir())
+    if note:
+        print(f"cohsim: note: {note}", file=sys.stderr)
     try:
         sweep = run_sweep(points, options)
     except KeyboardInterrupt:

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -111,14 +112,23 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}
+    bad: list[Path] = []
     for t in tasks:
-        doc = cache.load(folder, t.digest) if t.digest not in rows else None
+        doc = cache.load(folder, t.digest, bad=bad) if t.digest not in rows else None
         if doc is not None:
             try:
                 rows[t.digest] = Row.from_dict(doc)
             except (KeyError, TypeError):
                 pass  # an older row layout: computed again
     cached = len(rows)
+    bad = list(dict.fromkeys(bad))  # a point asked twice is one file
+    if bad:
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        print(
+            f"cohsim: warning: {bad[0]}{more}: does not match its key (edited since it was "
+            "written?): not used, computed again",
+            file=sys.stderr,
+        )
     todo = list({t.digest: t for t in tasks if t.digest not in rows}.values())
     bar = tqdm(
         total=cached + len(todo),

@@ -97,3 +97,18 @@ def test_html_writes_the_report_beside_the_table(fake, capsys, tmp_path):
     assert "<title>cohsim plan: 100 containers x 50 layers, each up within 30 s</title>" in text
     assert text.count('<tr class="candidate">') == len(doc["rows"]) == 2
     assert [p.name for p in target.parent.iterdir()] == ["plan.html"]  # no temporary left
+
+
+def test_a_read_only_cache_is_said_in_one_line(fake, capsys, monkeypatch, tmp_path):
+    """plan keeps its points in the sweep's cache: one it cannot write in is used read-only,
+    and said (it was skipped silently). The real read-only folder: tests/sweep/test_sweep_cli."""
+    import cohsim.sweep.cache as sweep_cache
+
+    monkeypatch.setenv("COHSIM_CACHE", str(tmp_path))
+    monkeypatch.setattr(sweep_cache, "writable", lambda folder: False)
+    assert main(["plan", "--instances", "r5.metal"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        f"cohsim: note: the sweep cache {tmp_path / 'sweep'} is read-only: the points it holds "
+        "are used, new ones are not kept\n"
+    )
