@@ -73,9 +73,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
     try:
+        # building the parser imports the command's modules (numpy, matplotlib...): a Ctrl-C
+        # then is the same one line as later
+        args = build_parser(_command(argv)).parse_args(argv)
         return int(args.func(args) or 0)
     except CohsimError as exc:
         print(f"cohsim: error: {exc}", file=sys.stderr)

@@ -56,14 +56,14 @@ def check_dir(path: str) -> None:
 
 
 def check_cache_dir(path: str) -> None:
-    """A cache folder: a directory, or one that can be made in its existing parent. One that
-    cannot be written in is not refused: it is used read-only (cohsim.sweep.cache)."""
+    """A cache folder: an existing directory, or one that can be made in its existing parent.
+    An existing one that cannot be written in is not refused: it is used read-only
+    (cohsim.sweep.cache); one that does not exist and cannot be made is."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise CohsimError("is not a directory", path)
-    parent = p.absolute().parent
-    if not p.exists() and not parent.is_dir():
-        raise CohsimError(f"no such directory: {parent} (make it first)", path)
+    if not p.exists():
+        _check_folder(p.absolute().parent, path)
 
 
 @contextmanager

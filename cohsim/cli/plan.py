@@ -67,12 +67,22 @@ def _plan(args: argparse.Namespace) -> int:
     note = readonly_note(options.sweep.cache_dir())
     if note:
         print(f"cohsim: note: {note}", file=sys.stderr)
-    with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
-        result = plan(options, evaluate=evaluate)
-        if args.html:
-            from cohsim.report import gather, write_report  # matplotlib only when reporting
+    try:
+        with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
+            result = plan(options, evaluate=evaluate)
+            if args.html:
+                from cohsim.report import gather, write_report  # matplotlib only when reporting
 
-            write_report(args.html, gather(result, evaluate))
+                write_report(args.html, gather(result, evaluate))
+    except KeyboardInterrupt:  # the workers ignore it (cohsim.plan.evaluate): one line
+        where = options.sweep.cache_dir()
+        kept = (
+            f"finished points are kept in {where}; the same command resumes from them"
+            if where
+            else "the cache is off: nothing was kept"
+        )
+        print(f"cohsim: interrupted ({kept})", file=sys.stderr)
+        return 130
     if args.json:
         doc = result.to_dict()
         doc["provenance"] = {**doc["provenance"], **provenance.stamp(command="plan")}

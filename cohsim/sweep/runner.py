@@ -164,12 +164,14 @@ def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> 
 
 
 @contextmanager
-def _local_cluster(n: int) -> Iterator[Any]:
+def local_cluster(n: int) -> Iterator[Any]:
     """A local Dask cluster of `n` worker processes, one thread each. Its workers ignore
-        SIGINT (they inherit that from this process while they start): a Ctrl-C at a terminal
-        goes to every process of the group, and the workers' tracebacks would bury the one line
-        saying the sweep was interrupted; this process closes them on its way out. (A Ctrl-C
-    while they start is not seen.)"""
+    SIGINT (they inherit that from this process while they start): a Ctrl-C at a terminal
+    goes to every process of the group, and the workers' tracebacks would bury the one line
+    saying the sweep was interrupted; this process closes them on its way out. (A Ctrl-C
+    while they start, a second or two, is not seen. Blocking SIGINT while they start, to
+    deliver it after, was tried: Dask's threads started then were seen with it unblocked,
+    multiprocessing's resource tracker unblocks it, and one of them took the signal.)"""
     from distributed import LocalCluster
 
     main = threading.current_thread() is threading.main_thread()  # where signals are set
@@ -197,7 +199,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
     from distributed import Client
 
     if options.scheduler is None:
-        with _local_cluster(n) as cluster, Client(cluster) as client:
+        with local_cluster(n) as cluster, Client(cluster) as client:
             yield client
         return
     timeout = options.connect_timeout_s
