@@ -2,9 +2,10 @@
 
 Exit codes, the same in every command: 0 success; 1 a model or input error (a CohsimError: one
 line on stderr naming the file, line or key and what is wrong, no traceback, no half-written
-output file): what needs a file, the catalog or another flag to judge; 2 usage (argparse: the
-usage and one error line): a flag's value malformed or out of range on its own, a count below
-1, a name not among the choices (cohsim.cli.args); 130 interrupted. Every command has `--json`
+output file): what the model refuses or needs a file, the catalog or another flag to judge;
+2 usage (argparse: the usage and one error line): a flag's value malformed or outside what its
+kind admits, a count below 1, a name not among the choices (cohsim.cli.args); 130
+interrupted. Every command has `--json`
 printing one JSON document on stdout.
 """
 

@@ -1,10 +1,11 @@
 """Argument types shared by the cli_* modules: a bad value is argparse's usage error (exit 2).
 
-The rule every command follows (cohsim.cli.app): a flag's value that is malformed or out of
-range on its own (not a number, a count below 1, a name not among the choices, a list with a
-bad item) is a usage error, exit 2, before anything is read or run; what needs a file, the
-catalog or another flag to judge (an unknown instance, more threads than the machine has CPUs,
-a trace that does not parse) is a CohsimError, exit 1.
+The rule every command follows (cohsim.cli.app): a flag's value that is malformed or outside
+what its kind admits (not a number, a count below 1, a name not among the choices, a list with
+a bad item) is a usage error, exit 2, before anything is read or run; what the model refuses or
+needs a file, the catalog or another flag to judge (an unknown instance, more threads than the
+machine has CPUs, a burst beyond a real node: cohsim.predict.validity, a trace that does not
+parse) is a CohsimError, exit 1.
 """
 
 from __future__ import annotations

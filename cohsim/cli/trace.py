@@ -13,6 +13,7 @@ from typing import Any
 from cohsim import provenance
 from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_file, writing
+from cohsim.predict.validity import refuse_absurd
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.runtime import RUNTIMES
@@ -90,6 +91,7 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    refuse_absurd(containers=args.containers, layers=args.layers)  # cohsim.predict.validity
     check_file(args.out)
     trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
                        arrival=args.arrival, think_ns=args.think_ns,
