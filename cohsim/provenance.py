@@ -54,15 +54,29 @@ def dumps(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write a file so that it is either complete or absent: never half-written."""
+def plain_file_mode() -> int:
+    """The mode `open(path, "w")` gives a new file: 0666 less the process's umask (read without
+    changing it where Linux shows it, else set and restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            umask = next(int(ln.split()[1], 8) for ln in f if ln.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: str | os.PathLike[str], text: str, *, make_dirs: bool = True) -> None:
+    """Write a file so that it is either complete or absent: never half-written, with the mode
+    a plain write gives (`plain_file_mode`). `make_dirs`: make missing folders above it (what a
+    cache wants for its own folder); an output a person named passes False, and a missing folder
+    is then the OSError of writing there."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if make_dirs:
+        target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the file a normal mode
+        os.fchmod(fd, plain_file_mode())  # mkstemp makes 0600; give the file a normal mode
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         os.replace(tmp, target)

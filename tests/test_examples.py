@@ -110,3 +110,14 @@ def test_mesh_vs_chiplet_example_on_the_simulation(tmp_path):
     assert "leaves level 2's hand-off out" not in out  # the simulation prices it in
     held = re.search(r"namespace_sem was held (\d+)x to (\d+)x longer than mount_lock", out)
     assert 1 < int(held.group(1)) <= int(held.group(2))
+
+
+def test_the_readmes_commands_use_the_venvs_python():
+    """The README installs into .venv and runs .venv/bin/cohsim: its python commands (the
+    examples, the benchmarks, the analyses) must be the venv's python too, not whichever
+    `python` is first on PATH (it may lack cohsim, or be another version). Only the venv's own
+    creation (`python3 -m venv`) runs a bare python."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    bare = [m.group(0) for m in re.finditer(r"(?<![\w/.-])python3? (?!-m venv\b)\S+", readme)]
+    assert bare == []
+    assert ".venv/bin/python examples/mesh_vs_chiplet.py" in readme

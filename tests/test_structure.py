@@ -8,6 +8,8 @@ time, so a deferred import inside a function counts like one at the top of the m
 from __future__ import annotations
 
 import ast
+import fnmatch
+import os
 import re
 from pathlib import Path
 
@@ -143,9 +145,34 @@ def test_modules_and_functions_stay_small():
     assert too_long == []
 
 
-def _tracked(pattern: str) -> list[Path]:
-    skip = {".git", ".venv", "build", "dist", "__pycache__", ".hypothesis"}
-    return [p for p in REPO.rglob(pattern) if not skip & set(p.relative_to(REPO).parts)]
+#: folders that hold no file of the repository's own, whatever is in them
+_NOT_OURS = {".git", ".venv", "build", "dist", "__pycache__", ".hypothesis", ".tox", ".nox"}
+
+
+def _tracked(pattern: str, root: Path = REPO) -> list[Path]:
+    """The files under `root` whose name matches `pattern`, less build outputs, caches and
+    every virtual environment: a folder holding pyvenv.cfg, whatever it is called (a venv made
+    inside the checkout as `venv/` or `.venv-3.12/` is not the repository's code)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(
+            d for d in dirs if d not in _NOT_OURS and not (Path(folder) / d / "pyvenv.cfg").exists()
+        )
+        found += [Path(folder) / f for f in sorted(files) if fnmatch.fnmatch(f, pattern)]
+    return found
+
+
+def test_tracked_files_leave_out_any_virtual_environment(tmp_path: Path) -> None:
+    """A venv named anything but .venv inside the checkout holds site-packages full of
+    sys.path edits: they are not the repository's, and no test may read them as if they were."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
+    for venv in ("venv", ".venv-3.12", "env/inner"):
+        site = tmp_path / venv / "lib" / "site-packages"
+        site.mkdir(parents=True)
+        (tmp_path / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (site / "site.py").write_text("import sys\nsys.path" + ".insert(0, '.')\n")
+    assert _tracked("*.py", tmp_path) == [tmp_path / "pkg" / "mod.py"]
 
 
 def test_data_folders_hold_data_only():

@@ -6,18 +6,20 @@
  *
  * For each kernel (alu: eight independent multiply-add chains; chase: a dependent walk over
  * a 16 MiB random cycle; sys: fstat() of a private file, kernel entry/exit and a little VFS),
- * run 1 thread alone, then N threads at once, each pinned to its own CPU (0..N-1), for a fixed
- * time; report ns per iteration per thread. Repeats alternate alone/together so host drift
- * hits both alike.
+ * run 1 thread alone, then N threads at once, each pinned to its own CPU (the first N this
+ * process may run on; default all of them, so both SMT siblings of every core are busy), for a
+ * fixed time; report ns per iteration per thread. Repeats alternate alone/together so host
+ * drift hits both alike. `cohsim bench corun` builds and runs it.
  *
  *   cc -O2 -pthread corun_bench.c -o corun_bench
- *   ./corun_bench [--threads N] [--ms MS] [--repeats R] > corun.csv
+ *   ./corun_bench [--threads N] [--ms MS] [--repeats R] [--version] > corun.csv
  *
  * CSV: bench,lock,threads,placement,metric,value,unit,repeat (metric <kernel>_ns_per_iter;
  * with N threads the value is the mean over threads).
  */
 #define _GNU_SOURCE
 #define BENCH_NAME "corun_bench"
+#define CORUN_BENCH_VERSION "2"
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
@@ -77,14 +79,15 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static double measure(int kernel, int threads, double seconds, uint32_t *cycle, size_t len)
+static double measure(int kernel, const int *cpus, int threads, double seconds, uint32_t *cycle,
+		      size_t len)
 {
 	pthread_t tid[256];
 	struct job jobs[256];
 	pthread_barrier_t start;
 	pthread_barrier_init(&start, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++) {
-		jobs[i] = (struct job){i, kernel, seconds, 0.0, cycle, len, &start};
+		jobs[i] = (struct job){cpus[i], kernel, seconds, 0.0, cycle, len, &start};
 		if (pthread_create(&tid[i], NULL, run, &jobs[i]) != 0)
 			die("pthread_create: %s", strerror(errno));
 	}
@@ -97,9 +100,24 @@ static double measure(int kernel, int threads, double seconds, uint32_t *cycle, 
 	return sum / threads;
 }
 
+/* The CPUs this process may run on, lowest first, at most `max`; how many. */
+static int allowed_cpus(int *out, int max)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		die("sched_getaffinity: %s", strerror(errno));
+	int n = 0;
+	for (int k = 0; k < CPU_SETSIZE && n < max; k++)
+		if (CPU_ISSET(k, &allowed))
+			out[n++] = k;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeats = 5;
+	static int usable[256];
+	int nusable = allowed_cpus(usable, 256);
+	int threads = nusable, repeats = 5;
 	double seconds = 1.0;
 	int ms = 1000, cpus[256];
 	static const struct option opts[] = {
@@ -107,6 +125,7 @@ int main(int argc, char **argv)
 		{"ms", required_argument, NULL, 'm'},
 		{"repeats", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
 	};
 	opterr = 0;
@@ -117,14 +136,18 @@ int main(int argc, char **argv)
 		case 'm': ms = (int)parse_u64(optarg, "ms", 1, 3600000ull); break;
 		case 'r': repeats = (int)parse_u64(optarg, "repeats", 1, 100000ull); break;
 		case 'h':
-			printf("usage: corun_bench [--threads N>=2] [--ms MS per run] [--repeats R]\n");
+			printf("usage: corun_bench [--threads N>=2] [--ms MS per run] [--repeats R]"
+			       " [--version]\n");
 			return 0;
+		case 'V': printf("corun_bench %s\n", CORUN_BENCH_VERSION); return 0;
 		default: die_bad_option(argv);
 		}
 	}
 	die_if_operands(argc, argv);
 	if (threads < 2 || threads > 256)
-		die("needs 2 to 256 CPUs (this machine has %d online; see --threads)", threads);
+		die("needs 2 to 256 CPUs (this process may run on %d; see --threads)", nusable);
+	if (threads > nusable)
+		die("--threads %d: this process may run on %d CPUs", threads, nusable);
 	seconds = ms / 1000.0;
 	/* a single random cycle (Sattolo's shuffle) over 16 MiB of 32-bit indices */
 	size_t len = (size_t)1 << 22;
@@ -146,7 +169,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NKERNELS; k++)
 			for (int pass = 0; pass < 2; pass++) {
 				int n = (pass ^ (r & 1)) ? threads : 1; /* alternate which goes first */
-				double v = measure(k, n, seconds, cycle, len);
+				double v = measure(k, usable, n, seconds, cycle, len);
 				printf("corun,none,%d,compact,%s_ns_per_iter,%.3f,ns,%d\n", n, names[k], v, r);
 				fflush(stdout);
 			}

@@ -5,7 +5,8 @@
  * lives alone on a 64-byte cache line.  Waiters spin with PAUSE (x86) / YIELD (arm64) exactly
  * as the kernel's cpu_relax() does.  Every acquisition is timed from "start acquiring" to
  * "acquired" and recorded in a per-thread log-linear histogram (32 sub-buckets per power of
- * two, so any reported percentile is within ~1.6% of the true value).  The critical section
+ * two, so any reported percentile is within ~1.6% of the true value; each is clamped to the
+ * exact min and max, so p50 <= p99 <= max always holds).  The critical section
  * writes shared data for --cs-ns; between acquisitions a thread busy-works for --think-ns.
  * Both are busy-waited on the calibrated tick clock (TSC on x86, CNTVCT on arm64).
  *
@@ -35,7 +36,7 @@
 #include <x86intrin.h>
 #endif
 
-#define PAUSE_BENCH_VERSION "1"
+#define PAUSE_BENCH_VERSION "2"
 #define MAX_CPUS 4096
 #define MAX_LIST 256
 #define SUB_BITS 5
@@ -488,18 +489,28 @@ static void measure_pause(int cpu, int samples, const char *placement, int repea
 	free(ovh);
 }
 
-static double hist_quantile(const uint64_t *h, uint64_t total, double q)
+/* The value (ticks) of rank floor(q * total) (0-based): its bin's midpoint, clamped to the
+ * exact min and max (a bin's midpoint can lie past the largest value in it, which would put a
+ * percentile above max_ns). */
+static double hist_quantile(const uint64_t *h, uint64_t total, double q, uint64_t mn, uint64_t mx)
 {
 	uint64_t want = (uint64_t)(q * (double)total);
 	if (want >= total)
 		want = total - 1;
 	uint64_t cum = 0;
+	double v = (double)mx;
 	for (unsigned b = 0; b < NBINS; b++) {
 		cum += h[b];
-		if (cum > want)
-			return bin_mid(b);
+		if (cum > want) {
+			v = bin_mid(b);
+			break;
+		}
 	}
-	return bin_mid(NBINS - 1);
+	if (v < (double)mn)
+		v = (double)mn;
+	if (v > (double)mx)
+		v = (double)mx;
+	return v;
 }
 
 static void run_one(enum lock_kind kind, const char *lockname, int nthreads, const int *cpus,
@@ -566,10 +577,10 @@ static void run_one(enum lock_kind kind, const char *lockname, int nthreads, con
 	emit(lockname, nthreads, placement, "duration_s", secs, "s", repeat);
 	if (count) {
 		emit(lockname, nthreads, placement, "mean_ns", ticks_to_ns((double)sum / (double)count), "ns", repeat);
-		emit(lockname, nthreads, placement, "p50_ns", ticks_to_ns(hist_quantile(h, count, 0.50)), "ns", repeat);
-		emit(lockname, nthreads, placement, "p90_ns", ticks_to_ns(hist_quantile(h, count, 0.90)), "ns", repeat);
-		emit(lockname, nthreads, placement, "p99_ns", ticks_to_ns(hist_quantile(h, count, 0.99)), "ns", repeat);
-		emit(lockname, nthreads, placement, "p999_ns", ticks_to_ns(hist_quantile(h, count, 0.999)), "ns", repeat);
+		emit(lockname, nthreads, placement, "p50_ns", ticks_to_ns(hist_quantile(h, count, 0.50, mn, mx)), "ns", repeat);
+		emit(lockname, nthreads, placement, "p90_ns", ticks_to_ns(hist_quantile(h, count, 0.90, mn, mx)), "ns", repeat);
+		emit(lockname, nthreads, placement, "p99_ns", ticks_to_ns(hist_quantile(h, count, 0.99, mn, mx)), "ns", repeat);
+		emit(lockname, nthreads, placement, "p999_ns", ticks_to_ns(hist_quantile(h, count, 0.999, mn, mx)), "ns", repeat);
 		emit(lockname, nthreads, placement, "min_ns", ticks_to_ns((double)mn), "ns", repeat);
 		emit(lockname, nthreads, placement, "max_ns", ticks_to_ns((double)mx), "ns", repeat);
 		emit(lockname, nthreads, placement, "fairness_min_over_max",

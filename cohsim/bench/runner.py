@@ -1,5 +1,5 @@
 """The real benchmarks: build `pause_bench` / `mount_bench` / `wake_bench` / `ns_bench` /
-`prop_bench` / `walk_bench` / `chase_bench` from C.
+`prop_bench` / `walk_bench` / `chase_bench` / `corun_bench` from C.
 
 `pause_bench` measures lock hand-off on this host's cores (the data level 2 is calibrated on);
 `mount_bench` runs containerd's idmapped-rootfs syscall sequences on this host's kernel (the data
@@ -10,14 +10,15 @@ times a container's mount-namespace copy and teardown against the mount table's 
 mountinfo reads (`cohsim.bench.propbench`); `walk_bench` times path walkers against
 containerd's mount sequence (`cohsim.bench.walkbench`); `chase_bench` times dependent loads
 against the working set's size, warm in the reader's caches and written by another CPU
-(`cohsim.bench.chasebench`). All are C
+(`cohsim.bench.chasebench`); `corun_bench` times CPU work alone and with the other CPUs busy
+(`cohsim.bench.corunbench`). All are C
 programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
 installed); this module compiles them with the system C compiler into a cache keyed by a
 digest of source, compiler and flags, runs them, and writes under an output directory:
 
 - ``<bench>.csv``: the program's tidy CSV, unchanged (columns in `PAUSE_COLUMNS` /
   `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS` / `WALK_COLUMNS` /
-  `CHASE_COLUMNS`, every metric
+  `CHASE_COLUMNS` / `CORUN_COLUMNS`, every metric
   documented in calibration/bench/README.md);
 - ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
   lines, wall time, the CSV's digest and cohsim provenance;
@@ -46,6 +47,7 @@ from typing import Any
 from cohsim import provenance
 from cohsim.bench import hostinfo
 from cohsim.bench.chasebench import CHASE_COLUMNS, CHASE_DONE_METRIC, chase_expected_runs
+from cohsim.bench.corunbench import CORUN_COLUMNS, CORUN_DONE_METRIC, corun_expected_runs
 from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS
 from cohsim.bench.propbench import (
     PROP_COLUMNS,
@@ -63,7 +65,7 @@ from cohsim.io import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
-BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk", "chase")
+BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk", "chase", "corun")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
     "bench",
@@ -87,6 +89,7 @@ _COLUMNS = {
     "prop": PROP_COLUMNS,
     "walk": WALK_COLUMNS,
     "chase": CHASE_COLUMNS,
+    "corun": CORUN_COLUMNS,
 }
 #: A row whose metric is this marks one finished (lock, threads, repeat),
 #: (strategy, workers, layers, repeat) or wake repeat: progress is counted on it.
@@ -98,6 +101,7 @@ _DONE_METRIC = {
     "prop": PROP_DONE_METRIC,
     "walk": WALK_DONE_METRIC,
     "chase": CHASE_DONE_METRIC,
+    "corun": CORUN_DONE_METRIC,
 }
 #: `--repeats` when the command line gives none (the C programs' own defaults).
 _DEFAULT_REPEATS = {
@@ -108,6 +112,7 @@ _DEFAULT_REPEATS = {
     "prop": "5",
     "walk": "3",
     "chase": "5",
+    "corun": "5",
 }
 _INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora/RHEL: dnf install gcc; "
@@ -273,6 +278,8 @@ def _expected_runs(bench: str, args: Sequence[str]) -> int:
         return walk_expected_runs(args, count)
     elif bench == "chase":
         return chase_expected_runs(args, count)
+    elif bench == "corun":
+        return corun_expected_runs(count)
     else:
         keys = (("--strategy", "per-layer"), ("--workers", "1"), ("--layers", "10"))
     for flag, default in keys:
@@ -360,6 +367,21 @@ def _sidecar(
     }
 
 
+def same_dir(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def make_out_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """The output directory, made if missing, one level only: its parent must exist (no
+    `mkdir -p` of a mistyped path); a refusal is a CohsimError naming it."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CohsimError(f"cannot make the directory: {exc.strerror or exc}", str(out)) from None
+    return out
+
+
 def run_bench(
     bench: str,
     args: Sequence[str],
@@ -381,7 +403,10 @@ def run_bench(
     if strace_final is not None:
         if bench != "mount":
             raise CohsimError("--strace is only for the mount benchmark")
-        strace_final.parent.mkdir(parents=True, exist_ok=True)
+        if same_dir(strace_final.parent, out_dir):  # the log beside the CSV: make the folder
+            make_out_dir(out_dir)
+        elif not strace_final.parent.is_dir():  # no other folder is made for a named output
+            raise CohsimError(f"no such directory: {strace_final.parent}", str(strace_final))
         strace_tmp = strace_final.with_name(f".{strace_final.name}.{os.getpid()}.tmp")
         argv += ["--strace", str(strace_tmp)]
     bar = _progress(_expected_runs(bench, args), progress, f"{bench}_bench")
@@ -403,19 +428,16 @@ def run_bench(
         raise CohsimError(problems[-1].split(": error: ", 1)[-1], f"{bench}_bench")
     rows = _parse_csv(text, bench, f"{bench}_bench output")
 
-    out = Path(out_dir)
+    out = make_out_dir(out_dir)
     csv_path = out / f"{bench}_bench.csv"
     sidecar_path = out / f"{bench}_bench.json"
     sidecar = _sidecar(
         bench, args, exe, compiler, strace_final, command_line, started, wall_s, err_lines,
         csv_path.name, text, len(rows),
     )  # fmt: skip
-    provenance.write_atomic(csv_path, text)
+    provenance.write_atomic(csv_path, text, make_dirs=False)
     if strace_tmp is not None and strace_final is not None:
-        os.replace(strace_tmp, strace_final)
+        os.replace(strace_tmp, strace_final)  # strace made it as a plain file (umask's mode)
         sidecar["strace_digest"] = provenance.file_digest(strace_final)
-    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar))
-    for path in (csv_path, sidecar_path, strace_final):
-        if path is not None:  # write_atomic's temp files are 0600; results are for sharing
-            os.chmod(path, 0o644)
+    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar), make_dirs=False)
     return BenchRun(bench, csv_path, sidecar_path, strace_final, tuple(rows), sidecar)

@@ -2,9 +2,9 @@
 prints and puts under ``summary`` in its ``--json`` document.
 
 pause_bench's, mount_bench's and wake_bench's summaries are here; the other benchmarks' live
-beside their columns (`cohsim.bench.nsbench`, `propbench`, `walkbench`, `chasebench`) and this
-module dispatches to them. Each gives, per configuration, the median over the repeats of its key
-metrics.
+beside their columns (`cohsim.bench.nsbench`, `propbench`, `walkbench`, `chasebench`,
+`corunbench`) and this module dispatches to them. Each gives, per configuration, the median
+over the repeats of its key metrics.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cohsim.bench.chasebench import summarize_chase
+from cohsim.bench.corunbench import summarize_corun
 from cohsim.bench.nsbench import summarize_ns
 from cohsim.bench.propbench import summarize_prop
 from cohsim.bench.walkbench import summarize_walk
@@ -36,6 +37,8 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
         return summarize_walk(rows)
     if bench == "chase":
         return summarize_chase(rows)
+    if bench == "corun":
+        return summarize_corun(rows)
     groups: dict[tuple[str, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if bench == "pause":
         for r in rows:

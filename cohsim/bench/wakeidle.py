@@ -91,7 +91,7 @@ def write_table(
     cols = bench.WAKE_COLUMNS
     lines = [",".join(cols)] + [",".join(r[c] for c in cols) for r in table.rows(cpus)]
     text = "\n".join(lines) + "\n"
-    out = Path(out_dir)
+    out = bench.make_out_dir(out_dir)
     csv_path, sidecar_path = out / "wake_bench.csv", out / "wake_bench.json"
     sidecar = {
         "schema": bench.SCHEMA,
@@ -110,6 +110,6 @@ def write_table(
         },  # fmt: skip
         "provenance": provenance.stamp(),
     }
-    provenance.write_atomic(csv_path, text)
-    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar))
+    provenance.write_atomic(csv_path, text, make_dirs=False)
+    provenance.write_atomic(sidecar_path, provenance.dumps(sidecar), make_dirs=False)
     return table, csv_path

@@ -4,9 +4,11 @@ wake_bench (calibration/bench/README.md), read from their tidy CSVs.
 `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause, mount and/or
 wake) and returns `BenchData`: one `MountRun` per (strategy, workers, layers, repeat), one
 `PauseRun` per (lock, threads, repeat) and one `WakeRun` per wake_bench repeat, plus the sha256
-digest of every file read. Every value is checked: a missing metric, a non-numeric value, a
-file without rows or of an unknown bench fails with one `CohsimError` line naming the file
-(and line) and what is wrong.
+digest of every file read. The other benches' CSVs (ns, prop, walk, chase, corun: `NOT_FITTED`), as
+`cohsim bench` writes them into the same output directory, are not read but listed in
+`BenchData.skipped` with the reason. Every value is checked: a missing metric, a non-numeric
+value, a file without rows or of an unknown bench fails with one `CohsimError` line naming the
+file (and line) and what is wrong.
 
 The simulated counterpart of a mount_bench run is `cohsim.calibrate.mountsim`.
 """
@@ -25,6 +27,20 @@ from cohsim.kernel.waketable import WakeTable
 from cohsim.provenance import file_digest
 
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+#: the benches `cohsim bench` runs whose data this fit does not read, and why: a directory
+#: of `cohsim bench` output holding them is fitted on the rest, each of these skipped with a
+#: note (BenchData.skipped), not refused
+NOT_FITTED: dict[str, str] = {
+    "ns": "ns_bench's namespace copy is priced from its own fit "
+    "(calibration/analysis/ns_copy/fit.py), not by cohsim calibrate",
+    "prop": "prop_bench's propagation and mountinfo reads are priced from their own fit "
+    "(calibration/analysis/prop_read/fit.py), not by cohsim calibrate",
+    "walk": "walk_bench's path walkers are not fitted by cohsim calibrate "
+    "(the model's walkers come from calibration/analysis/walkers/)",
+    "chase": "chase_bench's load latencies are not fitted by cohsim calibrate",
+    "corun": "corun_bench's co-run slowdown goes into a machine file by hand "
+    "(microarch.corun_slowdown), not fitted by cohsim calibrate",
+}
 #: mount_bench's per-syscall labels -> the op (`cohsim.kernel.classify`) they time, per strategy
 #: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")
 LABEL_OPS: dict[str, dict[str, str]] = {
@@ -157,6 +173,8 @@ class BenchData:
     wake: tuple[WakeRun, ...] = ()  #: after digests, so BenchData(mount, pause, digests) works
     #: wake-up latency by idle duration, from scheduler traces (cohsim.kernel.waketable)
     wake_idle: WakeTable | None = None
+    #: (file, why) for each bench file given or found that this fit does not read (NOT_FITTED)
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def select(
         self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
@@ -169,7 +187,7 @@ class BenchData:
         )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
         wake = tuple(k for k in self.wake if r is None or k.repeat in r)
-        return BenchData(mount, pause, dict(self.digests), wake, self.wake_idle)
+        return BenchData(mount, pause, dict(self.digests), wake, self.wake_idle, self.skipped)
 
 
 # --------------------------------------------------------------------------- reading
@@ -199,10 +217,14 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
     wake: list[WakeRun] = []
     wake_idle: WakeTable | None = None
     digests: dict[str, str] = {}
+    skipped: list[tuple[str, str]] = []
     for path in bench_files(paths):
         where = str(path)
         rows = _rows(path)
         bench = rows[0][1]["bench"]
+        if bench in NOT_FITTED:
+            skipped.append((where, NOT_FITTED[bench]))
+            continue
         if bench == "mount":
             mount.extend(_mount_runs(rows, where))
         elif bench == "pause":
@@ -217,11 +239,16 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
             raise CohsimError(f"unknown bench {bench!r}", where)
         digests[where] = file_digest(path)
     if not mount and not pause and not wake and wake_idle is None:
+        if skipped:
+            raise CohsimError(
+                "nothing to fit: no pause_bench, mount_bench or wake_bench data among "
+                + ", ".join(w for w, _ in skipped)
+            )
         raise CohsimError("no benchmark data given")
     mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
     pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
     wake.sort(key=lambda k: k.repeat)
-    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake), wake_idle)
+    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake), wake_idle, tuple(skipped))
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -234,8 +261,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
     except CohsimError as exc:
         if "unexpected CSV header" in exc.what:
             raise CohsimError(
-                f"{exc.what}: not a pause_bench, mount_bench or wake_bench CSV"
-                " (missing or unknown columns)",
+                f"{exc.what}: not a CSV of any of cohsim's benches (missing or unknown columns)",
                 exc.where,
             ) from None
         raise
@@ -243,7 +269,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
         raise CohsimError("no data rows", str(path))
     out = []
     for i, row in enumerate(rows, start=2):
-        if row["bench"] not in ("pause", "mount", "wake"):
+        if row["bench"] not in ("pause", "mount", "wake", *NOT_FITTED):
             raise CohsimError(
                 f"unknown bench {row['bench']!r} (expected pause, mount or wake)", f"{path}:{i}"
             )

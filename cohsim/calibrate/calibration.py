@@ -411,8 +411,8 @@ class Calibration:
         return applies_to_doc(self.kind_, self.instance_, self.kernel_name_)
 
     def save(self, path: str | Path) -> None:
-        """Write the fit JSON atomically (deterministic bytes)."""
-        provenance.write_atomic(path, provenance.dumps(self.to_dict()))
+        """Write the fit JSON atomically (deterministic bytes; no missing folder is made)."""
+        provenance.write_atomic(path, provenance.dumps(self.to_dict()), make_dirs=False)
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], where: str = "") -> Calibration:

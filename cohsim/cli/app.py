@@ -1,9 +1,12 @@
 """The `cohsim` command line: parses, calls one library function, formats.
 
-Exit codes: 0 success; 1 a model or input error (a CohsimError: one line on stderr naming the
-file, line or key and what is wrong, no traceback, no half-written output file); 2 usage
-(argparse: the usage and one error line); 130 interrupted. Every command has `--json` printing
-one JSON document on stdout.
+Exit codes, the same in every command: 0 success; 1 a model or input error (a CohsimError: one
+line on stderr naming the file, line or key and what is wrong, no traceback, no half-written
+output file): what the model refuses or needs a file, the catalog or another flag to judge;
+2 usage (argparse: the usage and one error line): a flag's value malformed or outside what its
+kind admits, a count below 1, a name not among the choices (cohsim.cli.args); 130
+interrupted. Every command has `--json`
+printing one JSON document on stdout.
 """
 
 from __future__ import annotations
@@ -71,9 +74,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
     try:
+        # building the parser imports the command's modules (numpy, matplotlib...): a Ctrl-C
+        # then is the same one line as later
+        args = build_parser(_command(argv)).parse_args(argv)
         return int(args.func(args) or 0)
     except CohsimError as exc:
         print(f"cohsim: error: {exc}", file=sys.stderr)

@@ -1,8 +1,18 @@
-"""Argument types shared by the cli_* modules: a bad value is argparse's usage error (exit 2)."""
+"""Argument types shared by the cli_* modules: a bad value is argparse's usage error (exit 2).
+
+The rule every command follows (cohsim.cli.app): a flag's value that is malformed or outside
+what its kind admits (not a number, a count below 1, a name not among the choices, a list with
+a bad item) is a usage error, exit 2, before anything is read or run; what the model refuses or
+needs a file, the catalog or another flag to judge (an unknown instance, more threads than the
+machine has CPUs, a burst beyond a real node: cohsim.predict.validity, a trace that does not
+parse) is a CohsimError, exit 1.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable, Sequence
 
 
 def nonneg_int(text: str) -> int:
@@ -18,7 +28,10 @@ def nonneg_int(text: str) -> int:
 
 def positive_int(text: str) -> int:
     """An integer >= 1."""
-    value = nonneg_int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
     return value
@@ -33,6 +46,48 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return value
+
+
+def nonneg_float(text: str) -> float:
+    """A finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0")
+    return value
+
+
+def count_list(text: str) -> list[int]:
+    """A comma-separated list of integers >= 1 ("10,50,100")."""
+    out = []
+    for item in text.split(","):
+        try:
+            out.append(positive_int(item.strip()))
+        except argparse.ArgumentTypeError as exc:
+            if "," not in text:
+                raise
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return out
+
+
+def name_list(allowed: Sequence[str], *, all_: bool = False) -> Callable[[str], list[str]]:
+    """A comma-separated list of names from `allowed` (with `all_`, also "all": every one)."""
+
+    def check(text: str) -> list[str]:
+        if all_ and text == "all":
+            return list(allowed)
+        names = [n.strip() for n in text.split(",")]
+        bad = [n for n in names if n not in allowed]
+        if bad:
+            expected = ", ".join(allowed) + (" or all" if all_ else "")
+            raise argparse.ArgumentTypeError(
+                f"unknown {', '.join(map(repr, bad))} (expected {expected})"
+            )
+        return names
+
+    return check
 
 
 def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:

@@ -1,5 +1,5 @@
-"""`cohsim bench pause|mount|wake|ns|prop|walk|chase|wake-idle`: run the real benchmarks on this
-host (registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead
+"""`cohsim bench pause|mount|wake|ns|prop|walk|chase|corun|wake-idle`: run the real benchmarks
+on this host (registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead
 (cohsim.bench.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); each benchmark's flags, the
@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
-from cohsim.cli.benches import chase, mount, ns, pause, prop, wake, walk
-from cohsim.cli.outputs import check_dir
+from cohsim.cli.benches import chase, corun, mount, ns, pause, prop, wake, walk
+from cohsim.cli.outputs import check_dir, check_file
 from cohsim.units import NS_PER_US
 
 #: each benchmark's cli module, in the order `cohsim bench --help` lists them
@@ -29,6 +30,7 @@ _KINDS = {
     "prop": prop,
     "walk": walk,
     "chase": chase,
+    "corun": corun,
 }
 
 
@@ -42,6 +44,9 @@ def _run(args: argparse.Namespace) -> int:
     kind = args.bench
     c_args = _KINDS[kind].c_args(args)
     check_dir(args.out)
+    strace = getattr(args, "strace", None)
+    if strace and not bench.same_dir(Path(strace).parent, args.out):  # else made with --out
+        check_file(strace)
     run = bench.run_bench(
         kind,
         c_args,
@@ -126,7 +131,7 @@ def register(
     p = sub.add_parser(
         "bench",
         help="run the real benchmarks (pause_bench, mount_bench, wake_bench, ns_bench, prop_bench,"
-        " walk_bench, chase_bench)",
+        " walk_bench, chase_bench, corun_bench)",
         description="Build the C benchmarks with the system compiler ($CC, default cc),"
         " run them and write <bench>_bench.csv and a JSON sidecar of host facts.",
     )

@@ -21,6 +21,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise CohsimError(f"--out {args.out!r} must name a .json file")
     check_file(args.out)
     data = load_bench(args.data)  # every input error surfaces before any work or output
+    for where, why in data.skipped:
+        print(f"cohsim: skipped {where}: {why}", file=sys.stderr)
     t0 = time.perf_counter()
     fit = Calibration(
         args.instance, kernel=args.kernel, seed=args.seed, progress=not args.no_progress
@@ -39,6 +41,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             "fixed": doc["fixed"],
             "optimizer": doc["optimizer"],
             "data_digests": doc["data_digests"],
+            "skipped": [{"file": where, "why": why} for where, why in data.skipped],
             "provenance": provenance.stamp(seed=args.seed, command="calibrate"),
         }
         print(provenance.dumps(summary), end="")
@@ -70,7 +73,8 @@ def register(
         "data",
         nargs="+",
         metavar="DATA",
-        help="bench output directories or *_bench.csv files (pause and/or mount)",
+        help="bench output directories or *_bench.csv files: pause, mount and wake data are "
+        "fitted; the other benches' files (ns, prop, walk, chase, corun) are skipped with a note",
     )
     p.add_argument("--instance", help="catalog machine the data was measured on")
     p.add_argument(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed
+from cohsim.cli.args import add_seed, count_list, nonneg_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import sweep
@@ -24,19 +24,18 @@ from cohsim.lock.params import (
 )
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
-from cohsim.machine.placement import place
+from cohsim.machine.placement import PLACEMENTS, parse_cpu_list, place
 
 
-def _threads(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise CohsimError(
-            f"--threads: {text!r} is not a comma-separated list of integers"
-        ) from None
-    if not out or min(out) < 1:
-        raise CohsimError(f"--threads: {text!r} must list thread counts of at least 1")
-    return out
+def _placement(text: str) -> str:
+    """A named placement or a CPU list's form ("0,48,1,49", "0-7"); whether the machine has
+    those CPUs is the machine's to say (exit 1)."""
+    if text not in PLACEMENTS:
+        try:
+            parse_cpu_list(text)
+        except CohsimError as exc:
+            raise argparse.ArgumentTypeError(exc.what) from None
+    return text
 
 
 def _sweep(args: argparse.Namespace, machine: Machine, threads: list[int]) -> list[HandoffResult]:
@@ -114,11 +113,7 @@ def _print_table(args: argparse.Namespace, machine: Machine, results: list[Hando
 
 def _pause_bench(args: argparse.Namespace) -> int:
     machine = Catalog().get(args.instance)
-    threads = _threads(args.threads)
-    if args.lock not in LOCKS:
-        raise CohsimError(f"--lock: unknown lock {args.lock!r} (expected {', '.join(LOCKS)})")
-    if args.acquisitions < 1:
-        raise CohsimError(f"--acquisitions must be at least 1, not {args.acquisitions}")
+    threads = args.threads
     # bad input fails before any bar is drawn
     place(machine, max(threads), args.placement, args.smt == "on")
     check_plot(args.plot)
@@ -149,32 +144,38 @@ def register(
         description="Simulate pause_bench: N threads contend for one spinlock.",
     )
     p.add_argument("--instance", required=True, help="catalog machine, e.g. m7i.metal-24xl")
-    p.add_argument("--threads", default="1,2,4,8,16,32,48,96", help="comma-separated thread counts")
+    p.add_argument(
+        "--threads",
+        type=count_list,
+        default="1,2,4,8,16,32,48,96",
+        help="comma-separated thread counts (default %(default)s)",
+    )
     p.add_argument(
         "--placement",
+        type=_placement,
         default="compact",
         help="compact, scatter, one-socket, or a CPU list such as 0,48,1,49 or 0-7",
     )
     p.add_argument(
         "--smt", choices=("on", "off"), default="on", help="off: one hardware thread per core"
     )
-    p.add_argument("--lock", default="ttas", help=f"one of {', '.join(LOCKS)}")
+    p.add_argument("--lock", choices=LOCKS, default="ttas", help="the lock (default %(default)s)")
     p.add_argument(
         "--model",
         choices=MODELS,
         default="des",
         help="des: discrete-event simulation; markov: analytic chain",
     )
-    p.add_argument("--cs-ns", type=float, default=DEFAULT_CS_NS, help="critical section, ns")
+    p.add_argument("--cs-ns", type=nonneg_float, default=DEFAULT_CS_NS, help="critical section, ns")
     p.add_argument(
         "--think-ns",
-        type=float,
+        type=nonneg_float,
         default=DEFAULT_THINK_NS,
         help="time between release and the next acquisition, ns",
     )
     p.add_argument(
         "--acquisitions",
-        type=int,
+        type=positive_int,
         default=DEFAULT_ACQUISITIONS,
         help="acquisitions measured per point (after a warm-up)",
     )

@@ -175,6 +175,16 @@ def _c2c(args: argparse.Namespace) -> int:
     return 0
 
 
+def _home(text: str) -> str:
+    """auto, local or socketN (whether the machine has that socket is its to say)."""
+    if text != "auto":
+        try:
+            home_from_text(text, "--home")
+        except CohsimError as exc:
+            raise argparse.ArgumentTypeError(exc.what) from None
+    return text
+
+
 def register(
     sub: argparse._SubParsersAction, add_json: Callable[[argparse.ArgumentParser], None]
 ) -> None:
@@ -201,6 +211,7 @@ def register(
     )
     p.add_argument(
         "--home",
+        type=_home,
         default="auto",
         help="socket homing the benchmark's line: auto (detect), local, socket0, ...",
     )

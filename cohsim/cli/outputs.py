@@ -5,8 +5,11 @@ Every writer the commands call (`--plot`, `trace synth --out`, `calibrate --out`
 write leaves no half-written file; each turns a refusal of the file system into one error
 line naming the path (`writing`). What atomic writing cannot save is the work done before
 the write fails, so a command checks its output paths first (`check_file`, `check_dir`): a
-file path that is a directory, a folder that is a file, or a folder that cannot be written in
-is a CohsimError naming the path before anything runs. Missing folders are made when written.
+file path that is a directory, a folder that is a file, a folder that does not exist or that
+cannot be written in is a CohsimError naming the path before anything runs. No folder is made
+for an output file; an output directory (`bench --out DIR`, `sweep --cache DIR`) is made when
+written, one level only: its parent must exist, as for `mkdir` without `-p`. A written file
+gets the mode a plain file write gives (0666 less the umask), whatever its kind.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from cohsim.errors import CohsimError
 
 
 def _check_folder(folder: Path, path: str) -> None:
-    """The nearest existing folder at or above `folder` must be a directory that takes a new
-    file (tried with a nameless temporary file, gone when closed)."""
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
+    """`folder` must be an existing directory that takes a new file (tried with a nameless
+    temporary file, gone when closed)."""
+    if not folder.exists():
+        raise CohsimError(f"no such directory: {folder} (make it first)", path)
     if not folder.is_dir():
         raise CohsimError(f"cannot write a file in {folder} (not a directory)", path)
     try:
@@ -45,11 +48,22 @@ def check_file(path: str) -> None:
 
 
 def check_dir(path: str) -> None:
-    """Files can be written in the directory `path` (made if missing)."""
+    """Files can be written in the directory `path`, or it can be made in its existing parent."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise CohsimError("is not a directory", path)
-    _check_folder(p, path)
+    _check_folder(p if p.exists() else p.absolute().parent, path)
+
+
+def check_cache_dir(path: str) -> None:
+    """A cache folder: an existing directory, or one that can be made in its existing parent.
+    An existing one that cannot be written in is not refused: it is used read-only
+    (cohsim.sweep.cache); one that does not exist and cannot be made is."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CohsimError("is not a directory", path)
+    if not p.exists():
+        _check_folder(p.absolute().parent, path)
 
 
 @contextmanager

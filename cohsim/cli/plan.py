@@ -3,8 +3,10 @@
 Parses the flags into one `PlanOptions` (cohsim.plan.api), checks the `--html` path before any
 work, calls `plan`, and prints the table (cohsim.plan.table) or, with `--json`, the same table
 as one JSON document; with `--html FILE` it also writes the self-contained report
-(cohsim.report). Counts are checked by `PlanOptions`, so a negative one is one error line and
-exit 1, like an unknown instance or an unreachable scheduler.
+(cohsim.report). A count or deadline that is not a positive number is a usage error (exit 2,
+as in every command: cohsim.cli.args); what needs the catalog or another flag to judge (an
+unknown instance, a --max-burst below --containers, an unreachable scheduler) is one error line
+and exit 1.
 """
 
 from __future__ import annotations
@@ -14,31 +16,17 @@ import sys
 from collections.abc import Callable
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed
+from cohsim.cli.args import add_seed, positive_float, positive_int
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
 from cohsim.plan import SORTS, PlanOptions, plan
 from cohsim.plan.evaluate import sweep_evaluator
 from cohsim.plan.table import render
 from cohsim.predict.options import ENGINES
+from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _DEFAULTS = PlanOptions()
-
-
-def _count(text: str) -> int:
-    """An integer; its range is PlanOptions' to check (one error line, exit 1)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -76,12 +64,25 @@ def _plan(args: argparse.Namespace) -> int:
     options = options_of(args)
     if args.html:
         _html_path(args.html)
-    with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
-        result = plan(options, evaluate=evaluate)
-        if args.html:
-            from cohsim.report import gather, write_report  # matplotlib only when reporting
+    note = readonly_note(options.sweep.cache_dir())
+    if note:
+        print(f"cohsim: note: {note}", file=sys.stderr)
+    try:
+        with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
+            result = plan(options, evaluate=evaluate)
+            if args.html:
+                from cohsim.report import gather, write_report  # matplotlib only when reporting
 
-            write_report(args.html, gather(result, evaluate))
+                write_report(args.html, gather(result, evaluate))
+    except KeyboardInterrupt:  # the workers ignore it (cohsim.plan.evaluate): one line
+        where = options.sweep.cache_dir()
+        kept = (
+            f"finished points are kept in {where}; the same command resumes from them"
+            if where
+            else "the cache is off: nothing was kept"
+        )
+        print(f"cohsim: interrupted ({kept})", file=sys.stderr)
+        return 130
     if args.json:
         doc = result.to_dict()
         doc["provenance"] = {**doc["provenance"], **provenance.stamp(command="plan")}
@@ -111,12 +112,12 @@ def register(
     )
     p.add_argument(
         "--containers",
-        type=_count,
+        type=positive_int,
         default=d.containers,
         help="containers launched at once (default %(default)s)",
     )
     p.add_argument(
-        "--layers", type=_count, default=d.layers, help="image layers (default %(default)s)"
+        "--layers", type=positive_int, default=d.layers, help="image layers (default %(default)s)"
     )
     p.add_argument(
         "--strategy",
@@ -126,7 +127,7 @@ def register(
     )
     p.add_argument(
         "--deadline",
-        type=_number,
+        type=positive_float,
         default=d.deadline_s,
         help="seconds each container must be up within (default %(default)g)",
     )
@@ -184,13 +185,13 @@ def _running(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--replicates",
-        type=_count,
+        type=positive_int,
         default=d.replicates,
         help="replicates per point (default %(default)s)",
     )
     p.add_argument(
         "--max-burst",
-        type=_count,
+        type=positive_int,
         default=d.max_burst,
         help="the largest burst the search tries (default %(default)s)",
     )
@@ -201,7 +202,7 @@ def _running(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--workers",
-        type=_count,
+        type=positive_int,
         help="local worker processes (default: the CPUs this process may use; 1: none, "
         "every point in this process)",
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -13,6 +14,7 @@ from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
 from cohsim.predict.options import ENGINES
+from cohsim.predict.validity import Validity
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
@@ -217,6 +219,12 @@ def _target(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _warn_outside(validity: Validity) -> None:
+    """One line on stderr, before the work, when an input is outside the checked range."""
+    if not validity.inside:
+        print(f"cohsim: warning: {validity.warning()}", file=sys.stderr)
+
+
 def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
@@ -225,6 +233,7 @@ def _predict(args: argparse.Namespace) -> int:
         layers=args.layers,
         strategy=args.strategy,
         runtime=args.runtime,
+        on_validity=_warn_outside,
         **_target(args),
     )
     return _emit(p, args, _fit_input(args))
@@ -239,6 +248,7 @@ def _replay(args: argparse.Namespace) -> int:
         lenient=args.lenient,
         by_process_tree=args.by_process_tree,
         layers=args.layers,
+        on_validity=_warn_outside,
         **target,
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])

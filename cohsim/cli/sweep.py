@@ -3,9 +3,10 @@
 Thin layer over cohsim.sweep: the flags name the grid (instances or a family, container and
 layer counts, strategies, variants) and the run (engine, seed, replicates, deadline), and
 where it runs (`--scheduler`, `--workers`) and is kept (`--cache`). Everything that can be
-wrong with the request (an unknown instance or family, a count that is not a positive
-integer, an output path that cannot be written, an unreachable scheduler) is one error line
-and exit 1 before any output file exists; the outputs are written atomically at the end.
+wrong with the request (an unknown instance or family, an output path that cannot be written,
+an unreachable scheduler) is one error line and exit 1 before any output file exists; a count
+that is not a positive integer or an unknown strategy is a usage error (exit 2, as in every
+command: cohsim.cli.args); the outputs are written atomically at the end.
 Ctrl-C leaves every finished point in the cache (the same command resumes) and exits 130.
 """
 
@@ -17,9 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, positive_float, positive_int
-from cohsim.cli.outputs import check_dir, check_file, check_plot, writing
-from cohsim.errors import CohsimError
+from cohsim.cli.args import add_seed, count_list, name_list, positive_float, positive_int
+from cohsim.cli.outputs import check_cache_dir, check_file, check_plot, writing
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
 from cohsim.sweep import (
@@ -32,38 +32,10 @@ from cohsim.sweep import (
     run_sweep,
     select_instances,
 )
+from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _RUN = RunOptions()  #: the run options' defaults, which the flags show
-
-
-def counts(text: str, flag: str) -> list[int]:
-    """A comma-separated list of positive integers ("10,50,100"); anything else is a
-    CohsimError naming the flag."""
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        try:
-            n = int(item)
-        except ValueError:
-            raise CohsimError(f"{flag}: {item!r} is not an integer") from None
-        if n < 1:
-            raise CohsimError(f"{flag}: {n} is not a positive count")
-        out.append(n)
-    return out
-
-
-def strategies(text: str) -> list[str]:
-    """`--strategy`: one strategy, a comma-separated list, or "all"."""
-    if text == "all":
-        return list(STRATEGIES)
-    names = [s.strip() for s in text.split(",")]
-    for s in names:
-        if s not in STRATEGIES:
-            raise CohsimError(
-                f"--strategy: unknown strategy {s!r} (expected {', '.join(STRATEGIES)} or all)"
-            )
-    return names
 
 
 def points_of(args: argparse.Namespace, catalog: Catalog) -> list[Point]:
@@ -73,9 +45,9 @@ def points_of(args: argparse.Namespace, catalog: Catalog) -> list[Point]:
     return grid(
         catalog,
         select_instances(catalog, [n.strip() for n in names] if names else None, args.family),
-        counts(args.containers, "--containers"),
-        counts(args.layers, "--layers"),
-        strategies(args.strategy),
+        args.containers,
+        args.layers,
+        args.strategy,
         variants=args.variants,
     )
 
@@ -86,7 +58,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
             check_file(path)
     check_plot(args.plot)
     if args.cache is not None and args.cache.lower() != "off":
-        check_dir(args.cache)
+        check_cache_dir(args.cache)  # a read-only one is used read-only
 
 
 def _print(rows: list[Row]) -> None:
@@ -126,6 +98,9 @@ def _sweep(args: argparse.Namespace) -> int:
         kernel=args.kernel,
         calibration=args.calibration,
     )
+    note = readonly_note(options.cache_dir())
+    if note:
+        print(f"cohsim: note: {note}", file=sys.stderr)
     try:
         sweep = run_sweep(points, options)
     except KeyboardInterrupt:
@@ -144,7 +119,7 @@ def _sweep(args: argparse.Namespace) -> int:
     ):
         if path not in (None, "-"):
             with writing(path):
-                provenance.write_atomic(path, text)
+                provenance.write_atomic(path, text, make_dirs=False)
             written.append(path)
     if args.plot:
         from cohsim.plots.save import save_figure
@@ -189,18 +164,24 @@ def add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family", help="every instance type of one family (e.g. genoa)")
     p.add_argument(
         "--containers",
-        default="10,50,100",
+        type=count_list,
+        default=[10, 50, 100],
         metavar="N,N,...",
-        help="container counts (default %(default)s)",
+        help="container counts (default 10,50,100)",
     )
     p.add_argument(
-        "--layers", default="50", metavar="N,N,...", help="image layer counts (default %(default)s)"
+        "--layers",
+        type=count_list,
+        default=[50],
+        metavar="N,N,...",
+        help="image layer counts (default 50)",
     )
     p.add_argument(
         "--strategy",
-        default=STRATEGIES[0],
+        type=name_list(STRATEGIES, all_=True),
+        default=[STRATEGIES[0]],
         metavar="S|all",
-        help=f"{', '.join(STRATEGIES)}, a comma-separated list, or all (default %(default)s)",
+        help=f"{', '.join(STRATEGIES)}, a comma-separated list, or all (default {STRATEGIES[0]})",
     )
     p.add_argument(
         "--variants",

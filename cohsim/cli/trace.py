@@ -11,13 +11,31 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed
+from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_file, writing
+from cohsim.predict.validity import refuse_absurd
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.summary import summarize
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
+
+
+def _arrival(text: str) -> str:
+    """``burst``, ``stagger:NS`` (an integer >= 0) or ``poisson:RATE`` (per second, > 0)."""
+    kind, sep, value = text.partition(":")
+    try:
+        if kind == "burst" and not sep:
+            return text
+        if kind == "stagger" and sep:
+            nonneg_int(value)
+            return text
+        if kind == "poisson" and sep:
+            positive_float(value)
+            return text
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    raise argparse.ArgumentTypeError(f"{text!r} is not burst, stagger:NS or poisson:RATE_PER_S")
 
 
 def register(
@@ -41,12 +59,18 @@ def register(
     s.add_argument("--runtime", choices=RUNTIMES, default=RUNTIMES[0],
                    help=f"the runtime's own mount calls after containerd's "
                         f"(default {RUNTIMES[0]})")  # fmt: skip
-    s.add_argument("--containers", type=int, default=100)
-    s.add_argument("--layers", type=int, default=50)
+    s.add_argument("--containers", type=positive_int, default=100)
+    s.add_argument("--layers", type=positive_int, default=50)
     add_seed(s)
-    s.add_argument("--arrival", default="burst", help="burst, stagger:NS or poisson:RATE_PER_S")
-    s.add_argument("--think-ns", type=int, default=None, help="mean think time (default none)")
-    s.add_argument("--duration-ns", type=int, default=None, help="mean duration (default none)")
+    s.add_argument(
+        "--arrival", type=_arrival, default="burst", help="burst, stagger:NS or poisson:RATE_PER_S"
+    )
+    s.add_argument(
+        "--think-ns", type=nonneg_int, default=None, help="mean think time (default none)"
+    )
+    s.add_argument(
+        "--duration-ns", type=nonneg_int, default=None, help="mean duration (default none)"
+    )
     s.add_argument("--style", choices=STYLES, default="tt", help="strace timestamp style")
     s.add_argument("--out", required=True, help="output file (written atomically)")
     add_json(s)
@@ -67,13 +91,14 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    refuse_absurd(containers=args.containers, layers=args.layers)  # cohsim.predict.validity
     check_file(args.out)
     trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
                        arrival=args.arrival, think_ns=args.think_ns,
                        duration_ns=args.duration_ns, runtime=args.runtime)  # fmt: skip
     text = write_strace(trace, args.style)
     with writing(args.out):
-        provenance.write_atomic(args.out, text)
+        provenance.write_atomic(args.out, text, make_dirs=False)
     summary = summarize(trace)
     if args.json:
         doc = {"schema": 1, "out": args.out, "digest": provenance.text_digest(text),

@@ -60,6 +60,14 @@ class PairClass(IntEnum):
         return self.name.lower()
 
 
+#: the most hardware threads a machine may have: beyond any single-system-image server (the
+#: largest sold have under 2,000: HPE Superdome Flex, 32 sockets x 28 cores x 2 = 1,792), the
+#: CPU count pause_bench accepts (calibration/bench/pause_bench.c, MAX_CPUS), and where the
+#: model's per-CPU-pair tables (vcpus^2 entries: 16.8 M here) still fit in memory; 100,000
+#: cores a socket ended in a numpy MemoryError (37 GiB for one boolean matrix)
+MAX_VCPUS = 4096
+
+
 @dataclass(frozen=True)
 class Topology:
     """How many of each part, and how they nest."""
@@ -95,6 +103,12 @@ class Topology:
         if self.numa_nodes % self.sockets:
             raise CohsimError(
                 f"numa_nodes ({self.numa_nodes}) is not a multiple of sockets ({self.sockets})"
+            )
+        if self.vcpus > MAX_VCPUS:
+            raise CohsimError(
+                f"{self.vcpus:,} hardware threads ({self.sockets} x {self.cores_per_socket} x "
+                f"{self.threads_per_core}): beyond any single server; cohsim models at most "
+                f"{MAX_VCPUS:,}"
             )
 
     @property

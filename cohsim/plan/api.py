@@ -31,6 +31,7 @@ from cohsim.plan.burst import SafeBurst, safe_bursts
 from cohsim.plan.candidates import Candidate, select, strategies_of
 from cohsim.plan.outcome import Evaluate, Outcome
 from cohsim.predict.options import ENGINES, RunOptions, check_seed
+from cohsim.predict.validity import refuse_absurd
 from cohsim.sweep import SweepOptions
 
 SCHEMA = 1
@@ -76,6 +77,7 @@ class PlanOptions:
             raise CohsimError(
                 f"max burst ({self.max_burst}) is below the question's {self.containers} containers"
             )
+        refuse_absurd(containers=self.max_burst, layers=self.layers)  # before any point runs
         if self.engine not in ENGINES:
             raise CohsimError(f"unknown engine {self.engine!r} (expected {' or '.join(ENGINES)})")
         if self.sort not in SORTS:

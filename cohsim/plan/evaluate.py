@@ -14,7 +14,6 @@ what a direct prediction gives, with nothing in between (the tests compare the t
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
@@ -24,6 +23,7 @@ from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_
 from cohsim.predict import Prediction, RunOptions
 from cohsim.sweep import Point, SweepOptions, run_points
 from cohsim.sweep.options import SERIAL_POINTS
+from cohsim.sweep.runner import local_cluster
 
 
 def predict_probe(probe: Probe, run: RunOptions, catalog: Catalog) -> Prediction:
@@ -78,14 +78,9 @@ def sweep_evaluator(sweep: SweepOptions) -> Iterator[Evaluate]:
 
 @contextmanager
 def _local_cluster(workers: int) -> Iterator[str]:
-    """A local Dask cluster of `workers` processes, one thread each: its scheduler's address."""
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    ) as cluster:
+    """A local Dask cluster of `workers` processes, one thread each: its scheduler's address.
+    The sweep's (cohsim.sweep.runner.local_cluster): its workers ignore Ctrl-C, which a
+    terminal sends to the whole process group, so that an interrupted plan says so in one line
+    instead of every worker's traceback; this process closes them on its way out."""
+    with local_cluster(workers) as cluster:
         yield str(cluster.scheduler_address)

@@ -1,8 +1,10 @@
 """Writing a figure to a file: atomically, and one error line naming the file when it cannot.
 
 `save_figure` writes the figure beside its target under a temporary name and renames it into
-place, so a failed plot never leaves half a file; a file name matplotlib is not asked to write
-(`FORMATS`) or a file system that refuses either step is a CohsimError naming the path.
+place, so a failed plot never leaves half a file, with the mode a plain file write gives (as
+every output of cohsim); no missing folder is made. A file name matplotlib is not asked to
+write (`FORMATS`), a missing folder or a file system that refuses either step is a CohsimError
+naming the path.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from cohsim.errors import CohsimError
+from cohsim.provenance import plain_file_mode
 
 FORMATS = (".png", ".svg", ".pdf")  #: the plot files cohsim writes, by extension
 
@@ -29,16 +32,14 @@ def check_figure_path(path: str | Path) -> Path:
 
 
 def _cannot(exc: OSError, path: Path) -> CohsimError:
-    # making the folders meets a file where one of them should be
-    why = "a folder in the path is a file" if isinstance(exc, FileExistsError) else exc.strerror
-    return CohsimError(f"cannot write the plot: {why or exc}", str(path))
+    why = f"no such directory: {path.parent}" if isinstance(exc, FileNotFoundError) else None
+    return CohsimError(f"cannot write the plot: {why or exc.strerror or exc}", str(path))
 
 
 def save_figure(fig: Figure, path: str | Path) -> None:
     """Write `fig` to `path` (PNG, SVG or PDF by extension) atomically, then close it."""
     try:
         path = check_figure_path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
     except OSError as exc:
         plt.close(fig)
@@ -48,6 +49,7 @@ def save_figure(fig: Figure, path: str | Path) -> None:
         raise
     os.close(fd)
     try:
+        os.chmod(tmp, plain_file_mode())  # mkstemp makes 0600: a plot gets a plain file's mode
         # Fixed metadata keeps the bytes stable from run to run.
         meta: dict[str, Any] = {"Software": None} if path.suffix.lower() == ".png" else {}
         fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata=meta)

@@ -4,7 +4,8 @@
 real trace, `burst_workload`), `options` how the replicates run (`RunOptions`, every default in
 one place), `target` the machine, kernel and calibration a prediction runs on, `replicates`
 the simulations and their summary, `intervals` how replicates become a value with an interval,
-`results` what a prediction reports (`Prediction`).
+`results` what a prediction reports (`Prediction`), `validity` whether its inputs lie inside
+the ranges the model was checked on (and refuses those beyond a real node).
 """
 
 from cohsim.predict.api import MAX_REPLAY_SPAN_NS, burst_workload, check_span, predict, replay
@@ -13,8 +14,11 @@ from cohsim.predict.options import RunOptions, RunOverrides
 from cohsim.predict.replicates import run_workload
 from cohsim.predict.results import SCHEMA, Prediction
 from cohsim.predict.target import Target, resolve_calibration, resolve_machine
+from cohsim.predict.validity import CHECKED, LIMITS, Validity
 
 __all__ = [
+    "CHECKED",
+    "LIMITS",
     "MAX_REPLAY_SPAN_NS",
     "MISFIT_LEVEL",
     "SCHEMA",
@@ -24,6 +28,7 @@ __all__ = [
     "RunOptions",
     "RunOverrides",
     "Target",
+    "Validity",
     "burst_workload",
     "check_span",
     "predict",

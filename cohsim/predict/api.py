@@ -11,6 +11,7 @@ run is one `RunOptions` (`cohsim.predict.options`), passed whole or as keywords.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Unpack
 
@@ -19,6 +20,7 @@ from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions, RunOverrides, check_seed, resolve_options
 from cohsim.predict.results import Prediction
 from cohsim.predict.target import Target
+from cohsim.predict.validity import Validity, refuse_absurd
 from cohsim.units import NS_PER_S, NS_PER_S_INT, S_PER_HOUR
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.synth import STRATEGIES, synthesize
@@ -52,6 +54,7 @@ def predict(
     node_mounts: int | None = None,
     runtime: str = "runc",
     options: RunOptions | None = None,
+    on_validity: Callable[[Validity], None] | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """How long `containers` containers of an L-layer image take to start, launched at once.
@@ -62,14 +65,22 @@ def predict(
     `node_mounts`: the mounts on the node before the burst, if known (it pins that prior of
     the kernel model; by default it is drawn from its range). `options` says how the
     replicates run (default `RunOptions()`); keywords naming its fields (seed, replicates,
-    deadline_s, handoff_model, background, record, jobs, priors, explain) replace them."""
+    deadline_s, handoff_model, background, record, jobs, priors, explain) replace them.
+
+    Inputs beyond a real node (more than 100,000 containers, 500 layers, 100,000 node mounts,
+    or a machine of more than 4,096 CPUs) are a CohsimError before any work; the prediction's
+    `validity` says whether they lie inside the ranges the model was checked on
+    (cohsim.predict.validity), and `on_validity`, if given, is called with it before the
+    simulation starts."""
     opts = resolve_options(options, run)
     if strategy not in STRATEGIES:
         raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
+    pins = _pins(node_mounts)
+    refuse_absurd(containers=containers, layers=layers, node_mounts=node_mounts)
     trace = burst_workload(strategy, containers, layers, seed=opts.seed, runtime=runtime)
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pins, on_validity)
     workload = {"strategy": strategy, "arrival": "all at once", "runtime": runtime}
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
@@ -90,6 +101,7 @@ def replay(
     layers: int | None = None,
     node_mounts: int | None = None,
     options: RunOptions | None = None,
+    on_validity: Callable[[Validity], None] | None = None,
     **run: Unpack[RunOverrides],
 ) -> Prediction:
     """A real strace/perf trace replayed on a machine model: every traced thread issues its
@@ -97,8 +109,10 @@ def replay(
     container (cohsim.workload.trees: a traced runtime's processes in sequence). A trace that
     spans more than `MAX_REPLAY_SPAN_NS` is refused (`check_span`), with `lenient` too: a
     malformed line is skipped, a clock step is not a line.
-    `node_mounts`, `options` and `run` as for `predict`."""
+    `node_mounts`, `options`, `on_validity` and `run` as for `predict`."""
     opts = resolve_options(options, run)
+    pins = _pins(node_mounts)
+    refuse_absurd(layers=layers, node_mounts=node_mounts)
     trace = parse_trace(path, format=format, lenient=lenient)
     check_span(trace, path)
     if by_process_tree:
@@ -112,7 +126,7 @@ def replay(
         "malformed_skipped": trace.malformed_skipped,
         "containers_by": "process tree" if by_process_tree else "thread",
     }
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, _pins(node_mounts))
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pins, on_validity)
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
 

@@ -10,8 +10,8 @@ are, which priors were drawn and which pinned, and with `explain` the priors ran
 effect on the launch p99 (`cohsim.predict.priors`); where the nominal replicate's CPU time
 went, by kernel site (`profile`, cohsim.kernel.result.Profile); and provenance (version,
 seed). Same inputs and seed give the same document, byte for byte. The breakdown, interval,
-priors, sensitivity and profile keys were added without a schema change (additive), and so
-was `miss_chance` (when the intervals became joint: cohsim.predict.intervals).
+priors, sensitivity, profile and validity keys were added without a schema change (additive),
+and so was `miss_chance` (when the intervals became joint: cohsim.predict.intervals).
 """
 
 from __future__ import annotations
@@ -83,6 +83,9 @@ class Prediction:
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "des"})
     #: where the nominal replicate's CPU time went, by kernel site (cohsim.kernel.result)
     profile: Profile | None = None
+    #: whether the inputs lie inside the ranges the model was checked on
+    #: (cohsim.predict.validity.Validity.to_dict; empty where the caller did not assess them)
+    validity: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,5 +126,6 @@ class Prediction:
             "sensitivity": [r.to_dict() for r in self.sensitivity],
             "sensitivity_noise_s": round(self.sensitivity_noise_s, 6),
             "profile": self.profile.to_dict() if self.profile else None,
+            "validity": self.validity or None,
             "provenance": {"cohsim_version": __version__, "seed": self.seed},
         }

@@ -17,8 +17,8 @@ not drawn (cohsim.predict.priors).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cohsim.calibrate import default_fit, load_fit
@@ -29,6 +29,7 @@ from cohsim.machine.model import Machine
 from cohsim.predict.options import RunOptions
 from cohsim.predict.replicates import run_workload
 from cohsim.predict.results import Prediction
+from cohsim.predict.validity import Validity, assess
 from cohsim.workload.trace import Trace
 
 
@@ -130,6 +131,8 @@ class Target:
     catalog: Catalog | None
     #: priors set to the user's values ("background.node_mounts": 2204): not drawn
     pins: Mapping[str, float] | None = None
+    #: called with the inputs' validity before any simulation (the command line warns there)
+    on_validity: Callable[[Validity], None] | None = None
 
     def simulate(
         self,
@@ -139,7 +142,8 @@ class Target:
         workload: dict[str, Any],
         options: RunOptions,
     ) -> Prediction:
-        """Pick the machine, apply the calibration, run the replicates."""
+        """Pick the machine, assess the inputs (cohsim.predict.validity: refused beyond a real
+        node), apply the calibration, run the replicates."""
         machine, note = resolve_machine(
             self.catalog or Catalog(),
             arch=self.arch,
@@ -147,6 +151,15 @@ class Target:
             smt=self.smt,
             sockets=self.sockets,
         )
+        mounts = (self.pins or {}).get("background.node_mounts")
+        validity = assess(
+            containers=len(trace.threads),
+            layers=layers,
+            cpus=machine.topology.vcpus,
+            node_mounts=None if mounts is None else int(mounts),
+        )
+        if self.on_validity is not None:
+            self.on_validity(validity)
         fit = apply_calibration(
             self.calibration,
             machine,
@@ -154,7 +167,7 @@ class Target:
             options.replicates - 1,
             options.seed,
         )
-        return run_workload(
+        prediction = run_workload(
             fit.machine,
             trace,
             kernel=fit.kernel,
@@ -168,3 +181,4 @@ class Target:
             pins=self.pins,
             measured=fit.measured,
         )
+        return replace(prediction, validity=validity.to_dict())

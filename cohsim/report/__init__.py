@@ -22,6 +22,6 @@ def write_report(path: str | os.PathLike[str], data: ReportData) -> None:
     file system is a CohsimError naming the path)."""
     text = render(data)
     try:
-        write_atomic(path, text)
+        write_atomic(path, text, make_dirs=False)
     except OSError as exc:
         raise CohsimError(f"cannot write the report: {exc.strerror or exc}", str(path)) from None

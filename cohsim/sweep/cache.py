@@ -16,18 +16,26 @@ digest is the sha256 of every input that can change the answer:
 A file is written atomically (a temporary file renamed into place) the moment its point is
 known, so an interrupted sweep (Ctrl-C, a killed worker or process) has lost only the points
 in flight, and never leaves half a file: running it again computes only what is missing.
-A file that cannot be read, or does not answer its digest, is ignored and written again.
-Values are JSON numbers, read back bit for bit, so a row from the cache is the row the
-prediction gives: the same output bytes, cached or not.
+Each file holds its key and a check: the sha256 of the key and the row as written. A file
+that cannot be read, answers another key, or whose row no longer matches its check (edited by
+hand) is not believed: a miss, computed again, which `load` reports (`bad`) so that the sweep
+warns. A file of another schema (an older cohsim's) is a quiet miss. Values are JSON numbers,
+read back bit for bit, so a row from the cache is the row the prediction gives: the same
+output bytes, cached or not.
 
 Where: `SweepOptions.cache` if given; else `$COHSIM_CACHE/sweep` (`COHSIM_CACHE=off` turns it
-off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`.
+off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`. A folder this process
+cannot write in (`writable`) is used read-only: the points it holds are read, new ones are
+not kept (the commands say so in one line).
+
+Format history: schema 1, the key and the row; schema 2 (2026-11-27), also the check.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +48,7 @@ from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
 from cohsim.sweep.grid import Point
 
-SCHEMA = 1
+SCHEMA = 2
 #: cohsim's packages whose source makes a row (with cohsim's own modules): what a prediction
 #: runs, and this package; not the faces above it (cli, plots, plan)
 _CODE = ("machine", "lock", "workload", "kernel", "bench", "calibrate", "predict", "sweep")
@@ -125,27 +133,75 @@ def point_digest(
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def load(folder: Path | None, key: str) -> dict[str, Any] | None:
-    """The row kept for `key`, or None (no cache, no file, or one that does not answer it)."""
+def check_of(key: str, row: dict[str, Any]) -> str:
+    """The check a file keeps beside its row: sha256 of the key and the row's JSON."""
+    text = key + "\0" + json.dumps(row, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def load(folder: Path | None, key: str, *, bad: list[Path] | None = None) -> dict[str, Any] | None:
+    """The row kept for `key`, or None (no cache, no file, or one that does not answer it).
+    A file that is there but is not believed (unreadable, another key, a row edited since it
+    was written) is appended to `bad`; one of another schema is not."""
     if folder is None:
         return None
+    path = folder / f"{key}.json"
     try:
-        doc = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-        if doc.get("schema") != SCHEMA or doc.get("digest") != key:
-            return None
-        row = doc["row"]
-        return row if isinstance(row, dict) else None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError):
+        doc = None
+    if isinstance(doc, dict) and doc.get("schema") != SCHEMA:
+        return None  # an older cohsim's file: a quiet miss
+    row = doc.get("row") if isinstance(doc, dict) else None
+    if (
+        isinstance(row, dict)
+        and doc is not None
+        and doc.get("digest") == key
+        and doc.get("check") == check_of(key, row)
+    ):
+        return row
+    if bad is not None:
+        bad.append(path)
+    return None
 
 
 def save(folder: Path | None, key: str, row: dict[str, Any]) -> None:
     """Keep `row` for `key` (quietly nothing where the folder cannot be written: the cache
-    only saves time)."""
+    only saves time; the commands say once when it is read-only, `writable`)."""
     if folder is None:
         return
-    doc = {"schema": SCHEMA, "digest": key, "row": row}
+    doc = {"schema": SCHEMA, "digest": key, "check": check_of(key, row), "row": row}
     try:
         provenance.write_atomic(folder / f"{key}.json", json.dumps(doc, sort_keys=True) + "\n")
     except OSError:
         pass
+
+
+def writable(folder: Path) -> bool:
+    """Whether new points can be kept in `folder` (made, with the folders above it, where
+    missing): the nearest existing folder at or above it takes a new file. Tried with a
+    nameless temporary file, not read from the modes (root writes in a 0555 folder; nobody
+    writes on a read-only mount)."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def readonly_note(folder: Path | None) -> str | None:
+    """The one line a command prints when the cache folder cannot be written, else None."""
+    if folder is None or writable(folder):
+        return None
+    return (
+        f"the sweep cache {folder} is read-only: the points it holds are used, "
+        "new ones are not kept"
+    )

@@ -25,6 +25,7 @@ from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict import Prediction, RunOptions, predict
+from cohsim.predict.validity import refuse_absurd
 from cohsim.workload.synth import STRATEGIES
 
 T = TypeVar("T")
@@ -152,6 +153,7 @@ def grid(
     for name, values in counts.items():
         if not values:
             raise CohsimError(f"no {name} counts to sweep")
+        refuse_absurd(**{name: max(values)})  # beyond a real node: before any point runs
     strats = _unique(strategies)
     if not strats:
         raise CohsimError("no strategies to sweep")

@@ -12,6 +12,7 @@ changes a row: same seed, same bytes, whatever runs them.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,6 +24,27 @@ from cohsim.workload.runtime import RUNTIMES
 #: with no more points than this to compute, the local path runs them in this process (a
 #: local cluster takes seconds to start)
 SERIAL_POINTS = 2
+#: a Dask scheduler's address as Dask reads it: [PROTOCOL://]HOST:PORT, HOST a name, an IPv4
+#: address or an IPv6 one in brackets (distributed.comm.addressing: no port is an error there),
+#: or an in-process cluster's inproc:// address (a library caller's)
+_INPROC = re.compile(r"inproc://\S+")
+_ADDRESS = re.compile(
+    r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+    r":(\d{1,5})"
+)
+
+
+def check_address(address: str) -> None:
+    """A CohsimError unless `address` has a scheduler address's form: refused at once, not
+    after a connection attempt that times out with a traceback."""
+    if _INPROC.fullmatch(address):
+        return
+    match = _ADDRESS.fullmatch(address)
+    if not match or not 0 < int(match.group(1)) < 65536:
+        raise CohsimError(
+            f"--scheduler {address!r} is not a Dask scheduler address "
+            "([tcp://]HOST:PORT, e.g. tcp://10.0.0.5:8786)"
+        )
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,8 @@ class SweepOptions:
             raise CohsimError(f"workers must be at least 1, not {self.workers!r}")
         if self.runtime not in RUNTIMES:
             raise CohsimError(f"unknown runtime {self.runtime!r} (expected {', '.join(RUNTIMES)})")
+        if self.scheduler is not None:
+            check_address(self.scheduler)
         if not self.connect_timeout_s > 0:
             raise CohsimError(f"connect timeout must be positive, not {self.connect_timeout_s}")
 

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -111,14 +112,23 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}
+    bad: list[Path] = []
     for t in tasks:
-        doc = cache.load(folder, t.digest) if t.digest not in rows else None
+        doc = cache.load(folder, t.digest, bad=bad) if t.digest not in rows else None
         if doc is not None:
             try:
                 rows[t.digest] = Row.from_dict(doc)
             except (KeyError, TypeError):
                 pass  # an older row layout: computed again
     cached = len(rows)
+    bad = list(dict.fromkeys(bad))  # a point asked twice is one file
+    if bad:
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        print(
+            f"cohsim: warning: {bad[0]}{more}: does not match its key (edited since it was "
+            "written?): not used, computed again",
+            file=sys.stderr,
+        )
     todo = list({t.digest: t for t in tasks if t.digest not in rows}.values())
     bar = tqdm(
         total=cached + len(todo),
@@ -154,12 +164,14 @@ def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> 
 
 
 @contextmanager
-def _local_cluster(n: int) -> Iterator[Any]:
+def local_cluster(n: int) -> Iterator[Any]:
     """A local Dask cluster of `n` worker processes, one thread each. Its workers ignore
-        SIGINT (they inherit that from this process while they start): a Ctrl-C at a terminal
-        goes to every process of the group, and the workers' tracebacks would bury the one line
-        saying the sweep was interrupted; this process closes them on its way out. (A Ctrl-C
-    while they start is not seen.)"""
+    SIGINT (they inherit that from this process while they start): a Ctrl-C at a terminal
+    goes to every process of the group, and the workers' tracebacks would bury the one line
+    saying the sweep was interrupted; this process closes them on its way out. (A Ctrl-C
+    while they start, a second or two, is not seen. Blocking SIGINT while they start, to
+    deliver it after, was tried: Dask's threads started then were seen with it unblocked,
+    multiprocessing's resource tracker unblocks it, and one of them took the signal.)"""
     from distributed import LocalCluster
 
     main = threading.current_thread() is threading.main_thread()  # where signals are set
@@ -187,7 +199,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
     from distributed import Client
 
     if options.scheduler is None:
-        with _local_cluster(n) as cluster, Client(cluster) as client:
+        with local_cluster(n) as cluster, Client(cluster) as client:
             yield client
         return
     timeout = options.connect_timeout_s

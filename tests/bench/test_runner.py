@@ -71,8 +71,9 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         mtime = exe.stat().st_mtime_ns
         assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
         assert exe.stat().st_mtime_ns == mtime
-        # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus
-        version = {"ns": "2", "prop": "2"}.get(name, "1")
+        # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus;
+        # pause_bench 2: percentiles clamped to min and max; corun_bench 2: --version
+        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2"}.get(name, "1")
         assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version}"
 
 
@@ -125,6 +126,19 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
         assert exc.value.code == 2
 
 
+def test_no_folder_is_made_for_an_output(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    """--strace FILE in a missing folder is refused before the benchmark runs ("--bogus" would
+    fail it), and --out DIR is made one level deep only."""
+    with pytest.raises(CohsimError, match="no such directory"):
+        bench.run_bench(
+            "mount", ["--bogus"], tmp_path, strace=tmp_path / "missing" / "t.strace", env=cache_env
+        )
+    with pytest.raises(CohsimError, match="cannot make the directory"):
+        bench.make_out_dir(tmp_path / "missing" / "results")
+    assert bench.make_out_dir(tmp_path / "results").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
 # --------------------------------------------------------------------- pause_bench
 
 
@@ -146,6 +160,44 @@ def test_pause_bench_short_run(exes: dict[str, Path]) -> None:
             <= m[(lock, "max_ns")]
         )
     assert {r["threads"] for r in rows} == {"1"} and {r["repeat"] for r in rows} == {"0"}
+
+
+_QUANTILE_HARNESS = r"""
+#define main pause_bench_main
+#include "pause_bench.c"
+#undef main
+int main(void)
+{
+    static uint64_t h[NBINS];
+    /* 100 acquisitions all of 1024 ticks: their bin spans 1024..1055, its midpoint 1039.5 */
+    h[bin_of(1024)] = 100;
+    printf("%.1f %.1f\n", hist_quantile(h, 100, 0.50, 1024, 1024),
+           hist_quantile(h, 100, 0.99, 1024, 1024));
+    /* one at 1000, one at 1030 (same bin as 1024): p99 may not pass the max, 1030 */
+    memset(h, 0, sizeof h);
+    h[bin_of(1000)] = 99;
+    h[bin_of(1030)] = 1;
+    printf("%.1f\n", hist_quantile(h, 100, 0.999, 1000, 1030));
+    return 0;
+}
+"""
+
+
+@needs_cc
+def test_pause_bench_percentiles_never_pass_max(tmp_path: Path) -> None:
+    """A percentile is its histogram bin's midpoint clamped to the exact min and max: a bin's
+    midpoint can lie above every value in it, which made p99_ns > max_ns in about one short
+    run in four (pause_bench 1). The quantile function is compiled and called directly, so the
+    check does not depend on the timing of a run."""
+    harness = tmp_path / "quantile.c"
+    harness.write_text(_QUANTILE_HARNESS)
+    exe = tmp_path / "quantile"
+    cc = os.environ.get("CC", "cc").split()
+    src = bench.source_path("pause").parent
+    build = run([*cc, "-O1", "-pthread", "-I", str(src), "-o", str(exe), str(harness)])
+    assert build.returncode == 0, build.stderr
+    out = run([exe]).stdout.split()
+    assert [float(v) for v in out] == [1024.0, 1024.0, 1030.0]
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 CPUs")

@@ -142,3 +142,50 @@ def test_group_runs_by_shape(data):
     groups = group_runs(data.mount)
     assert list(groups) == sorted(groups) and len(groups) == 27
     assert all(len(v) == 5 and {r.key for r in v} == {k} for k, v in groups.items())
+
+
+#: one committed CSV of each bench `cohsim bench` runs that calibrate does not fit
+OTHER_BENCHES = {
+    "ns": DATA / "devvm-2cpu-amd-epyc-f25m1" / "ns-copy" / "ns_bench.csv",
+    "prop": DATA / "devvm-2cpu-amd-epyc-f25m1" / "prop-and-read" / "prop_bench.csv",
+    "walk": DATA / "devvm-2cpu-intel-xeon-f6m207" / "walk" / "walk_bench.csv",
+    "chase": DATA / "devvm-2cpu-intel-xeon-f6m207" / "chase" / "repeat" / "chase_bench.csv",
+}
+
+
+def results_dir(tmp_path, *benches):
+    """A `results/` folder as the README's `cohsim bench ... --out results/` commands leave it:
+    pause_bench's output beside every other bench's (with their sidecars)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    for name in ("pause_bench.csv", "pause_bench.json"):
+        (results / name).write_bytes((DEVVM / "pause" / name).read_bytes())
+    for bench in benches:
+        csv = OTHER_BENCHES[bench]
+        (results / csv.name).write_bytes(csv.read_bytes())
+        (results / f"{bench}_bench.json").write_text("{}\n")
+    return results
+
+
+def test_other_benches_in_a_results_dir_are_skipped_with_the_reason(tmp_path):
+    """`cohsim bench mount|ns|prop|walk|chase --out results/` then `cohsim calibrate
+    results/`: the pause (and mount, wake) data are read, every other bench's file is listed
+    as skipped with why, not refused as an unknown bench."""
+    results = results_dir(tmp_path, *OTHER_BENCHES)
+    data = load_bench([results])
+    assert len(data.pause) == len(load_bench([DEVVM / "pause"]).pause)
+    assert list(data.digests) == [str(results / "pause_bench.csv")]
+    assert [w for w, _ in data.skipped] == sorted(
+        str(results / f"{b}_bench.csv") for b in OTHER_BENCHES
+    )
+    for _, why in data.skipped:
+        assert "not" in why and "\n" not in why
+    assert data.select(repeats=[0]).skipped == data.skipped
+
+
+def test_only_unfitted_benches_is_nothing_to_fit(tmp_path):
+    results = results_dir(tmp_path, "ns", "prop")
+    (results / "pause_bench.csv").unlink()
+    with pytest.raises(CohsimError, match="nothing to fit: no pause_bench") as exc:
+        load_bench([results])
+    assert "ns_bench.csv" in str(exc.value) and "\n" not in str(exc.value)

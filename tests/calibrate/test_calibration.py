@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -240,3 +241,23 @@ def test_cli_unknown_instance(tmp_path, capsys):
 def test_wake_data_alone_fits_nothing():
     with pytest.raises(CohsimError, match="nothing to fit"):
         Calibration(DEVVM).fit([DEVVM_DATA / "wake"])
+
+
+def test_cli_fits_a_results_dir_and_says_what_it_skipped(tmp_path, capsys):
+    """The README's flow: every bench written into results/, then calibrate results/: it fits
+    what it can and says, one line each on stderr, which files it skipped and why."""
+    from test_benchdata import OTHER_BENCHES, results_dir
+
+    results = results_dir(tmp_path, *OTHER_BENCHES)
+    out = tmp_path / "fit.json"
+    argv = ["calibrate", str(results), "--instance", DEVVM, "--out", str(out), "--no-progress"]
+    assert _main(argv) == 0
+    err = capsys.readouterr().err
+    skipped = [line for line in err.splitlines() if line.startswith("cohsim: skipped ")]
+    assert len(skipped) == len(OTHER_BENCHES)
+    for bench in OTHER_BENCHES:
+        assert any(f"{bench}_bench.csv: " in line for line in skipped)
+    assert load_fit(out).to_dict()["kind"] == "lock"
+    assert _main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["skipped"]) == len(OTHER_BENCHES)

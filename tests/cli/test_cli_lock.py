@@ -93,9 +93,7 @@ def test_table_markov_and_plot(tmp_path, capsys):
     "argv,msg",
     [
         (["--threads", "97"], "only 96 CPUs"),
-        (["--threads", "2", "--lock", "mcs"], "unknown lock"),
-        (["--threads", "2", "--placement", "everywhere"], "unknown placement"),
-        (["--threads", "2,x"], "--threads"),
+        (["--threads", "2", "--placement", "0,999"], "CPU 999 is out of range"),
         (["--threads", "49", "--smt", "off"], "48 cores"),
     ],
 )

@@ -76,7 +76,7 @@ def test_c2c_plot_side_by_side(capsys, tmp_path):
         ),
         (["c2c", "c5.metal", "--vs", "/nonexistent.csv"], "/nonexistent.csv: no such file"),
         (["c2c", "c5.metal", "--fit"], "--fit needs a measured matrix"),
-        (["c2c", "c5.metal", "--vs", C5, "--home", "north"], "home must be 'local' or 'socketN'"),
+        (["c2c", "c5.metal", "--vs", C5, "--home", "socket7"], "home socket 7 is out of range"),
         (["c2c", "c6gd.metal", "--vs", C5], "the matrix has 96 CPUs but c6gd.metal has only 64"),
         (["show", "c5.metal", "--plot", "x.gif"], "plot file must end in"),
     ],

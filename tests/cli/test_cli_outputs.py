@@ -4,6 +4,7 @@ work, and nothing left behind. A negative seed is refused where the flags are re
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,12 @@ WRITERS = {
     "calibrate": ["calibrate", "missing-data", "--out", "{}.json"],
     "bench pause": ["bench", "pause", "--out", "{}"],
     "bench wake-idle": ["bench", "wake-idle", "missing.trace", "--out", "{}"],
+    "plan": ["plan", "--instances", "r5.metal", "--html", "{}.html"],
+    "sweep --csv": ["sweep", "--instances", "r5.metal", "--csv", "{}.csv"],
+    "sweep --cache": ["sweep", "--instances", "r5.metal", "--cache", "{}"],
 }
+#: the writers whose output is a directory
+DIR_WRITERS = {"bench pause", "bench wake-idle", "sweep --cache"}
 
 
 def _run(capsys, argv):
@@ -54,7 +60,7 @@ def test_an_unwritable_output_is_one_line_and_leaves_nothing(capsys, tmp_path, c
         argv, target = _argv(command, "/proc/cohsim-out")
     elif where == "under a file":
         argv, target = _argv(command, f"{blocker}/out")
-    elif command.startswith("bench"):  # a file where the output directory should be
+    elif command in DIR_WRITERS:  # a file where the output directory should be
         argv, target = _argv(command, str(blocker))
     else:  # a directory where the output file should be
         argv, target = _argv(command, str(tmp_path / "out"))
@@ -75,11 +81,42 @@ def test_a_plot_that_cannot_be_written_is_refused_before_the_prediction_runs(cap
     )
 
 
-def test_a_missing_folder_is_made(capsys, tmp_path):
-    out_file = tmp_path / "new" / "deeper" / "trace.txt"
-    argv = ["trace", "synth", "--strategy", "common-parent", "--containers", "2"]
-    code, _, _ = _run(capsys, [*argv, "--layers", "2", "--out", str(out_file)])
-    assert code == 0 and out_file.read_text().strip()
+@pytest.mark.parametrize("command", sorted(WRITERS))
+@pytest.mark.parametrize("root", ["tmp", "/"])
+def test_a_missing_folder_is_refused_and_nothing_is_made(capsys, tmp_path, command, root):
+    """An output whose folder does not exist (a mistyped path, even at /) is one line and exit
+    1: no folder is made for it. An output directory (bench --out DIR) is made one level deep,
+    so its parent must exist."""
+    base = tmp_path if root == "tmp" else Path("/")
+    missing = base / f"cohsim-missing-{os.getpid()}"
+    argv, target = _argv(command, str(missing / "deeper" / "out"))
+    code, out, err = _run(capsys, argv)
+    assert code == 1 and out == ""
+    assert f"cohsim: error: {target}: " in _one_line(err)
+    assert "no such directory" in err
+    assert not missing.exists()
+
+
+def test_a_bench_output_directory_is_made_in_its_existing_parent(tmp_path):
+    check_dir(str(tmp_path / "results"))  # one level: fine
+    with pytest.raises(CohsimError, match="no such directory"):
+        check_dir(str(tmp_path / "new" / "results"))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_outputs_have_a_plain_files_mode(capsys, tmp_path, umask):
+    """A plot, a trace and an HTML report: all 0666 less the umask, as a plain write gives
+    (PNGs were 0600)."""
+    trace = ["trace", "synth", "--strategy", "per-layer", "--containers", "2", "--layers", "2"]
+    old = os.umask(umask)
+    try:
+        assert _run(capsys, ["show", "m7a.24xlarge", "--plot", str(tmp_path / "t.png")])[0] == 0
+        assert _run(capsys, [*trace, "--out", str(tmp_path / "t.strace")])[0] == 0
+    finally:
+        os.umask(old)
+    for name in ("t.png", "t.strace"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
 
 
 @pytest.mark.parametrize(
@@ -107,8 +144,10 @@ def test_a_negative_seed_is_a_usage_error(capsys, tmp_path, argv):
 
 
 def test_the_checks_and_writing(tmp_path):
-    check_file(str(tmp_path / "a" / "b.txt"))
+    check_file(str(tmp_path / "b.txt"))
     check_dir(str(tmp_path / "new"))
+    with pytest.raises(CohsimError, match="no such directory"):
+        check_file(str(tmp_path / "a" / "b.txt"))
     assert list(tmp_path.iterdir()) == []  # checking writes nothing
     with pytest.raises(CohsimError, match="is a directory"):
         check_file(str(tmp_path))

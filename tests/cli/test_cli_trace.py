@@ -74,6 +74,7 @@ def test_missing_file_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_
 
 def test_synth_writes_parseable_strace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out_file = tmp_path / "sub" / "per-layer.strace"
+    out_file.parent.mkdir()  # no folder is made for an output
     rc, out, err = run(
         capsys,
         "trace",
@@ -134,11 +135,16 @@ def test_synth_human_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     )
 
 
-def test_synth_bad_value_is_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    rc, out, err = run(capsys, "trace", "synth", "--strategy", "per-layer", "--containers", "0",
-                       "--out", str(tmp_path / "x"))  # fmt: skip
-    assert (rc, out) == (1, "")
-    assert err.startswith("cohsim: error: --containers/--layers:") and err.count("\n") == 1
+def test_synth_bad_value_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A count below 1, as in every command: argparse's usage error, exit 2, nothing written."""
+    with pytest.raises(SystemExit) as exc:
+        run(capsys, "trace", "synth", "--strategy", "per-layer", "--containers", "0",
+            "--out", str(tmp_path / "x"))  # fmt: skip
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.splitlines()[-1].endswith("argument --containers: '0' is not a positive integer")
     assert not (tmp_path / "x").exists()
 
 

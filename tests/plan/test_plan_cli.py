@@ -51,10 +51,8 @@ def test_table_and_json_give_the_same_rows(fake, capsys):
     ("argv", "message"),
     [
         (["--instances", "m7a.24xlarg"], "unknown instance 'm7a.24xlarg'; did you mean"),
-        (["--containers", "-5"], "containers must be a positive integer, not -5"),
-        (["--layers", "0"], "layers must be a positive integer, not 0"),
         (["--family", "zen9"], "unknown family 'zen9'"),
-        (["--deadline", "-1"], "deadline must be positive"),
+        (["--max-burst", "50"], "max burst (50) is below the question's 100 containers"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(fake, capsys, argv, message):
@@ -91,6 +89,7 @@ def test_an_unreachable_scheduler_is_one_line(capsys, monkeypatch):
 
 def test_html_writes_the_report_beside_the_table(fake, capsys, tmp_path):
     target = tmp_path / "out" / "plan.html"
+    target.parent.mkdir()  # no folder is made for an output
     argv = ["plan", "--instances", "r5.metal,m7a.24xlarge", "--html", str(target), "--json"]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -98,3 +97,18 @@ def test_html_writes_the_report_beside_the_table(fake, capsys, tmp_path):
     assert "<title>cohsim plan: 100 containers x 50 layers, each up within 30 s</title>" in text
     assert text.count('<tr class="candidate">') == len(doc["rows"]) == 2
     assert [p.name for p in target.parent.iterdir()] == ["plan.html"]  # no temporary left
+
+
+def test_a_read_only_cache_is_said_in_one_line(fake, capsys, monkeypatch, tmp_path):
+    """plan keeps its points in the sweep's cache: one it cannot write in is used read-only,
+    and said (it was skipped silently). The real read-only folder: tests/sweep/test_sweep_cli."""
+    import cohsim.sweep.cache as sweep_cache
+
+    monkeypatch.setenv("COHSIM_CACHE", str(tmp_path))
+    monkeypatch.setattr(sweep_cache, "writable", lambda folder: False)
+    assert main(["plan", "--instances", "r5.metal"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        f"cohsim: note: the sweep cache {tmp_path / 'sweep'} is read-only: the points it holds "
+        "are used, new ones are not kept\n"
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import matplotlib.pyplot as plt
 import pytest
 
@@ -20,9 +23,21 @@ def test_writes_each_format_and_the_same_png_bytes(tmp_path):
     for suffix in FORMATS:
         save_figure(_figure(), tmp_path / f"a{suffix}")
         assert (tmp_path / f"a{suffix}").read_bytes().startswith(heads[suffix])
-    save_figure(_figure(), tmp_path / "sub" / "b.png")  # a missing folder is made
-    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "sub" / "b.png").read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pdf", "a.png", "a.svg", "sub"]
+    save_figure(_figure(), tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pdf", "a.png", "a.svg", "b.png"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_a_plot_has_a_plain_files_mode(tmp_path, umask):
+    """Like every other output (a plain write: 0666 less the umask), not mkstemp's 0600."""
+    old = os.umask(umask)
+    try:
+        for suffix in FORMATS:
+            save_figure(_figure(), tmp_path / f"a{suffix}")
+            assert stat.S_IMODE((tmp_path / f"a{suffix}").stat().st_mode) == 0o666 & ~umask
+    finally:
+        os.umask(old)
 
 
 @pytest.mark.parametrize(
@@ -30,7 +45,8 @@ def test_writes_each_format_and_the_same_png_bytes(tmp_path):
     [
         ("plot.txt", "plot file must end in .png, .svg, .pdf"),
         ("dir.png", "cannot write the plot: Is a directory"),
-        ("file/under.png", "cannot write the plot: a folder in the path is a file"),
+        ("file/under.png", "cannot write the plot: Not a directory"),
+        ("missing/under.png", "cannot write the plot: no such directory: .*missing"),
     ],
 )
 def test_a_refused_write_is_one_error_and_leaves_nothing(tmp_path, name, message):

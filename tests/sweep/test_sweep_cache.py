@@ -73,10 +73,45 @@ def test_load_and_save(tmp_path):
     assert cache.load(None, "k1") is None
     # a file that answers another key, or is half a file, is not believed
     (tmp_path / "k3.json").write_text((tmp_path / "k1.json").read_text())
-    (tmp_path / "k4.json").write_text('{"schema": 1, "digest": "k4", "row": {"a"')
-    assert cache.load(tmp_path, "k3") is None and cache.load(tmp_path, "k4") is None
+    (tmp_path / "k4.json").write_text('{"schema": 2, "digest": "k4", "row": {"a"')
+    bad: list = []
+    assert cache.load(tmp_path, "k3", bad=bad) is None
+    assert cache.load(tmp_path, "k4", bad=bad) is None
+    assert bad == [tmp_path / "k3.json", tmp_path / "k4.json"]
     assert json.loads((tmp_path / "k1.json").read_text())["digest"] == "k1"
     assert not list(tmp_path.glob(".*"))  # no temporary files left
+
+
+def test_an_entry_edited_by_hand_is_not_believed(tmp_path):
+    """Valid JSON, the right key, a row changed since it was written: a miss, reported."""
+    cache.save(tmp_path, "k1", {"launch_p99_s": 4.5, "digest": "k1"})
+    path = tmp_path / "k1.json"
+    doc = json.loads(path.read_text())
+    assert doc["check"] == cache.check_of("k1", doc["row"])
+    doc["row"]["launch_p99_s"] = 1.0
+    path.write_text(json.dumps(doc))
+    bad: list = []
+    assert cache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
+    # an older cohsim's file (schema 1, no check) is a quiet miss
+    path.write_text(json.dumps({"schema": 1, "digest": "k1", "row": {"launch_p99_s": 4.5}}))
+    assert cache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
+
+
+def test_writable_is_tried_not_read_from_modes(tmp_path, monkeypatch):
+    assert cache.writable(tmp_path) and cache.writable(tmp_path / "new" / "deeper")
+    assert cache.readonly_note(tmp_path) is None and cache.readonly_note(None) is None
+    (tmp_path / "file").write_text("")
+    assert not cache.writable(tmp_path / "file" / "sweep")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cache.tempfile, "TemporaryFile", refuse)
+    assert not cache.writable(tmp_path)
+    assert cache.readonly_note(tmp_path) == (
+        f"the sweep cache {tmp_path} is read-only: the points it holds are used, new ones are "
+        "not kept"
+    )
 
 
 def test_where_the_cache_lives(monkeypatch, tmp_path):

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import subprocess
+import sys
 from functools import partial
+from pathlib import Path
 
 import pytest
 from tinygrid import FLAGS, MACHINES
@@ -23,6 +28,7 @@ def run(capsys, *argv):
 
 def test_csv_json_and_plot(capsys, tmp_path):
     files = {k: tmp_path / "out" / f"sweep.{k}" for k in ("csv", "json", "png")}
+    (tmp_path / "out").mkdir()  # no folder is made for an output
     code, out, _ = run(capsys, *FLAGS, "--workers", "1", "--cache", str(tmp_path / "c"),
                        "--csv", str(files["csv"]), "--json", str(files["json"]),
                        "--plot", str(files["png"]))  # fmt: skip
@@ -65,11 +71,6 @@ def test_family_and_strategies(capsys):
         (["--instances", "m7a.24xlarg"], "unknown instance 'm7a.24xlarg'; did you mean"),
         (["--family", "pentium"], "unknown family 'pentium'"),
         (["--family", "genoa", "--instances", "m7a.24xlarge"], "not both"),
-        (["--containers", "0"], "--containers: 0 is not a positive count"),
-        (["--containers", "-5"], "--containers: -5 is not a positive count"),
-        (["--containers", "2,x"], "--containers: 'x' is not an integer"),
-        (["--layers", "0"], "--layers: 0 is not a positive count"),
-        (["--strategy", "fast"], "--strategy: unknown strategy 'fast'"),
         (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler"),
     ],
 )
@@ -125,3 +126,84 @@ def test_the_plot_has_a_panel_per_strategy_and_a_curve_per_machine():
     plot_launch_vs_containers(many, ax)
     assert len(ax.collections) == 0  # too many curves: no bands
     plt.close("all")
+
+
+#: a fast grid (the analytic engine: milliseconds a point)
+FAST = ["--instances", "r5.metal", "--containers", "2,4", "--layers", "2", "--engine", "analytic",
+        "--replicates", "1", "--no-progress"]  # fmt: skip
+
+
+def run_readonly(folder: Path, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`cohsim ARGV` in a process that cannot write in `folder`: for a user, the folder's mode
+    0555; for root, whom modes do not stop, a read-only bind mount of it in a mount namespace
+    of the process's own."""
+    cmd = [sys.executable, "-m", "cohsim.cli", *argv]
+    kw = {"capture_output": True, "text": True, "timeout": 120, "env": env}
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            return subprocess.run(cmd, **kw)
+        finally:
+            folder.chmod(0o755)
+    if shutil.which("unshare") is None:
+        pytest.skip("root without unshare: no way to make a folder read-only for this test")
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    res = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                          str(folder), *cmd], **kw)  # fmt: skip
+    if res.returncode != 0 and "mount" in res.stderr and "cohsim" not in res.stderr:
+        pytest.skip(f"cannot make a read-only bind mount here: {res.stderr.strip()}")
+    return res
+
+
+def test_a_read_only_cache_holding_every_point_is_used(capsys, tmp_path):
+    """It was refused ("cannot write a file in"): it is read, nothing is computed, and one
+    line says new points are not kept."""
+    cache_dir = tmp_path / "cache"
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["sweep", *FAST, "--cache", str(cache_dir), "--csv", str(out / "a.csv")]) == 0
+    capsys.readouterr()
+    env = {**os.environ, "COHSIM_CACHE": str(tmp_path / "other")}
+    argv = ["sweep", *FAST, "--cache", str(cache_dir), "--csv", str(out / "b.csv")]
+    res = run_readonly(cache_dir, argv, env)
+    assert res.returncode == 0, res.stderr
+    assert "2 points: 0 computed, 2 from the cache" in res.stdout
+    assert res.stderr == (
+        f"cohsim: note: the sweep cache {cache_dir} is read-only: the points it holds are used, "
+        "new ones are not kept\n"
+    )
+    assert (out / "a.csv").read_bytes() == (out / "b.csv").read_bytes()
+
+
+def test_a_read_only_default_cache_says_so(tmp_path):
+    """The default cache ($COHSIM_CACHE/sweep) read-only was skipped silently."""
+    base = tmp_path / "cohsim-cache"
+    (base / "sweep").mkdir(parents=True)
+    env = {**os.environ, "COHSIM_CACHE": str(base)}
+    res = run_readonly(base, ["sweep", *FAST], env)
+    assert res.returncode == 0, res.stderr
+    assert "2 points: 2 computed, 0 from the cache" in res.stdout
+    assert res.stderr == (
+        f"cohsim: note: the sweep cache {base / 'sweep'} is read-only: the points it holds are "
+        "used, new ones are not kept\n"
+    )
+    assert list((base / "sweep").iterdir()) == []
+
+
+def test_a_cache_entry_edited_by_hand_is_computed_again(capsys, tmp_path):
+    """Valid JSON with its key, a number changed: it was used as it was; now it is a miss,
+    with a warning line, and the output is the computed one."""
+    cache_dir = tmp_path / "cache"
+    first, again = tmp_path / "first.csv", tmp_path / "again.csv"
+    assert main(["sweep", *FAST, "--cache", str(cache_dir), "--csv", str(first)]) == 0
+    capsys.readouterr()
+    entry = sorted(cache_dir.glob("*.json"))[0]
+    doc = json.loads(entry.read_text())
+    doc["row"]["launch_p99_s"] = 0.001
+    entry.write_text(json.dumps(doc, sort_keys=True) + "\n")
+    code, out, err = run(capsys, *FAST, "--cache", str(cache_dir), "--csv", str(again))
+    assert code == 0 and "2 points: 1 computed, 1 from the cache" in out
+    assert err.startswith(f"cohsim: warning: {entry}: does not match its key")
+    assert err.count("\n") == 1
+    assert first.read_bytes() == again.read_bytes()
+    assert json.loads(entry.read_text())["row"]["launch_p99_s"] != 0.001  # written again

@@ -44,6 +44,7 @@ def _check_resumed(tmp_path: Path, capsys, kept: int) -> None:
                  *_outputs(tmp_path)])  # fmt: skip
     out = capsys.readouterr().out
     ref = tmp_path / "reference"
+    ref.mkdir()  # no folder is made for an output
     assert main(["sweep", *GRID, "--workers", "1", "--cache", "off", *_outputs(ref)]) == 0
     assert code == 0
     assert f"{POINTS} points: {POINTS - kept} computed, {kept} from the cache" in out, out
@@ -133,6 +134,7 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, capsys):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     ref = tmp_path / "reference"
+    ref.mkdir()  # no folder is made for an output
     assert main(["sweep", *GRID, "--workers", "1", "--cache", "off", *_outputs(ref)]) == 0
     assert proc.returncode == 0, err
     assert f"{POINTS} points: {POINTS} computed, 0 from the cache" in out

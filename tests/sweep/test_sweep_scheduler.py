@@ -62,6 +62,8 @@ def cluster(tmp_path: Path) -> Iterator[str]:
 
 def test_an_existing_cluster_gives_the_local_bytes(cluster, tmp_path, capsys):
     out = {k: [f"--{k}", str(tmp_path / k / f"sweep.{k}")] for k in ("csv", "json")}
+    for k in out:
+        (tmp_path / k).mkdir()  # no folder is made for an output
     argv = ["sweep", *FLAGS, "--cache", "off", *out["csv"], *out["json"]]
     assert main([*argv[:-4], "--workers", "1", "--csv", str(tmp_path / "local.csv"),
                  "--json", str(tmp_path / "local.json")]) == 0  # fmt: skip

@@ -28,7 +28,8 @@ def int_list(flag: str, low: int = 1) -> Callable[[str], str]:
         try:
             bench.parse_int_list(text, flag, low)
         except Exception as exc:  # CohsimError -> argparse usage error (exit 2)
-            raise argparse.ArgumentTypeError(str(exc)) from exc
+            # argparse names the flag already: "argument --threads: '-1' is not ..."
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from exc
         return text
 
     return check
