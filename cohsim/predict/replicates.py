@@ -200,9 +200,13 @@ def _priors_report(
     kernel: KernelParams, drawn: Sequence[Prior], pins: Mapping[str, float], measured: Sequence[str]
 ) -> dict[str, Any]:
     """Which priors the replicates drew, and which were pinned (value, by whom)."""
-    pinned: dict[str, Any] = {k: {"value": v, "by": "user"} for k, v in pins.items()}
+    pinned: dict[str, Any] = {}
     for p in kernel.priors:
-        if p.key in measured and p.key not in pins:
+        if p.key in pins:
+            v = pins[p.key]
+            pinned[p.key] = {"value": v, "by": "user", "range": [p.low, p.high]}
+            pinned[p.key]["inside_range"] = p.low <= v <= p.high
+        elif p.key in measured:
             pinned[p.key] = {"value": kernel.value(p.attr), "by": "calibration (measured here)"}
     return {"drawn": [p.key for p in drawn], "pinned": pinned}
 
