@@ -31,6 +31,10 @@ def _print(p: Prediction) -> None:
     print(
         f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
     )
+    print(
+        f"  peak peer group of /: {p.peak_peer_group} mounts (/ and the binds that joined it: "
+        "each bind walks it, a container's mountinfo read walks it per line)"
+    )
     if p.mountinfo_read_s:
         r = p.mountinfo_read_s
         print(

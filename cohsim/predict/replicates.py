@@ -68,7 +68,7 @@ def _simulate(task: Task) -> Run:
     breakdown = None
     if calls is not None:
         breakdown = launch_breakdown(threads, calls, task.kernel, sim.ns_write_by_op)
-    return run_of(task, result, sim.record, breakdown)
+    return run_of(task, result, sim.record, breakdown, sim.table.ring_peak)
 
 
 def _tasks(
@@ -268,6 +268,7 @@ def run_workload(
         lock_wait_fraction=spread([r.lock_wait_fraction for r in runs], "fraction"),
         locks=runs[0].result.locks(),
         peak_mount_table=max(r.peak_mounts for r in runs),
+        peak_peer_group=max(r.peak_peer_group for r in runs),
         mountinfo_read_s={
             ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
             for ns in ("host", "container")

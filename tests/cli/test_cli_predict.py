@@ -185,3 +185,10 @@ def test_replay_shows_progress_unless_told_not_to(capsys, monkeypatch):
     run(capsys, "replay", TRACE, "--arch", "mesh")
     run(capsys, "replay", TRACE, "--arch", "mesh", "--no-progress")
     assert seen == [True, False]
+
+
+def test_the_peak_peer_group_has_its_line_and_key(capsys):
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST)
+    assert code == 0 and "peak peer group of /: " in out
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
+    assert json.loads(out)["peak_peer_group"] > 1
