@@ -36,6 +36,7 @@ COMMANDS = {
     "calibrate": "calibrate",
     "trace": "trace",
     "sweep": "sweep",
+    "kernel": "kernel",
 }
 
 
