@@ -13,6 +13,9 @@ Its cost comes in parts, each saying what it grows with:
 - unlocked: its path walks and its work outside the locks (fixed), overlayfs's per-layer
   clones (each a namespace_sem read section with a per-CPU area: the CPUs), the per-CPU area
   of a mount made outside namespace_sem (fsmount);
+- namespace_sem held for reading, for a mountinfo read (one hold a page of lines): a fixed part,
+  each line (mounts), in a runtime's own namespace each line's walk of the root's group (ring
+  x ring);
 - namespace_sem held for writing (`CallCosts.write_hold_at` and its `part_*`): the op's own
   work, the table's copy or detach (mounts), the per-CPU areas (CPUs; the table's size for a
   namespace copy), the walk of the root's peer group (ring) and its binds under the root, the
@@ -32,6 +35,7 @@ each line of the root's group walks the whole group (ring x ring steps).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,6 +176,24 @@ def _write_hold(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
     return tuple(p for p in parts if p.ns or p.what == "the op's own work")
 
 
+def _read_holds(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
+    """A mountinfo read's namespace_sem read holds: one per read() of a page's lines
+    (cohsim.kernel.simulation.nssections.read_mountinfo), in a runtime's own namespace each
+    line of the root's group walking the group (`CallCosts.slave_line_ns`)."""
+    op = step.op
+    if not (op.ns_read_ns or op.per_mount_read_ns):
+        return ()
+    holds = max(1, math.ceil(st.mounts / cc.k.mountinfo_lines_per_read))
+    parts = [
+        Part(f"fixed part ({holds} holds, a page of lines each)", op.ns_read_ns),
+        Part("one line per mount", op.per_mount_read_ns * st.mounts, "mounts"),
+    ]
+    if step.own_ns:
+        ring = cc.slave_line_ns(_Now(st)) * st.mounts
+        parts.append(Part("each line of the root's group walks the group", ring, "ring x ring"))
+    return tuple(parts)
+
+
 def _mount_lock(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
     """mount_lock's write section: its fixed work and what `ml_hold_at` adds."""
     row = cc.row(step.name, step.op)
@@ -236,6 +258,7 @@ def op_cost(
     sections = {
         "unlocked": _unlocked(step, sum_ns),
         "namespace_sem write hold": _write_hold(cc, step, state),
+        "namespace_sem read holds": _read_holds(cc, step, state),
         "mount_lock write section": _mount_lock(cc, step, state),
         "after the call": _after(cc, step, state, kernel, machine.vcpus),
     }

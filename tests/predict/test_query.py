@@ -85,3 +85,12 @@ def test_human_times():
     assert [human(x) for x in (0, 12.34, 999.9, 3600, 4.55e6, 1e10)] == [
         "0 ns", "12.3 ns", "1 us", "3.6 us", "4.55 ms", "10,000 ms"
     ]  # fmt: skip
+
+
+def test_the_read_op_holds_namespace_sem_for_reading_per_line():
+    st = State(5000, 100, 99, 0)
+    a = op_cost(M, K, "mountinfo_read", st)
+    holds = a.section_ns("namespace_sem read holds")
+    whole = mountinfo_cost(M, K, st).section_ns("in the host's namespace")
+    assert 0 < whole - holds < 10_000  # the whole read adds the open and the read's own work
+    assert _parts(a, "namespace_sem read holds")["one line per mount"].grows_with == "mounts"
