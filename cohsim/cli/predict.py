@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
+from cohsim.cli.args import add_pins, add_seed, nonneg_int, pins_of, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
@@ -30,6 +30,10 @@ def _print(p: Prediction) -> None:
         print(f"  ({p.machine_note})")
     print(
         f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
+    )
+    print(
+        f"  peak peer group of /: {p.peak_peer_group} mounts (/ and the binds that joined it: "
+        "each bind walks it, a container's mountinfo read walks it per line)"
     )
     if p.mountinfo_read_s:
         r = p.mountinfo_read_s
@@ -117,7 +121,9 @@ def _print_interval(p: Prediction) -> None:
         + (f" ({', '.join(drawn)})" if drawn else " (priors pinned: the simulation's noise only)")
     )
     for key, pin in pinned.items():
-        print(f"    pinned: {key} = {pin['value']:g} ({pin['by']})")
+        where = "outside its" if not pin.get("inside_range", True) else "its"
+        rng = f"; {where} prior's range {pin['range'][0]:g}-{pin['range'][1]:g}"
+        print(f"    pinned: {key} = {pin['value']:g} ({pin['by']}{rng if 'range' in pin else ''})")
 
 
 def _print_breakdown(p: Prediction) -> None:
@@ -215,6 +221,7 @@ def _target(args: argparse.Namespace) -> dict[str, Any]:
         "kernel": args.kernel,
         "calibration": args.calibration,
         "node_mounts": args.node_mounts,
+        "pins": pins_of(args),
         "options": _run_options(args),
     }
 
@@ -272,6 +279,7 @@ def _unknowns(p: argparse.ArgumentParser) -> None:
         help="mounts on the node before the burst (wc -l /proc/self/mountinfo), if known: "
         "pins that prior (default: drawn from its range)",
     )
+    add_pins(p)
     p.add_argument(
         "--no-priors",
         action="store_true",
