@@ -278,6 +278,7 @@ def run_workload(
         kernel=kernel.name,
         handoff_table=costs.table(),
         per_container_s=tuple(float(x) for x in runs[0].launch_s),
+        replicate_launch_s=tuple(tuple(float(x) for x in r.launch_s) for r in runs),
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
