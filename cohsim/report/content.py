@@ -12,7 +12,12 @@ evaluator (the same points, cached) and options:
   figure's resolution) make one curve, which names them all;
 - `fixes`: for each of the top `top` rows, the same search for the row with each fix applied
   where it applies -- the layers' common parent mapped once (common-parent), lowerdirs passed
-  as fds (lowerdir-plus), SMT off, one socket -- with its p99 at the question's count;
+  as fds (lowerdir-plus), SMT off, one socket -- with its p99 at the question's count, and
+  the launch p99 of each replicate at that count as it is and with the fix: the replicates
+  share their draws of the unknowns (the same seed), so the two compare draw by draw. (The
+  ends of each point's interval are not paired: each is extrapolated from its own draws'
+  spread, so a fix whose time above the fixed launch cost is small but spread wide can show
+  a worse pessimistic end than the row as it is, although it is faster in every draw.);
 - `details`: one full prediction (cohsim.predict) of each of the top rows at the question's
   count: what held namespace_sem and, where the engine reports it, the launch by mechanism;
   the first with the unknowns ranked by their effect on the p99 (`explain`);
@@ -23,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from cohsim.kernel.costs import Prior, load_kernel
 from cohsim.machine.catalog import Catalog
@@ -57,13 +64,17 @@ class Curve:
 
 @dataclass(frozen=True)
 class Fix:
-    """A top row with one fix applied: its p99 at the question's count and its safe burst."""
+    """A top row with one fix applied: its p99 at the question's count and its safe burst,
+    and each replicate's launch p99 at that count as it is and with the fix (s; the same
+    draws of the unknowns, in the same order)."""
 
     base: PlanRow
     name: str  #: "common-parent", "lowerdir-plus", "SMT off", "one socket"
     candidate: Candidate
     at: Outcome
     burst: SafeBurst
+    draws_as_is_s: tuple[float, ...] = ()
+    draws_fixed_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,14 +179,24 @@ def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
     )
 
 
+def draw_p99s(p: Prediction) -> tuple[float, ...]:
+    """Each replicate's launch p99 (s), the nominal one first."""
+    return tuple(float(np.percentile(r, 99)) for r in p.replicate_launch_s)
+
+
 def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[Fix, ...]:
     o = plan.options
     named = [
         (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
     ]
     bursts = search(o, [c for _, _, c in named], evaluate)
+    wanted = list(dict.fromkeys([row.candidate for row, _, _ in named] + [c for *_, c in named]))
+    draws = {
+        c: draw_p99s(predict_probe(Probe(c, o.containers, o.layers), o.run, catalog))
+        for c in wanted
+    }
     return tuple(
-        Fix(row, name, c, b.probes[o.containers], b)
+        Fix(row, name, c, b.probes[o.containers], b, draws[row.candidate], draws[c])
         for (row, name, c), b in zip(named, bursts, strict=True)
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
 from cohsim.plan.burst import SafeBurst
-from cohsim.plan.table import COLUMNS, burst_text, cells, percent_span, span
+from cohsim.plan.table import COLUMNS, cells, percent_span, span
 from cohsim.report.content import Detail, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
@@ -181,13 +181,23 @@ def gain(fix: SafeBurst, base: SafeBurst) -> str:
     )
 
 
+def _burst(b: SafeBurst) -> str:
+    """A safe burst's value, + at the search's ceiling."""
+    return f"{b.value}+" if b.value >= b.max_burst else str(b.value)
+
+
+def _slowest(draws: tuple[float, ...]) -> str:
+    return f"{max(draws):.2f}" if draws else "-"
+
+
 def _fix_rows(data: ReportData) -> list[list[str]]:
     """One row per fix: the same figures for the row as it is and with the fix."""
     return [
         [f.base.candidate.label, f.name, f.candidate.machine_label,
          f"{f.base.candidate.vcpus} / {f.candidate.vcpus}",
-         span(f.base.at.launch_p99), span(f.at.launch_p99),
-         burst_text(f.base.burst), burst_text(f.burst), gain(f.burst, f.base.burst)]
+         f"{f.base.at.launch_p99.value:.2f}", f"{f.at.launch_p99.value:.2f}",
+         _slowest(f.draws_as_is_s), _slowest(f.draws_fixed_s),
+         _burst(f.base.burst), _burst(f.burst), gain(f.burst, f.base.burst)]
         for f in data.fixes
     ]  # fmt: skip
 
@@ -196,18 +206,24 @@ def _fixes(data: ReportData) -> str:
     if not data.fixes:
         return "<h2>What each fix would buy</h2><p>No fix applies to the top candidates.</p>"
     uri = figure(plot_fixes, data.fixes, size=(9.0, 1.5 + 0.35 * (len(data.fixes) + 3)))
+    n = len(data.fixes[0].draws_as_is_s)
     headers = ["candidate", "fix", "machine with the fix", "vCPUs as is / with the fix",
                "launch p99 s at the question, as is", "with the fix",
+               f"launch p99 s in the slowest of the {n} shared draws, as is", "with the fix",
                "safe burst, as is", "with the fix", "safe burst with the fix vs as is"]  # fmt: skip
     return (
         "<h2>What each fix would buy</h2>"
         + _img(uri, "safe burst of the top candidates with each fix")
         + _table(headers, _fix_rows(data), ident="fixes")
         + '<p class="note">Each row gives the same figures for the candidate as it is and '
-        "with the fix, computed the same way: the value is the median over the replicates, "
-        "which share their draws of the unknowns; the brackets are each point's own "
-        "interval. A burst marked + reached the search's ceiling: the gain is then a lower "
-        "bound.</p>"
+        "with the fix, from the same draws of the unknowns (the replicates share their "
+        "seed): the launch p99 and the safe burst at the median over the draws, and the "
+        "launch p99 in the slowest simulated draw, the worst case the two share. The ends "
+        "of each point's own interval (in the ranked table and under 'How sure') are not "
+        "paired: each is extrapolated from its own draws' spread, so a fix whose time above "
+        "the fixed launch cost is small but spread wide can show a worse pessimistic end "
+        "than the candidate as it is, although it is faster in every draw. A burst marked + "
+        "reached the search's ceiling: the gain is then a lower bound.</p>"
         '<p class="note">common-parent: the layers\' common parent mapped once (containerd '
         "2.2); lowerdir-plus: idmapped lowerdirs passed as fds (Linux 6.7+); SMT off and one "
         "socket: the same instance with fewer, less contended CPUs.</p>"

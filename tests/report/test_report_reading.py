@@ -16,10 +16,9 @@ from reportdata import OPTIONS, build
 from cohsim.plan import plan
 from cohsim.plan.burst import SafeBurst
 from cohsim.plan.evaluate import predict_evaluator
-from cohsim.plan.table import burst_text, span
 from cohsim.report import gather, render
-from cohsim.report.content import same_result
-from cohsim.report.figures import P50_APART, plot_curves
+from cohsim.report.content import draw_p99s, same_result
+from cohsim.report.figures import P50_APART, plot_curves, plot_fixes
 from cohsim.report.html import gain
 
 
@@ -99,8 +98,10 @@ def test_fix_rows_show_the_same_figures_as_is_and_with_the_fix(report):
     path, data = report
     rows = _table(path.read_text(encoding="utf-8"), "fixes")
     head, body = rows[0], rows[1:]
-    assert head[4:9] == [
+    assert head[4:11] == [
         "launch p99 s at the question, as is",
+        "with the fix",
+        "launch p99 s in the slowest of the 3 shared draws, as is",
         "with the fix",
         "safe burst, as is",
         "with the fix",
@@ -108,12 +109,31 @@ def test_fix_rows_show_the_same_figures_as_is_and_with_the_fix(report):
     ]
     assert len(body) == len(data.fixes)
     for cells, f in zip(body, data.fixes, strict=True):
-        assert cells[4:8] == [
-            span(f.base.at.launch_p99),
-            span(f.at.launch_p99),
-            burst_text(f.base.burst),
-            burst_text(f.burst),
+        assert cells[4:10] == [
+            f"{f.base.at.launch_p99.value:.2f}",
+            f"{f.at.launch_p99.value:.2f}",
+            f"{max(f.draws_as_is_s):.2f}",
+            f"{max(f.draws_fixed_s):.2f}",
+            str(f.base.burst.value),
+            str(f.burst.value),
         ]
+        # no end of a point's own interval: those are not paired between the two rows
+        assert not any("[" in c for c in cells)
+
+
+def test_a_fix_faster_in_every_shared_draw_shows_no_worse_worst_case(report):
+    """The old report set the fix's pessimistic end (its own interval, extrapolated from its
+    own spread) against the row's as it is: common-parent, faster in every draw, read worse."""
+    path, data = report
+    rows = _table(path.read_text(encoding="utf-8"), "fixes")[1:]
+    for cells, f in zip(rows, data.fixes, strict=True):
+        assert len(f.draws_as_is_s) == len(f.draws_fixed_s) == OPTIONS.replicates
+        if f.name in ("common-parent", "lowerdir-plus"):  # fewer mount calls in every draw
+            assert all(a >= b for a, b in zip(f.draws_as_is_s, f.draws_fixed_s, strict=True))
+            assert float(cells[7]) <= float(cells[6])
+    # the draws are the direct predictions' own, replicate by replicate
+    top = data.details[0].prediction
+    assert data.fixes[0].draws_as_is_s == draw_p99s(top)
 
 
 def test_a_capped_burst_reads_as_a_lower_bound(report):
@@ -127,9 +147,8 @@ def test_a_capped_burst_reads_as_a_lower_bound(report):
     ceiling = dataclasses.replace(first.burst, value=60, high=60, capped=True)
     doc = render(dataclasses.replace(data, fixes=(dataclasses.replace(first, burst=ceiling),)))
     cells = _table(doc, "fixes")[1]
-    assert cells[7].startswith("60+") and cells[8].endswith(
-        "or more (the fix reaches the ceiling, 60+)"
-    )
+    assert cells[9] == "60+"
+    assert cells[10].endswith("or more (the fix reaches the ceiling, 60+)")
 
 
 def test_no_text_of_the_tests_is_visible(report):
@@ -138,3 +157,14 @@ def test_no_text_of_the_tests_is_visible(report):
     assert '<p id="image-check" hidden></p>' in text
     assert "images loaded" not in text and "not checked" not in text
     assert "textContent" not in text  # the check writes attributes only
+
+
+def test_the_fix_chart_draws_the_shared_median_only(report):
+    _, data = report
+    fig, ax = plt.subplots()
+    (bars,) = plot_fixes(data.fixes, ax)
+    widths = [b.get_width() for b in bars]
+    base = data.fixes[0].base.burst.value
+    assert widths == [base] + [f.burst.value for f in data.fixes]
+    assert not ax.collections  # no error bars: the ends are not paired between the rows
+    plt.close(fig)
