@@ -20,7 +20,7 @@ from typing import Any
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
 from cohsim.plan.burst import SafeBurst
-from cohsim.plan.table import COLUMNS, cells, percent_span, span
+from cohsim.plan.table import COLUMNS, answer, cells, percent_span, span
 from cohsim.report.content import Detail, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
@@ -78,6 +78,7 @@ def _question(data: ReportData) -> str:
         f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, answered by the "
         f"<b>{escape(engines)}</b> engine ({p.points} points in {p.rounds} rounds; seed "
         f"{o.seed}, {o.replicates} replicates a point).</p>"
+        f'<p id="answer"><b>{escape(answer(p))}</b></p>'
         f'<p class="note">Ranked by {escape(o.sort)}. Safe burst: the most containers '
         f"launched at once whose launch p99 meets the deadline, [with the p99's high end, "
         f"with its low end]; + marks the search's ceiling ({o.max_burst}). "

@@ -16,6 +16,7 @@ from reportdata import OPTIONS, build
 from cohsim.plan import plan
 from cohsim.plan.burst import SafeBurst
 from cohsim.plan.evaluate import predict_evaluator
+from cohsim.plan.table import answer
 from cohsim.report import gather, render
 from cohsim.report.content import draw_p99s, same_result
 from cohsim.report.figures import P50_APART, plot_curves, plot_fixes
@@ -168,3 +169,10 @@ def test_the_fix_chart_draws_the_shared_median_only(report):
     assert widths == [base] + [f.burst.value for f in data.fixes]
     assert not ax.collections  # no error bars: the ends are not paired between the rows
     plt.close(fig)
+
+
+def test_the_report_leads_with_the_answer(report):
+    path, data = report
+    text = path.read_text(encoding="utf-8")
+    assert f'<p id="answer"><b>{html.escape(answer(data.plan))}</b></p>' in text
+    assert text.index('id="answer"') < text.index("<h2>Ranked candidates</h2>")
