@@ -19,3 +19,9 @@ class CohsimError(Exception):
         self.what = what
         self.where = where
         super().__init__(f"{where}: {what}" if where else what)
+
+
+class UsageError(CohsimError):
+    """A value an argument can never take (an unknown name, an impossible number), caught
+    where the model first sees it: the CLI prints the one line and exits 2, as for argparse's
+    own usage errors."""

@@ -4,7 +4,8 @@ Exit codes, the same in every command: 0 success; 1 a model or input error (a Co
 line on stderr naming the file, line or key and what is wrong, no traceback, no half-written
 output file): what the model refuses or needs a file, the catalog or another flag to judge;
 2 usage (argparse: the usage and one error line): a flag's value malformed or outside what its
-kind admits, a count below 1, a name not among the choices (cohsim.cli.args); 130
+kind admits, a count below 1, a name not among the choices (cohsim.cli.args), or a value
+the model finds no argument can take (a UsageError: an unknown prior pinned); 130
 interrupted. Every command has `--json`
 printing one JSON document on stdout.
 """
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from cohsim import __version__
-from cohsim.errors import CohsimError
+from cohsim.errors import CohsimError, UsageError
 
 #: each command and the cli module that registers it, in the order `cohsim --help` lists the
 #: modules: a command line imports only its own (a prediction need not import the calibration,
@@ -35,6 +36,7 @@ COMMANDS = {
     "calibrate": "calibrate",
     "trace": "trace",
     "sweep": "sweep",
+    "kernel": "kernel",
 }
 
 
@@ -79,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # then is the same one line as later
         args = build_parser(_command(argv)).parse_args(argv)
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"cohsim: error: {exc}", file=sys.stderr)
+        return 2
     except CohsimError as exc:
         print(f"cohsim: error: {exc}", file=sys.stderr)
         return 1

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable, Sequence
+
+from cohsim.kernel.costs import load_kernel
+from cohsim.predict.pins import check as check_pins
+from cohsim.predict.pins import load as load_pins
+from cohsim.predict.pins import parse_assignment
 
 
 def nonneg_int(text: str) -> int:
@@ -99,3 +105,49 @@ def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
         default=default,
         help="random seed, a non-negative integer (default %(default)s)",
     )
+
+
+def assignment(text: str) -> tuple[str, float]:
+    """ "NAME=VALUE", VALUE a number (`--set`)."""
+    try:
+        return parse_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_pins(p: argparse.ArgumentParser) -> None:
+    """`--set NAME=VALUE` (repeatable) and `--priors FILE`: pin any prior of the kernel model
+    (cohsim.predict.pins)."""
+    p.add_argument(
+        "--set",
+        type=assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="pin a prior of the kernel model (a key of [priors] in models/kernel/*.toml, e.g. "
+        "propagation.service_namespaces=12): not drawn; repeatable; over --priors",
+    )
+    p.add_argument(
+        "--priors",
+        metavar="FILE",
+        help="pin priors from a TOML file of NAME = VALUE (as --set)",
+    )
+
+
+def pins_of(args: argparse.Namespace) -> dict[str, float]:
+    """The priors `--priors` and `--set` pin (a --set over the file's value)."""
+    pins = load_pins(args.priors) if args.priors else {}
+    pins.update(dict(args.set))
+    return pins
+
+
+def warn_pins(kernel: str | None, pins: dict[str, float]) -> None:
+    """Check `pins` against the kernel's priors before any work (a UsageError for an unknown
+    name or an impossible value) and print one warning line per value outside its range."""
+    if not pins:
+        return
+    for phrase in check_pins(load_kernel(kernel), pins):
+        print(
+            f"cohsim: warning: pinned {phrase}: read the answer as an extrapolation",
+            file=sys.stderr,
+        )

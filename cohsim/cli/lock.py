@@ -25,6 +25,7 @@ from cohsim.lock.params import (
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.machine.placement import PLACEMENTS, parse_cpu_list, place
+from cohsim.units import NS_PER_MS, NS_PER_S
 
 
 def _placement(text: str) -> str:
@@ -81,6 +82,7 @@ def _json_doc(
         "cs_ns": args.cs_ns,
         "think_ns": args.think_ns,
         "points": [r.to_dict() for r in results],
+        "simulated_s": round(simulated_s(results), 9),
         "provenance": provenance.stamp(
             seed=args.seed, inputs=[Catalog().path(args.instance)], command="pause-bench"
         ),
@@ -92,23 +94,36 @@ def _print_table(args: argparse.Namespace, machine: Machine, results: list[Hando
         f"{machine.name}: {args.lock}, placement {args.placement}, SMT {args.smt}, "
         f"cs {args.cs_ns:g} ns, think {args.think_ns:g} ns — {results[0].level}"
     )
-    cols = ("threads", "p50_ns", "p99_ns", "mean_ns", "acq/s", "spin", "home_q_mean", "home_q_max")
+    print("  per point: acquisition latency (start acquiring -> acquired) percentiles, its mean,")
+    print("  the throughput, the share of time acquiring, the home agent's queue, simulated time")
+    cols = ("threads", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns", "acq/s",
+            "spin", "home_q_mean", "home_q_max", "sim_ms")  # fmt: skip
     print("  ".join(f"{c:>11s}" for c in cols))
     for r in results:
+        top = "-" if r.max_ns is None else f"{r.max_ns:.1f}"
         print(
             "  ".join(
                 [
                     f"{r.threads:11d}",
                     f"{r.p50_ns:11.1f}",
+                    f"{r.p90_ns:11.1f}",
                     f"{r.p99_ns:11.1f}",
+                    f"{r.p999_ns:11.1f}",
+                    f"{top:>11s}",
                     f"{r.mean_ns:11.1f}",
                     f"{r.acquisitions_per_s:11.4g}",
                     f"{r.spin_fraction:11.3f}",
                     f"{r.home_queue_mean:11.2f}",
                     f"{r.home_queue_max:11d}",
+                    f"{r.span_ns / NS_PER_MS:11.4g}",
                 ]
             )
         )
+
+
+def simulated_s(results: list[HandoffResult]) -> float:
+    """The simulated time of every point's measured window, s."""
+    return sum(r.span_ns for r in results) / NS_PER_S
 
 
 def _pause_bench(args: argparse.Namespace) -> int:
@@ -130,7 +145,12 @@ def _pause_bench(args: argparse.Namespace) -> int:
         print(provenance.dumps(_json_doc(args, machine, results)), end="")
         return 0
     _print_table(args, machine, results)
-    print(f"({wall:.2f} s wall{'; plot: ' + args.plot if args.plot else ''})", file=sys.stderr)
+    print(
+        f"  run time: {simulated_s(results) * 1e3:.4g} ms simulated (the measured windows, "
+        f"{sum(r.acquisitions for r in results)} acquisitions), {wall:.2f} s wall"
+    )
+    if args.plot:
+        print(f"  plot: {args.plot}")
     return 0
 
 

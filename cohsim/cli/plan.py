@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, positive_float, positive_int
+from cohsim.cli.args import add_pins, add_seed, pins_of, positive_float, positive_int, warn_pins
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
 from cohsim.plan import SORTS, PlanOptions, plan
@@ -51,6 +51,7 @@ def options_of(args: argparse.Namespace) -> PlanOptions:
         scheduler=args.scheduler,
         workers=args.workers,
         progress=sys.stderr.isatty() and not args.json,
+        pins=tuple(pins_of(args).items()),
     )
 
 
@@ -62,6 +63,7 @@ def _html_path(path: str) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     options = options_of(args)
+    warn_pins(None, dict(options.pins))
     if args.html:
         _html_path(args.html)
     note = readonly_note(options.sweep.cache_dir())
@@ -133,6 +135,7 @@ def register(
     )
     _candidates(p)
     _running(p)
+    add_pins(p)
     p.add_argument(
         "--html",
         metavar="FILE",

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
+from cohsim.cli.args import add_pins, add_seed, nonneg_int, pins_of, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.cli.predict_text import render
 from cohsim.errors import CohsimError
@@ -82,6 +82,7 @@ def _target(args: argparse.Namespace) -> dict[str, Any]:
         "kernel": args.kernel,
         "calibration": args.calibration,
         "node_mounts": args.node_mounts,
+        "pins": pins_of(args),
         "options": _run_options(args),
     }
 
@@ -139,6 +140,7 @@ def _unknowns(p: argparse.ArgumentParser) -> None:
         help="mounts on the node before the burst (wc -l /proc/self/mountinfo), if known: "
         "pins that prior (default: drawn from its range)",
     )
+    add_pins(p)
     p.add_argument(
         "--no-priors",
         action="store_true",

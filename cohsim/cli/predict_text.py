@@ -151,6 +151,10 @@ def details(p: Prediction) -> list[str]:
     lines = ["", "  details"]
     lines += [f"  mount table: peak {p.peak_mount_table:,} mounts; {p.mount_ops:,} mount "
               f"calls, {p.syscalls:,} syscalls"]  # fmt: skip
+    lines.append(
+        f"  peak peer group of /: {p.peak_peer_group:,} mounts (/ and the binds that joined it: "
+        "each bind walks it, a container's mountinfo read walks it per line)"
+    )
     if p.mountinfo_read_s:
         r = p.mountinfo_read_s
         lines.append(
@@ -191,8 +195,19 @@ def intervals(p: Prediction) -> list[str]:
         f"    unknowns drawn from their priors: {len(drawn)}"
         + (f" ({', '.join(drawn)})" if drawn else " (priors pinned: the simulation's noise only)")
     )
-    lines += [f"    pinned: {k} = {pin['value']:g} ({pin['by']})" for k, pin in pinned.items()]
+    lines += [
+        f"    pinned: {k} = {pin['value']:g} ({pin['by']}{_range(pin)})"
+        for k, pin in pinned.items()
+    ]
     return lines
+
+
+def _range(pin: dict[str, Any]) -> str:
+    """A pinned prior's range, and whether the pin lies outside it ("" without one)."""
+    if "range" not in pin:
+        return ""
+    where = "outside its" if not pin.get("inside_range", True) else "its"
+    return f"; {where} prior's range {pin['range'][0]:g}-{pin['range'][1]:g}"
 
 
 def locks(p: Prediction) -> list[str]:

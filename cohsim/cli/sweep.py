@@ -18,7 +18,16 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, count_list, name_list, positive_float, positive_int
+from cohsim.cli.args import (
+    add_pins,
+    add_seed,
+    count_list,
+    name_list,
+    pins_of,
+    positive_float,
+    positive_int,
+    warn_pins,
+)
 from cohsim.cli.outputs import check_cache_dir, check_file, check_plot, writing
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
@@ -97,7 +106,9 @@ def _sweep(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         kernel=args.kernel,
         calibration=args.calibration,
+        pins=tuple(pins_of(args).items()),
     )
+    warn_pins(options.kernel, dict(options.pins))
     note = readonly_note(options.cache_dir())
     if note:
         print(f"cohsim: note: {note}", file=sys.stderr)
@@ -218,6 +229,7 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
         metavar="FIT.json",
         help="a fit, or none (default: the committed fit that describes each machine)",
     )
+    add_pins(p)
     p.add_argument(
         "--scheduler",
         metavar="ADDR",

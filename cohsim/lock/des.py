@@ -270,5 +270,9 @@ def run_des(
         home_requests=hub.served,
         requests=sum(a.served for a in agents),
         record=rec,
+        p90_ns=float(np.percentile(lat, 90)) if len(lat) else 0.0,
+        p999_ns=float(np.percentile(lat, 99.9)) if len(lat) else 0.0,
+        max_ns=float(lat.max()) if len(lat) else 0.0,
+        span_ns=window / PS,
         **common,
     )

@@ -279,5 +279,8 @@ def run_markov(
         home_queue_max=int(n),
         home_requests=int(round(home_req_per_acq * acquisitions)),
         requests=int(round(home_req_per_acq * acquisitions)),
+        p90_ns=_quantile(waits, arr_w, 0.9),
+        p999_ns=_quantile(waits, arr_w, 0.999),
+        span_ns=acquisitions / x_per_ns if x_per_ns > 0 else 0.0,
         **common,
     )

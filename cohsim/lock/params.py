@@ -142,6 +142,14 @@ class HandoffResult:
     requests: int  #: requests all coherence points served
     params: LockParams
     record: HandoffRecord | None = field(default=None, compare=False)
+    p90_ns: float = 0.0  #: acquisition latency, 90th percentile
+    p999_ns: float = 0.0  #: ... 99.9th percentile
+    #: ... the longest measured (the simulation's; None for the chain, whose waits are a few
+    #: point masses, not samples)
+    max_ns: float | None = None
+    #: simulated time of the measured window (after the warm-up): the acquisitions over the
+    #: throughput, ns
+    span_ns: float = 0.0
 
     @property
     def level(self) -> str:
@@ -164,6 +172,10 @@ class HandoffResult:
             "seed": self.seed,
             "p50_ns": round(self.p50_ns, 3),
             "p99_ns": round(self.p99_ns, 3),
+            "p90_ns": round(self.p90_ns, 3),
+            "p999_ns": round(self.p999_ns, 3),
+            "max_ns": None if self.max_ns is None else round(self.max_ns, 3),
+            "span_ns": round(self.span_ns, 3),
             "mean_ns": round(self.mean_ns, 3),
             "acquisitions_per_s": round(self.acquisitions_per_s, 1),
             "spin_fraction": round(self.spin_fraction, 5),

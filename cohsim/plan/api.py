@@ -60,6 +60,9 @@ class PlanOptions:
     scheduler: str | None = None  #: a Dask scheduler's address (None: this machine)
     workers: int | None = None  #: local worker processes (None: the CPUs; 1: in this process)
     progress: bool = False  #: a progress bar on stderr
+    #: priors of the kernel model pinned to given values, (name, value) pairs
+    #: (cohsim.predict.pins; `--set`, `--priors`)
+    pins: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -98,17 +101,23 @@ class PlanOptions:
     def sweep(self) -> SweepOptions:
         """How the points are computed and kept (cohsim.sweep.options)."""
         return SweepOptions(
-            run=self.run, scheduler=self.scheduler, workers=self.workers, progress=self.progress
+            run=self.run,
+            scheduler=self.scheduler,
+            workers=self.workers,
+            progress=self.progress,
+            pins=self.pins,
         )
 
     def question(self) -> dict[str, Any]:
-        return {
+        """The question as asked: the burst, the deadline and, if any, the pinned priors."""
+        q: dict[str, Any] = {
             "containers": self.containers,
             "layers": self.layers,
             "strategy": self.strategy,
             "deadline_s": self.deadline_s,
             "arrival": "all at once",
         }
+        return {**q, "pinned_priors": dict(self.pins)} if self.pins else q
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ class Outcome:
     dominant: str
     engine: str  #: the level-3 engine that answered ("des", "analytic")
     digest: str = ""  #: sha256 of the point's full result
+    peak_peer_group: int = 1  #: mounts in the root's peer group at its largest (/ and its binds)
 
     def p99_at(self, end: str = "value") -> float:
         """The launch p99, or one end of its interval (`ENDS`), s."""
@@ -76,6 +77,7 @@ class Outcome:
             "failures": self.failures.to_dict(),
             "miss_chance": self.miss_chance.to_dict(),
             "peak_mount_table": self.peak_mount_table,
+            "peak_peer_group": self.peak_peer_group,
             "mountinfo_read_at_peak_s": {
                 "host": round(self.read_host_s, 6),
                 "container": round(self.read_container_s, 6),
@@ -101,6 +103,7 @@ def from_prediction(p: Prediction) -> Outcome:
         failures=p.failures,
         miss_chance=p.miss_chance,
         peak_mount_table=p.peak_mount_table,
+        peak_peer_group=p.peak_peer_group,
         read_host_s=float(reads.get("host", 0.0)),
         read_container_s=float(reads.get("container", 0.0)),
         dominant=p.breakdown.holder if p.breakdown else "",
@@ -128,6 +131,7 @@ def from_row(row: Mapping[str, Any]) -> Outcome:
         failures=_interval(row, "failures", "containers"),
         miss_chance=_interval(row, "miss_chance", "fraction of containers"),
         peak_mount_table=int(row["peak_mount_table"]),
+        peak_peer_group=int(row["peak_peer_group"]),
         read_host_s=float(row["mountinfo_read_host_s"]),
         read_container_s=float(row["mountinfo_read_container_s"]),
         dominant=str(row["dominant"]),

@@ -11,13 +11,14 @@ run is one `RunOptions` (`cohsim.predict.options`), passed whole or as keywords.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Unpack
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions, RunOverrides, check_seed, resolve_options
+from cohsim.predict.pins import merge
 from cohsim.predict.results import Prediction
 from cohsim.predict.target import Target
 from cohsim.predict.validity import Validity, refuse_absurd
@@ -52,6 +53,7 @@ def predict(
     calibration: str | None = None,
     catalog: Catalog | None = None,
     node_mounts: int | None = None,
+    pins: Mapping[str, float] | None = None,
     runtime: str = "runc",
     options: RunOptions | None = None,
     on_validity: Callable[[Validity], None] | None = None,
@@ -63,7 +65,10 @@ def predict(
     cohsim.workload.runtime; "none": containerd's only).
 
     `node_mounts`: the mounts on the node before the burst, if known (it pins that prior of
-    the kernel model; by default it is drawn from its range). `options` says how the
+    the kernel model; by default it is drawn from its range). `pins`: any of the kernel
+    model's priors set to given values ({"propagation.service_namespaces": 12}; not drawn;
+    an unknown name or an impossible value is a UsageError, a value outside the prior's range
+    is said in `validity`: cohsim.predict.pins). `options` says how the
     replicates run (default `RunOptions()`); keywords naming its fields (seed, replicates,
     deadline_s, handoff_model, background, record, jobs, priors, explain) replace them.
 
@@ -77,10 +82,10 @@ def predict(
         raise CohsimError(f"unknown strategy {strategy!r} (expected {', '.join(STRATEGIES)})")
     if containers < 1 or layers < 1:
         raise CohsimError("containers and layers must be at least 1")
-    pins = _pins(node_mounts)
+    pinned = _pins(node_mounts, pins)
     refuse_absurd(containers=containers, layers=layers, node_mounts=node_mounts)
     trace = burst_workload(strategy, containers, layers, seed=opts.seed, runtime=runtime)
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pins, on_validity)
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pinned, on_validity)
     workload = {"strategy": strategy, "arrival": "all at once", "runtime": runtime}
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
@@ -100,6 +105,7 @@ def replay(
     by_process_tree: bool = False,
     layers: int | None = None,
     node_mounts: int | None = None,
+    pins: Mapping[str, float] | None = None,
     options: RunOptions | None = None,
     on_validity: Callable[[Validity], None] | None = None,
     **run: Unpack[RunOverrides],
@@ -109,9 +115,9 @@ def replay(
     container (cohsim.workload.trees: a traced runtime's processes in sequence). A trace that
     spans more than `MAX_REPLAY_SPAN_NS` is refused (`check_span`), with `lenient` too: a
     malformed line is skipped, a clock step is not a line.
-    `node_mounts`, `options`, `on_validity` and `run` as for `predict`."""
+    `node_mounts`, `pins`, `options`, `on_validity` and `run` as for `predict`."""
     opts = resolve_options(options, run)
-    pins = _pins(node_mounts)
+    pinned = _pins(node_mounts, pins)
     refuse_absurd(layers=layers, node_mounts=node_mounts)
     trace = parse_trace(path, format=format, lenient=lenient)
     check_span(trace, path)
@@ -126,7 +132,7 @@ def replay(
         "malformed_skipped": trace.malformed_skipped,
         "containers_by": "process tree" if by_process_tree else "thread",
     }
-    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pins, on_validity)
+    target = Target(arch, instance, smt, sockets, kernel, calibration, catalog, pinned, on_validity)
     return target.simulate(trace, layers=layers, workload=workload, options=opts)
 
 
@@ -150,13 +156,14 @@ def _s(ns: int) -> str:
     return f"{ns / NS_PER_S:.4g} s"
 
 
-def _pins(node_mounts: int | None) -> dict[str, float]:
-    """The priors the caller's arguments pin: the node's mount table, if given."""
+def _pins(node_mounts: int | None, pins: Mapping[str, float] | None) -> dict[str, float]:
+    """The priors the caller's arguments pin: the node's mount table, if given, and `pins`
+    (the two agreeing where both name the mount table)."""
     if node_mounts is None:
-        return {}
+        return dict(pins or {})
     if isinstance(node_mounts, bool) or not isinstance(node_mounts, int) or node_mounts < 0:
         raise CohsimError(f"node_mounts must be a non-negative integer, not {node_mounts!r}")
-    return {"background.node_mounts": float(node_mounts)}
+    return merge({"background.node_mounts": float(node_mounts)}, pins or {})
 
 
 def burst_workload(

@@ -65,4 +65,4 @@ def analytic_replicate(task: Task) -> Run:
             holds_by_mechanism(res.ns_write_by_op),
             attribution="analytic engine: namespace_sem's write holds by mechanism only",
         )
-    return run_of(task, result, None, breakdown)
+    return run_of(task, result, None, breakdown, res.ring_peak)

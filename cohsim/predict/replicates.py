@@ -68,7 +68,7 @@ def _simulate(task: Task) -> Run:
     breakdown = None
     if calls is not None:
         breakdown = launch_breakdown(threads, calls, task.kernel, sim.ns_write_by_op)
-    return run_of(task, result, sim.record, breakdown)
+    return run_of(task, result, sim.record, breakdown, sim.table.ring_peak)
 
 
 def _tasks(
@@ -200,9 +200,13 @@ def _priors_report(
     kernel: KernelParams, drawn: Sequence[Prior], pins: Mapping[str, float], measured: Sequence[str]
 ) -> dict[str, Any]:
     """Which priors the replicates drew, and which were pinned (value, by whom)."""
-    pinned: dict[str, Any] = {k: {"value": v, "by": "user"} for k, v in pins.items()}
+    pinned: dict[str, Any] = {}
     for p in kernel.priors:
-        if p.key in measured and p.key not in pins:
+        if p.key in pins:
+            v = pins[p.key]
+            pinned[p.key] = {"value": v, "by": "user", "range": [p.low, p.high]}
+            pinned[p.key]["inside_range"] = p.low <= v <= p.high
+        elif p.key in measured:
             pinned[p.key] = {"value": kernel.value(p.attr), "by": "calibration (measured here)"}
     return {"drawn": [p.key for p in drawn], "pinned": pinned}
 
@@ -264,10 +268,8 @@ def run_workload(
         lock_wait_fraction=spread([r.lock_wait_fraction for r in runs], "fraction"),
         locks=runs[0].result.locks(),
         peak_mount_table=max(r.peak_mounts for r in runs),
-        mountinfo_read_s={
-            ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
-            for ns in ("host", "container")
-        },
+        peak_peer_group=max(r.peak_peer_group for r in runs),
+        mountinfo_read_s=_peak_reads(runs),
         systemd=runs[0].result.systemd or {},
         profile=runs[0].result.profile,
         calibration=calibration,
@@ -287,6 +289,15 @@ def run_workload(
         sensitivity=sens,
         sensitivity_noise_s=noise,
     )
+
+
+def _peak_reads(runs: Sequence[Run]) -> dict[str, float]:
+    """One whole mountinfo read at the peak, in the host's and a container's namespace: the
+    largest over the replicates (s)."""
+    return {
+        ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
+        for ns in ("host", "container")
+    }
 
 
 def _levels(engine: str, costs: LineCosts) -> list[str]:

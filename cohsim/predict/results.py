@@ -83,6 +83,10 @@ class Prediction:
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "des"})
     #: where the nominal replicate's CPU time went, by kernel site (cohsim.kernel.result)
     profile: Profile | None = None
+    #: mounts in the host root's peer group at its largest, over the replicates: / and the
+    #: clones that joined it (containerd's binds); each bind walks it, and a read in a slave
+    #: namespace walks it per line (cohsim.kernel.simulation.mounttable)
+    peak_peer_group: int = 1
     #: whether the inputs lie inside the ranges the model was checked on
     #: (cohsim.predict.validity.Validity.to_dict; empty where the caller did not assess them)
     validity: dict[str, Any] = field(default_factory=dict)
@@ -108,6 +112,7 @@ class Prediction:
             "lock_wait_fraction": self.lock_wait_fraction.to_dict(),
             "locks": self.locks,
             "peak_mount_table": self.peak_mount_table,
+            "peak_peer_group": self.peak_peer_group,
             "mountinfo_read_at_peak_s": self.mountinfo_read_s,
             "systemd": self.systemd,
             "calibration": self.calibration,

@@ -52,6 +52,9 @@ class Run:
     failures: float  #: containers past the deadline
     record: LaunchRecord | None = None
     breakdown: Breakdown | None = None  #: the launch breakdown, where the task asked for it
+    #: mounts in the root's peer group at its largest: / and the clones that joined it
+    #: (containerd's binds; the engine's own count, read off it where it ran)
+    peak_peer_group: int = 1
 
     @property
     def lock_wait_fraction(self) -> float:
@@ -71,9 +74,12 @@ def run_of(
     result: EngineResult,
     record: LaunchRecord | None = None,
     breakdown: Breakdown | None = None,
+    peak_peer_group: int = 1,
 ) -> Run:
-    """The replicate's Run from its engine's result."""
+    """The replicate's Run from its engine's result (`peak_peer_group`: the engine's peak of
+    the root's peer group, which its result does not carry)."""
     base = task.kernel.base_launch_ns
     launch = (np.asarray(result.launch_ns, dtype=float) + base) / NS_PER_S
     mounts = np.asarray(result.mount_ns, dtype=float) / NS_PER_S
-    return Run(result, launch, mounts, float((launch > task.deadline_s).sum()), record, breakdown)
+    failures = float((launch > task.deadline_s).sum())
+    return Run(result, launch, mounts, failures, record, breakdown, peak_peer_group)

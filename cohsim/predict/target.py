@@ -11,8 +11,9 @@ kernel fit also gives parameter draws from its covariance (for the replicates af
 first) and the model's misfit on the fitted host (which widens the intervals). Where a fit's
 lock part applies (its own host), the wake-up latency it measured pins that prior.
 
-Pins: a user's values for some of the kernel model's priors (`--node-mounts`), which are then
-not drawn (cohsim.predict.priors).
+Pins: a user's values for some of the kernel model's priors (`--node-mounts`, `--set`,
+`--priors`), which are then not drawn (cohsim.predict.priors); checked before any work
+(cohsim.predict.pins), a value outside its prior's range said in the validity.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict.options import RunOptions
+from cohsim.predict.pins import check as check_pins
 from cohsim.predict.replicates import run_workload
 from cohsim.predict.results import Prediction
 from cohsim.predict.validity import Validity, assess
@@ -151,19 +153,22 @@ class Target:
             smt=self.smt,
             sockets=self.sockets,
         )
+        kernel = load_kernel(self.kernel)
+        outside_prior = check_pins(kernel, self.pins or {})
         mounts = (self.pins or {}).get("background.node_mounts")
         validity = assess(
             containers=len(trace.threads),
             layers=layers,
             cpus=machine.topology.vcpus,
             node_mounts=None if mounts is None else int(mounts),
+            pins=outside_prior,
         )
         if self.on_validity is not None:
             self.on_validity(validity)
         fit = apply_calibration(
             self.calibration,
             machine,
-            load_kernel(self.kernel),
+            kernel,
             options.replicates - 1,
             options.seed,
         )

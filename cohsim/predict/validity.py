@@ -18,6 +18,9 @@ measurements or the reference engine:
   (calibration/data/devvm-2cpu-amd-epyc-f25m1/ns-copy/), and the prior's range 20-5,000
   (models/kernel/linux-6.18.toml, background.node_mounts).
 
+A prior of the kernel model pinned outside its documented range (`--set`, `--priors`:
+cohsim.predict.pins) is outside the checked range too.
+
 Outside it a prediction still runs, and says so: one line on stderr before the work (the
 command line) and `validity` in its JSON.
 
@@ -115,9 +118,17 @@ class Validity:
         }
 
 
-def assess(*, containers: int, layers: int | None, cpus: int, node_mounts: int | None) -> Validity:
+def assess(
+    *,
+    containers: int,
+    layers: int | None,
+    cpus: int,
+    node_mounts: int | None,
+    pins: tuple[str, ...] = (),
+) -> Validity:
     """Refuse what is beyond a real node (`refuse_absurd`), then say which inputs lie outside
-    the checked ranges (`CHECKED`)."""
+    the checked ranges (`CHECKED`); `pins`: one phrase per prior the user pinned outside its
+    documented range (cohsim.predict.pins.check), outside too."""
     given = {"containers": containers, "layers": layers, "cpus": cpus, "node_mounts": node_mounts}
     refuse_absurd(**given)
     inputs = {k: v for k, v in given.items() if v is not None}
@@ -126,4 +137,4 @@ def assess(*, containers: int, layers: int | None, cpus: int, node_mounts: int |
         for k, v in inputs.items()
         if not CHECKED[k].low <= v <= CHECKED[k].high
     )
-    return Validity(inputs, outside)
+    return Validity(inputs, outside + tuple(f"pinned {p}" for p in pins))

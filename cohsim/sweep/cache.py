@@ -8,7 +8,7 @@ digest is the sha256 of every input that can change the answer:
 - the kernel model file's text, and the calibration: the named fit's text, "none", or (by
   default) the text of every committed fit, since the one that applies is chosen among them;
 - the point's strategy, container and layer counts; the run options (seed, replicates,
-  deadline, engine, hand-off model, background, priors) and the runtime;
+  deadline, engine, hand-off model, background, priors), the runtime and the pinned priors;
 - the cohsim version and a digest of cohsim's source (what a prediction runs and this
   package, not the command line or the plots): changed code makes new files, never a stale
   answer.
@@ -43,9 +43,10 @@ from typing import Any
 from cohsim import __version__, provenance
 from cohsim.io import catalog_dir, fits_dir, read_text
 from cohsim.kernel import linecache
-from cohsim.kernel.costs import DEFAULT_KERNEL
+from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
+from cohsim.predict.pins import check as check_pins
 from cohsim.sweep.grid import Point
 
 SCHEMA = 2
@@ -80,12 +81,18 @@ class Shared:
     calibration: str  #: the fit's text, "none", or every committed fit's name and text
     runtime: str  #: the container runtime's name
     code: str  #: `code_digest()`
+    pins: tuple[tuple[str, float], ...] = ()  #: priors pinned to given values (sorted)
 
     @classmethod
     def read(
-        cls, kernel: str | None = None, calibration: str | None = None, runtime: str = "runc"
+        cls,
+        kernel: str | None = None,
+        calibration: str | None = None,
+        runtime: str = "runc",
+        pins: tuple[tuple[str, float], ...] = (),
     ) -> Shared:
-        """Read the files now (a missing kernel or fit file is a CohsimError naming it)."""
+        """Read the files now (a missing kernel or fit file is a CohsimError naming it; an
+        unknown prior pinned or an impossible value, a UsageError: cohsim.predict.pins)."""
         name = kernel if kernel is not None else DEFAULT_KERNEL
         path = Path(name) if name.endswith(".toml") else catalog_dir() / "kernel" / f"{name}.toml"
         if calibration == "none":
@@ -95,7 +102,9 @@ class Shared:
         else:
             fits = sorted(fits_dir().glob("*.json"))
             fit = "\0".join(f"{p.name}\0{read_text(p)}" for p in fits)
-        return cls(read_text(path), fit, runtime, code_digest())
+        if pins:
+            check_pins(load_kernel(kernel), dict(pins))
+        return cls(read_text(path), fit, runtime, code_digest(), tuple(sorted(pins)))
 
 
 def run_inputs(run: RunOptions) -> dict[str, Any]:
@@ -127,6 +136,7 @@ def point_digest(
         "point": point.to_dict(),
         "run": run_inputs(run),
         "runtime": shared.runtime,
+        "pins": [list(p) for p in shared.pins],
         "cohsim_version": __version__,
         "code": shared.code,
     }

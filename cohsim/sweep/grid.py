@@ -29,6 +29,8 @@ from cohsim.predict.validity import refuse_absurd
 from cohsim.workload.synth import STRATEGIES
 
 T = TypeVar("T")
+#: pinned priors as (name, value) pairs, sorted: hashable, for frozen options and tasks
+Pins = tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,10 @@ class Point:
         kernel: str | None = None,
         calibration: str | None = None,
         runtime: str = "runc",
+        pins: Pins = (),
     ) -> Prediction:
-        """This point's prediction with `run`'s options (cohsim.predict.predict)."""
+        """This point's prediction with `run`'s options (cohsim.predict.predict); `pins`: the
+        kernel model's priors set to given values (cohsim.predict.pins)."""
         return predict(
             catalog=catalog,
             instance=self.instance,
@@ -85,6 +89,7 @@ class Point:
             kernel=kernel,
             calibration=calibration,
             runtime=runtime,
+            pins=dict(pins),
             options=run,
         )
 

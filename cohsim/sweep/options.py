@@ -65,6 +65,9 @@ class SweepOptions:
     kernel: str | None = None  #: kernel model: a name under models/kernel/ or a TOML file
     calibration: str | None = None  #: a fit JSON, "none", or None (the committed default)
     runtime: str = "runc"  #: the container runtime's own mount calls (cohsim.workload.runtime)
+    #: priors of the kernel model pinned to given values, (name, value) sorted by name
+    #: (cohsim.predict.pins; `--set`, `--priors`)
+    pins: tuple[tuple[str, float], ...] = ()
     #: how long to wait for the scheduler to answer, and for its first worker, s
     connect_timeout_s: float = 5.0
 
@@ -73,6 +76,8 @@ class SweepOptions:
             raise CohsimError(f"workers must be at least 1, not {self.workers!r}")
         if self.runtime not in RUNTIMES:
             raise CohsimError(f"unknown runtime {self.runtime!r} (expected {', '.join(RUNTIMES)})")
+        if list(self.pins) != sorted(self.pins):
+            object.__setattr__(self, "pins", tuple(sorted(self.pins)))
         if self.scheduler is not None:
             check_address(self.scheduler)
         if not self.connect_timeout_s > 0:

@@ -57,6 +57,7 @@ def json_doc(rows: Sequence[Row], options: SweepOptions) -> dict[str, Any]:
             "kernel": options.kernel or DEFAULT_KERNEL,
             "calibration": options.calibration or "committed default fit",
             "runtime": options.runtime,
+            "pinned_priors": dict(options.pins),
             "points": len(rows),
         },
     }

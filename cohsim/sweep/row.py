@@ -4,9 +4,9 @@ A `Row` is the point (instance, variant, counts, strategy) with the machine's vC
 engine and levels that answered, the launch latency's p50/p95/p99/max and the mount phase's
 p50/p99 each with the low and high end of its interval, the containers past the deadline and
 the chance of missing it (the share of the containers past it), with intervals, the
-mount-table peak, one whole mountinfo read at the peak (in the host's namespace and in a
-container's), the mechanism that held namespace_sem longest, and provenance (cohsim version,
-seed, replicates, the point's digest).
+mount-table peak and the root's peer group's, one whole mountinfo read at the peak (in the
+host's namespace and in a container's), the mechanism that held namespace_sem longest, and
+provenance (cohsim version, seed, replicates, the point's digest).
 
 Every field is a string, an integer, a bool or a float rounded once, here, to a fixed number
 of decimals (`DECIMALS`), so a row read back from the sweep cache (JSON keeps floats bit for
@@ -73,6 +73,7 @@ class Row:
     miss_chance_hi: float
     deadline_s: float
     peak_mount_table: int
+    peak_peer_group: int  #: mounts in the root's peer group at its largest (/ and its binds)
     mountinfo_read_host_s: float  #: one whole mountinfo read at the peak, host namespace
     mountinfo_read_container_s: float  #: the same in a container's (slave) namespace
     dominant: str  #: what held namespace_sem longest, e.g. "namespace_sem: namespace"
@@ -129,6 +130,7 @@ def row_of(
         miss_chance_hi=_r(p.miss_chance.high),
         deadline_s=_r(p.deadline_s),
         peak_mount_table=int(p.peak_mount_table),
+        peak_peer_group=int(p.peak_peer_group),
         mountinfo_read_host_s=_r(p.mountinfo_read_s.get("host", 0.0)),
         mountinfo_read_container_s=_r(p.mountinfo_read_s.get("container", 0.0)),
         dominant=b.holder if b is not None else "",

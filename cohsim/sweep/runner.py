@@ -50,6 +50,7 @@ class Task:
     kernel: str | None
     calibration: str | None
     runtime: str
+    pins: tuple[tuple[str, float], ...] = ()
 
 
 def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
@@ -62,6 +63,7 @@ def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
         kernel=task.kernel,
         calibration=task.calibration,
         runtime=task.runtime,
+        pins=task.pins,
     )
     row = row_of(
         pt, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine, digest=task.digest
@@ -99,6 +101,7 @@ def tasks_of(
                 options.kernel,
                 options.calibration,
                 options.runtime,
+                options.pins,
             )
         )
     return out
@@ -108,7 +111,7 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
     """Every point's row, in the points' order: from the cache, or computed (and kept)."""
     options = options or SweepOptions()
     catalog = Catalog()
-    shared = cache.Shared.read(options.kernel, options.calibration, options.runtime)
+    shared = cache.Shared.read(options.kernel, options.calibration, options.runtime, options.pins)
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}

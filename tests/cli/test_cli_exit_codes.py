@@ -46,6 +46,7 @@ USAGE = {
         for b in ("pause", "mount", "wake", "ns", "prop", "walk", "chase", "corun")
     },
     "bench wake-idle": ["bench", "wake-idle", "--out", "o"],  # no trace named
+    "kernel": ["kernel", "mountinfo", "--mounts", "-1"],
 }
 
 #: per command, bad input that is not a flag's form: one error line, exit 1
@@ -61,6 +62,7 @@ INPUT = {
     "calibrate": ["calibrate", "missing-data", "--out", "fit.json"],
     "trace": ["trace", "parse", "missing.strace"],
     "bench": ["bench", "wake-idle", "missing.trace", "--out", "o"],
+    "kernel": ["kernel", "op", "move_mount", "--instance", "m7a.24xlarg"],
 }
 
 

@@ -101,3 +101,23 @@ def test_errors_one_line_exit_1(argv, msg, capsys):
     assert main(["pause-bench", "--instance", "m7i.metal-24xl", *argv]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0] and err[0].startswith("cohsim: error:")
+
+
+def test_latency_percentiles_and_run_time(capsys):
+    argv = ["pause-bench", "--instance", "m7a.24xlarge", "--threads", "1,8",
+            "--acquisitions", "500"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "p90_ns" in out and "p999_ns" in out and "max_ns" in out
+    assert "ms simulated" in out and "1000 acquisitions" in out and "s wall" in out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for pt in doc["points"]:
+        assert pt["p50_ns"] <= pt["p90_ns"] <= pt["p99_ns"] <= pt["p999_ns"] <= pt["max_ns"]
+        assert pt["span_ns"] == pytest.approx(pt["acquisitions"] / pt["acquisitions_per_s"] * 1e9,
+                                              rel=1e-3)  # fmt: skip
+    assert doc["simulated_s"] == pytest.approx(sum(p["span_ns"] for p in doc["points"]) / 1e9)
+    assert main([*argv, "--model", "markov", "--json"]) == 0
+    chain = json.loads(capsys.readouterr().out)["points"][-1]
+    assert chain["max_ns"] is None and chain["p50_ns"] <= chain["p90_ns"] <= chain["p999_ns"]
+    assert chain["span_ns"] > 0

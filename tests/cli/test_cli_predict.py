@@ -116,7 +116,7 @@ def test_explain_ranks_the_unknowns_and_plots_them(capsys, tmp_path):
 
 def test_node_mounts_pins_its_prior(capsys):
     code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--node-mounts", "2204")
-    assert code == 0 and "pinned: background.node_mounts = 2204 (user)" in out
+    assert code == 0 and "pinned: background.node_mounts = 2204 (user; its prior" in out
     code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--no-priors", "--json")
     assert json.loads(out)["priors"]["drawn"] == []
     with pytest.raises(SystemExit) as e:
@@ -185,3 +185,10 @@ def test_replay_shows_progress_unless_told_not_to(capsys, monkeypatch):
     run(capsys, "replay", TRACE, "--arch", "mesh")
     run(capsys, "replay", TRACE, "--arch", "mesh", "--no-progress")
     assert seen == [True, False]
+
+
+def test_the_peak_peer_group_has_its_line_and_key(capsys):
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST)
+    assert code == 0 and "peak peer group of /: " in out
+    code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
+    assert json.loads(out)["peak_peer_group"] > 1

@@ -170,3 +170,15 @@ def test_m7a_scales_best(model, lock, n):
     others = ("m7i.metal-24xl", "r5.metal") if n == 48 else ("m7i.metal-24xl",)
     for other in others:
         assert _better(best, _run(model, other, n, lock)), other
+
+
+@pytest.mark.parametrize("model", ["des", "markov"])
+def test_latency_percentiles_are_ordered_and_the_span_is_the_window(model):
+    m = Catalog().get("m7a.24xlarge")
+    r = simulate(m, 8, lock="ticket", acquisitions=400, model=model)
+    assert r.p50_ns <= r.p90_ns <= r.p99_ns <= r.p999_ns
+    if model == "des":
+        assert r.max_ns is not None and r.p999_ns <= r.max_ns
+    else:
+        assert r.max_ns is None
+    assert r.span_ns == pytest.approx(r.acquisitions / r.acquisitions_per_s * 1e9, rel=1e-3)

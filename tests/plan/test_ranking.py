@@ -61,7 +61,7 @@ def test_json_is_the_table_as_data_and_the_same_every_time(catalog):
     assert doc["points"] == sum(len(r) for r in fake.rounds) and doc["rounds"] == len(fake.rounds)
     row = doc["rows"][0]
     for key in ("machine", "vcpus", "strategy", "launch_p50_s", "launch_p99_s", "failures",
-                "safe_burst", "safe_burst_per_vcpu", "peak_mount_table",
+                "safe_burst", "safe_burst_per_vcpu", "peak_mount_table", "peak_peer_group",
                 "mountinfo_read_at_peak_s", "dominant", "engine"):  # fmt: skip
         assert key in row
     assert set(row["safe_burst"]) >= {"value", "low", "high", "capped"}

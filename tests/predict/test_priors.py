@@ -81,7 +81,14 @@ def test_priors_widen_the_interval_and_pins_are_reported():
     assert drawn.interval["level"] == 0.9 and drawn.interval["draws"] == 3
     user = predict(arch="mesh", replicates=3, node_mounts=2204, **SMALL)
     assert "background.node_mounts" not in user.priors["drawn"]
-    assert user.priors["pinned"] == {"background.node_mounts": {"value": 2204.0, "by": "user"}}
+    assert user.priors["pinned"] == {
+        "background.node_mounts": {
+            "value": 2204.0,
+            "by": "user",
+            "range": [20.0, 5000.0],
+            "inside_range": True,
+        }
+    }
     assert user.peak_mount_table >= 2204
 
 

@@ -38,3 +38,17 @@ def test_prediction_reports_every_contract_field():
     assert d["launch_s"]["p50"]["value"] <= d["launch_s"]["max"]["value"]
     assert any("level 2" in x for x in d["level"]) and any("level 3" in x for x in d["level"])
     json.dumps(d)
+
+
+def test_the_peak_peer_group_is_reported_by_both_engines():
+    """/ and the per-layer binds that joined its peer group: at most one a layer of every
+    container, all alive at once in the closed form's cohort; a bind-free strategy's group
+    stays smaller."""
+    n, layers = SMALL["containers"], SMALL["layers"]
+    des = predict(arch="chiplet", **SMALL)
+    closed = predict(arch="chiplet", engine="analytic", **SMALL)
+    assert 1 < des.peak_peer_group <= 1 + n * layers
+    assert closed.peak_peer_group == 1 + n * layers
+    assert des.to_dict()["peak_peer_group"] == des.peak_peer_group
+    common = predict(arch="chiplet", strategy="common-parent", engine="analytic", **SMALL)
+    assert common.peak_peer_group < closed.peak_peer_group

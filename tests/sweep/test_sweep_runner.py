@@ -109,3 +109,14 @@ def test_a_scheduler_without_workers_is_one_error(points):
                             connect_timeout_s=1)  # fmt: skip
         with pytest.raises(CohsimError, match="has no workers"):
             run_points(points, opts)
+
+
+def test_a_row_carries_the_peak_peer_group():
+    from cohsim.predict import predict
+    from cohsim.sweep import Point
+    from cohsim.sweep.row import row_of
+
+    pt = Point("xeon-gold-6242-1s", 3, 2)
+    p = predict(instance=pt.instance, containers=3, layers=2, replicates=1, engine="analytic")
+    row = row_of(pt, p, vcpus=16, sockets=1, engine="analytic", digest="x")
+    assert row.peak_peer_group == p.peak_peer_group > 1
