@@ -1,4 +1,7 @@
-"""`cohsim predict` and `cohsim replay`: container launch latency on the command line."""
+"""`cohsim predict` and `cohsim replay`: container launch latency on the command line.
+
+The flags become one `RunOptions` and a target; the prediction is printed as a person reads it
+(cohsim.cli.predict_text: the answer first) or, with `--json`, as its JSON document."""
 
 from __future__ import annotations
 
@@ -11,153 +14,13 @@ from typing import Any
 from cohsim import provenance
 from cohsim.cli.args import add_pins, add_seed, nonneg_int, pins_of, positive_float, positive_int
 from cohsim.cli.outputs import check_plot
+from cohsim.cli.predict_text import render
 from cohsim.errors import CohsimError
-from cohsim.predict import MISFIT_LEVEL, Prediction, RunOptions, predict, replay
+from cohsim.predict import Prediction, RunOptions, predict, replay
 from cohsim.predict.options import ENGINES
 from cohsim.predict.validity import Validity
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
-
-
-def _print(p: Prediction) -> None:
-    d = p.to_dict()
-    print(
-        f"{p.machine}: {p.containers} containers"
-        + (f" x {p.layers} layers" if p.layers else "")
-        + f", {d['workload']}"
-    )
-    if p.machine_note:
-        print(f"  ({p.machine_note})")
-    print(
-        f"  mount_ops {p.mount_ops}, syscalls {p.syscalls}, peak mount table {p.peak_mount_table}"
-    )
-    print(
-        f"  peak peer group of /: {p.peak_peer_group} mounts (/ and the binds that joined it: "
-        "each bind walks it, a container's mountinfo read walks it per line)"
-    )
-    if p.mountinfo_read_s:
-        r = p.mountinfo_read_s
-        print(
-            f"  one whole mountinfo read at the peak: host {r['host'] * 1e3:.2f} ms, "
-            f"in a container's namespace before its old root goes {r['container'] * 1e3:.2f} ms"
-        )
-    if p.systemd:
-        sd = p.systemd
-        print(
-            f"  systemd re-read the mount table {sd['rereads']:g} times, the longest "
-            f"{sd['longest_reread_s'] * 1e3:.1f} ms; a change waited up to "
-            f"{sd['max_lag_s']:.3f} s for one"
-        )
-    print("  launch latency (s):      value    [interval]")
-    for k, v in p.launch_s.items():
-        print(f"    {k:>4s}              {v.value:9.3f}  [{v.low:.3f}, {v.high:.3f}]")
-    m = p.mount_s
-    print(
-        f"  mount phase (s): p50 {m['p50'].value:.4f} [{m['p50'].low:.4f}, {m['p50'].high:.4f}], "
-        f"p99 {m['p99'].value:.4f}, max {m['max'].value:.4f} "
-        f"[{m['max'].low:.4f}, {m['max'].high:.4f}]"
-    )
-    _print_interval(p)
-    c = p.miss_chance
-    print(
-        f"  chance of missing the {p.deadline_s:g} s deadline (share of the containers past "
-        f"it): {_percent(c.value)} [{_percent(c.low)}, {_percent(c.high)}]; failures "
-        f"{p.failures.value:g} "
-        f"[{p.failures.low:g}, {p.failures.high:g}] of {p.containers}"
-    )
-    print(f"  lock wait fraction: {p.lock_wait_fraction.value:.3f}")
-    for name, st in d["locks"].items():
-        extra = {k: v for k, v in st.items() if k not in ("wait_s", "hold_s", "acquisitions")}
-        parts = [f"{st['acquisitions']:7d} acquisitions"] if "acquisitions" in st else []
-        parts += [f"{k[:-2]} {st[k]:.4f} s" for k in ("wait_s", "hold_s") if k in st]
-        print(f"    {name:>14s}: {', '.join(parts)} {extra if extra else ''}")
-    print(f"  calibration: {p.calibration}")
-    print(f"  kernel: {p.kernel}; engine: {p.engine['name']}; answered by: " + "; ".join(p.level))
-    for k, v in p.engine.items():
-        if k != "name":
-            print(f"    {k.replace('_', ' ')}: {v}")
-    _print_breakdown(p)
-    if p.sensitivity:
-        _print_sensitivity(p)
-
-
-def _percent(x: float) -> str:
-    """A share as a percentage to 3 significant digits ("0 %", "0.05 %", "12.5 %")."""
-    return f"{100 * x:.3g} %"
-
-
-def _print_profile(p: Prediction) -> None:
-    """Where the nominal replicate's CPU time went, by kernel site, as perf would show it."""
-    if p.profile is None:
-        return
-    d = p.profile.to_dict()
-    print(
-        f"  profile (nominal replicate, {d['cpus']} CPUs over {d['span_s']:.3f} s, "
-        f"{d['busy_fraction']:.0%} busy): CPU time by kernel site"
-    )
-    for site, s in d["cpu_s"].items():
-        if s:
-            mark = "  (contested line)" if site in d["contested_sites"] else ""
-            print(f"    {site:<20s} {s:10.3f} s {d['cpu_share'][site]:7.1%}{mark}")
-    print(f"    on contested lines: {d['contested_share']:.1%} of the CPU time")
-    off = ", ".join(f"{k.replace('_', ' ')} {v:.3f} s" for k, v in d["off_cpu_s"].items() if v)
-    if off:
-        print(f"    off the CPU (all containers): {off}")
-
-
-def _print_interval(p: Prediction) -> None:
-    """What the intervals are: the method, the misfit, the priors drawn and pinned."""
-    print(f"  intervals: {p.interval.get('method', 'range of the replicates')}")
-    if p.misfit_sd:
-        print(
-            f"    widened by the model's misfit on the fitted host "
-            f"(log sd {p.misfit_sd:.3f}, {MISFIT_LEVEL:.0%} of it)"
-        )
-    else:
-        print("    no kernel fit: the model's misfit is not in them")
-    drawn, pinned = p.priors.get("drawn", []), p.priors.get("pinned", {})
-    print(
-        f"    unknowns drawn from their priors: {len(drawn)}"
-        + (f" ({', '.join(drawn)})" if drawn else " (priors pinned: the simulation's noise only)")
-    )
-    for key, pin in pinned.items():
-        where = "outside its" if not pin.get("inside_range", True) else "its"
-        rng = f"; {where} prior's range {pin['range'][0]:g}-{pin['range'][1]:g}"
-        print(f"    pinned: {key} = {pin['value']:g} ({pin['by']}{rng if 'range' in pin else ''})")
-
-
-def _print_breakdown(p: Prediction) -> None:
-    """The nominal replicate's launch by mechanism, mean and slowest container (ms)."""
-    b = p.breakdown
-    if b is None:
-        return
-    print("  launch breakdown (ms, nominal replicate):   mean   slowest")
-    for c, v in b.mean_s.items():
-        if v or b.slowest_s[c]:
-            print(f"    {c.replace('_', ' '):<36s} {v * 1e3:9.3f} {b.slowest_s[c] * 1e3:9.3f}")
-    print(f"    {'base (fixed, not simulated)':<36s} {b.base_s * 1e3:9.3f} {b.base_s * 1e3:9.3f}")
-    if b.ns_write_s:
-        held = ", ".join(f"{c.replace('_', ' ')} {v:.3f}" for c, v in b.ns_write_s.items() if v)
-        print(f"  namespace_sem held for writing (s), what the lock waits waited for: {held}")
-
-
-def _print_sensitivity(p: Prediction) -> None:
-    """The unknowns ranked by how far apart the launch p99s at their two ends are."""
-    print(
-        "  unknowns ranked by their effect on the launch p99 (s): each prior at its low and "
-        "high end, the others nominal, replicate 0's seed"
-    )
-    print(
-        f"    (another seed alone moves it {p.sensitivity_noise_s:.3f} s: smaller swings are noise)"
-    )
-    print(f"    {'#':>2s}  {'prior':<36s} {'low .. high':>20s} {'at low':>8s} {'at high':>8s} "
-          f"{'swing':>7s}  to pin it")  # fmt: skip
-    for i, r in enumerate(p.sensitivity, 1):
-        rng = f"{r.prior.low:g} .. {r.prior.high:g}"
-        print(
-            f"    {i:>2d}  {r.prior.key:<36s} {rng:>20s} {r.launch_p99_low_s:8.3f} "
-            f"{r.launch_p99_high_s:8.3f} {r.swing_s:7.3f}  {r.prior.measure}"
-        )
 
 
 def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
@@ -178,9 +41,7 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
         )
         print(provenance.dumps(doc), end="")
     else:
-        _print(p)
-        if getattr(args, "profile", False):
-            _print_profile(p)
+        print(render(p, with_profile=getattr(args, "profile", False)), end="")
         for f in (args.plot, args.explain_plot):
             if f:
                 print(f"  plots: {f}")

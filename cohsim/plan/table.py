@@ -1,12 +1,13 @@
-"""A plan as text: the question, who answered, and the ranked table (`cohsim plan` without
-`--json`). The same figures as `Plan.to_dict`, rounded for reading: seconds to 0.01 s,
-intervals in brackets; the chance of missing the deadline in percent; one whole mountinfo
-read at the peak in milliseconds, in the host's namespace and in a container's (before its
-old root goes: what a health check inside it waits)."""
+"""A plan as text: the question, the answer in one sentence (`answer`), who answered, and
+the ranked table (`cohsim plan` without `--json`). The same figures as `Plan.to_dict`,
+rounded for reading: seconds to 0.01 s, intervals in brackets; the chance of missing the
+deadline in percent; one whole mountinfo read at the peak in milliseconds, in the host's
+namespace and in a container's (before its old root goes: what a health check inside it
+waits)."""
 
 from __future__ import annotations
 
-from cohsim.plan.api import PRICE_NOTE, Plan, PlanRow
+from cohsim.plan.api import PRICE_NOTE, SORTS, Plan, PlanRow
 from cohsim.plan.burst import SafeBurst
 from cohsim.predict.intervals import Interval
 
@@ -70,12 +71,34 @@ def cells(rank: int, row: PlanRow) -> list[str]:
     ]
 
 
+def answer(plan: Plan) -> str:
+    """The answer in one sentence: the first row in words and units, and the rows tied
+    with it on the ranking's column."""
+    o = plan.options
+    if not plan.rows:
+        return "no candidate"
+    first = plan.rows[0]
+    c, at, key = first.candidate, first.at, SORTS[o.sort][0]
+    ties = [r.candidate.machine_label for r in plan.rows[1:] if key(r) == key(first)]
+    held = at.dominant.split(": ", 1)[-1]
+    return (
+        f"answer (first by {o.sort}): {c.machine_label}, {c.vcpus} vCPUs, {c.strategy}"
+        + (f" (tied with {', '.join(ties)})" if ties else "")
+        + f": a safe burst of {burst_text(first.burst)} containers within {o.deadline_s:g} s "
+        f"at p99 ({first.burst_per_vcpu:.2f} a vCPU); at {o.containers} containers the launch "
+        f"p50 is {span(at.launch_p50)} s, the p99 {span(at.launch_p99)} s, the chance of "
+        f"missing the deadline {percent_span(at.miss_chance)} %"
+        + (f"; namespace_sem is held longest by {held}" if at.dominant else "")
+    )
+
+
 def render(plan: Plan) -> str:
-    """The plan as lines of text."""
+    """The plan as lines of text: the question, the answer, how it was answered, the table."""
     o = plan.options
     lines = [
         f"Which machine for {o.containers} containers x {o.layers} layers ({o.strategy}), "
         f"launched at once, each up within {o.deadline_s:g} s?",
+        f"  {answer(plan)}",
         f"  answered by the {', '.join(plan.engines) or o.engine} engine; {len(plan.rows)} "
         f"candidates, {plan.points} points in {plan.rounds} rounds; seed {o.seed}, "
         f"{o.replicates} replicates a point",

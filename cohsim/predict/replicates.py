@@ -269,10 +269,7 @@ def run_workload(
         locks=runs[0].result.locks(),
         peak_mount_table=max(r.peak_mounts for r in runs),
         peak_peer_group=max(r.peak_peer_group for r in runs),
-        mountinfo_read_s={
-            ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
-            for ns in ("host", "container")
-        },
+        mountinfo_read_s=_peak_reads(runs),
         systemd=runs[0].result.systemd or {},
         profile=runs[0].result.profile,
         calibration=calibration,
@@ -283,6 +280,7 @@ def run_workload(
         kernel=kernel.name,
         handoff_table=costs.table(),
         per_container_s=tuple(float(x) for x in runs[0].launch_s),
+        replicate_launch_s=tuple(tuple(float(x) for x in r.launch_s) for r in runs),
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
@@ -291,6 +289,15 @@ def run_workload(
         sensitivity=sens,
         sensitivity_noise_s=noise,
     )
+
+
+def _peak_reads(runs: Sequence[Run]) -> dict[str, float]:
+    """One whole mountinfo read at the peak, in the host's and a container's namespace: the
+    largest over the replicates (s)."""
+    return {
+        ns: round(max(r.peak_read_ns[ns] for r in runs) / NS_PER_S, 6)
+        for ns in ("host", "container")
+    }
 
 
 def _levels(engine: str, costs: LineCosts) -> list[str]:

@@ -56,7 +56,7 @@ class Prediction:
     seed: int
     kernel: str
     handoff_table: dict[str, dict[int, float]]
-    per_container_s: tuple[float, ...] = field(repr=False)
+    per_container_s: tuple[float, ...] = field(repr=False)  #: the nominal replicate's launches
     record: LaunchRecord | None = field(default=None, repr=False, compare=False)
     #: the model's misfit on the fitted host (log sd of the worker time per sequence), which
     #: widened the intervals; 0 without a kernel fit
@@ -90,6 +90,9 @@ class Prediction:
     #: whether the inputs lie inside the ranges the model was checked on
     #: (cohsim.predict.validity.Validity.to_dict; empty where the caller did not assess them)
     validity: dict[str, Any] = field(default_factory=dict)
+    #: every replicate's launch per container (s), the nominal one first: what `--plot` draws
+    #: (not in the JSON document: the statistics above summarise it)
+    replicate_launch_s: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -6,11 +6,18 @@ machine would buy, and how sure the figures are. `gather` computes, with the pla
 evaluator (the same points, cached) and options:
 
 - `curves`: the launch p50 and p99 (with interval) against the container count for the top
-  `curve_top` rows: the points the search already evaluated, and a grid from a tenth of the
-  question's count to past the largest safe burst;
+  `curve_top` distinct results: the points the search already evaluated, and a grid from a
+  tenth of the question's count to past the largest safe burst. Rows whose results are the
+  same at every count searched (instance types on the same hardware; within 1 %, the
+  figure's resolution) make one curve, which names them all;
 - `fixes`: for each of the top `top` rows, the same search for the row with each fix applied
   where it applies -- the layers' common parent mapped once (common-parent), lowerdirs passed
-  as fds (lowerdir-plus), SMT off, one socket -- with its p99 at the question's count;
+  as fds (lowerdir-plus), SMT off, one socket -- with its p99 at the question's count, and
+  the launch p99 of each replicate at that count as it is and with the fix: the replicates
+  share their draws of the unknowns (the same seed), so the two compare draw by draw. (The
+  ends of each point's interval are not paired: each is extrapolated from its own draws'
+  spread, so a fix whose time above the fixed launch cost is small but spread wide can show
+  a worse pessimistic end than the row as it is, although it is faster in every draw.);
 - `details`: one full prediction (cohsim.predict) of each of the top rows at the question's
   count: what held namespace_sem and, where the engine reports it, the launch by mechanism;
   the first with the unknowns ranked by their effect on the p99 (`explain`);
@@ -19,7 +26,10 @@ evaluator (the same points, cached) and options:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from cohsim.kernel.costs import Prior, load_kernel
 from cohsim.machine.catalog import Catalog
@@ -28,6 +38,7 @@ from cohsim.plan.api import search
 from cohsim.plan.evaluate import predict_probe
 from cohsim.plan.outcome import Evaluate
 from cohsim.predict import Prediction
+from cohsim.predict.intervals import Interval
 
 #: the container counts of a curve, as fractions of the question's count
 CURVE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -35,21 +46,35 @@ CURVE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 @dataclass(frozen=True)
 class Curve:
-    """One candidate's outcomes by container count."""
+    """One candidate's outcomes by container count, and the candidates whose results are
+    the same (`same`: drawn as this one curve)."""
 
     candidate: Candidate
     points: dict[int, Outcome]
+    same: tuple[Candidate, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The candidate's label, or every machine of the merged curve and their strategy."""
+        if not self.same:
+            return self.candidate.label
+        machines = ", ".join(c.machine_label for c in (self.candidate, *self.same))
+        return f"{machines} {self.candidate.strategy}"
 
 
 @dataclass(frozen=True)
 class Fix:
-    """A top row with one fix applied: its p99 at the question's count and its safe burst."""
+    """A top row with one fix applied: its p99 at the question's count and its safe burst,
+    and each replicate's launch p99 at that count as it is and with the fix (s; the same
+    draws of the unknowns, in the same order)."""
 
     base: PlanRow
     name: str  #: "common-parent", "lowerdir-plus", "SMT off", "one socket"
     candidate: Candidate
     at: Outcome
     burst: SafeBurst
+    draws_as_is_s: tuple[float, ...] = ()
+    draws_fixed_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,9 +118,51 @@ def curve_counts(row: PlanRow, containers: int) -> list[int]:
     return sorted(counts)
 
 
+#: results within this share of each other at every count are one curve (the figure's
+#: resolution: a log axis half a page high)
+SAME = 0.01
+
+
+def _close(a: Interval, b: Interval) -> bool:
+    return all(
+        abs(x - y) <= SAME * max(abs(x), abs(y))
+        for x, y in ((a.value, b.value), (a.low, b.low), (a.high, b.high))
+    )
+
+
+def same_result(a: PlanRow, b: PlanRow) -> bool:
+    """Whether two rows' searches found the same: the strategy, the safe burst, the counts
+    probed, and the launch p50 and p99 within `SAME` at each."""
+    pa, pb = a.burst.probes, b.burst.probes
+    return (
+        a.candidate.strategy == b.candidate.strategy
+        and (a.burst.value, a.burst.low, a.burst.high) == (b.burst.value, b.burst.low, b.burst.high)
+        and pa.keys() == pb.keys()
+        and all(
+            _close(pa[n].launch_p50, pb[n].launch_p50)
+            and _close(pa[n].launch_p99, pb[n].launch_p99)
+            for n in pa
+        )
+    )
+
+
+def distinct(rows: Sequence[PlanRow], top: int) -> list[tuple[PlanRow, tuple[Candidate, ...]]]:
+    """The first `top` distinct results among `rows` (in order): each group's first row,
+    and the candidates of the later rows with the same result (`same_result`)."""
+    groups: list[list[PlanRow]] = []
+    for row in rows:
+        group = next((g for g in groups if same_result(g[0], row)), None)
+        if group is None:
+            groups.append([row])
+        else:
+            group.append(row)
+    return [(g[0], tuple(r.candidate for r in g[1:])) for g in groups[:top]]
+
+
 def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
     o = plan.options
-    rows = plan.rows[:top]
+    groups = distinct(plan.rows, top)
+    rows = [row for row, _ in groups]
     wanted = [
         (i, n)
         for i, row in enumerate(rows)
@@ -107,8 +174,14 @@ def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
     for (i, n), out in zip(wanted, outs, strict=True):
         points[i][n] = out
     return tuple(
-        Curve(r.candidate, dict(sorted(p.items()))) for r, p in zip(rows, points, strict=True)
+        Curve(r.candidate, dict(sorted(p.items())), same)
+        for (r, same), p in zip(groups, points, strict=True)
     )
+
+
+def draw_p99s(p: Prediction) -> tuple[float, ...]:
+    """Each replicate's launch p99 (s), the nominal one first."""
+    return tuple(float(np.percentile(r, 99)) for r in p.replicate_launch_s)
 
 
 def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[Fix, ...]:
@@ -117,8 +190,13 @@ def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[
         (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
     ]
     bursts = search(o, [c for _, _, c in named], evaluate)
+    wanted = list(dict.fromkeys([row.candidate for row, _, _ in named] + [c for *_, c in named]))
+    draws = {
+        c: draw_p99s(predict_probe(Probe(c, o.containers, o.layers), o.run, catalog))
+        for c in wanted
+    }
     return tuple(
-        Fix(row, name, c, b.probes[o.containers], b)
+        Fix(row, name, c, b.probes[o.containers], b, draws[row.candidate], draws[c])
         for (row, name, c), b in zip(named, bursts, strict=True)
     )
 

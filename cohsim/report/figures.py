@@ -33,30 +33,55 @@ def data_uri(fig: Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+#: a p50 this close to its p99 at every point (relative) lies under the p99's line: not drawn
+P50_APART = 0.03
+
+
+def apart(curve: Curve) -> bool:
+    """Whether the curve's p50 is distinguishable from its p99 at some point."""
+    return any(
+        o.launch_p99.value > (1 + P50_APART) * o.launch_p50.value for o in curve.points.values()
+    )
+
+
 def plot_curves(
     curves: tuple[Curve, ...], deadline_s: float, containers: int, ax: Axes
 ) -> list[Any]:
-    """Launch p99 (solid, with its interval as a band) and p50 (dashed) against containers,
-    one colour per candidate; the deadline and the question's count as guides."""
+    """Launch p99 (solid, with its interval as a band) and, where it lies apart from the p99,
+    p50 (dashed) against containers, one colour per distinct result (a merged curve names
+    every machine that gives it); the deadline and the question's count as guides. The
+    legend names what is drawn, and says where the p50 lies under the p99."""
     drawn: list[Any] = []
     for i, curve in enumerate(curves):
         color = f"C{i % 10}"
         ns = sorted(curve.points)
         p99 = [curve.points[n].launch_p99 for n in ns]
         ax.fill_between(ns, [v.low for v in p99], [v.high for v in p99], color=color, alpha=0.15)
-        (line,) = ax.plot(
-            ns, [v.value for v in p99], color=color, marker=".", label=curve.candidate.label
-        )
-        ax.plot(ns, [curve.points[n].launch_p50.value for n in ns], color=color, ls="--", lw=0.8)
+        (line,) = ax.plot(ns, [v.value for v in p99], color=color, marker=".", label=curve.label)
         drawn.append(line)
+        if apart(curve):
+            p50 = [curve.points[n].launch_p50.value for n in ns]
+            drawn.append(ax.plot(ns, p50, color=color, ls="--", lw=0.8)[0])
+    _style_legend(ax, [apart(c) for c in curves])
     ax.axhline(deadline_s, color="red", lw=1, ls=":", label=f"deadline {deadline_s:g} s")
     ax.axvline(containers, color="grey", lw=1, ls=":", label=f"the question: {containers}")
     ax.set_yscale("log")
     ax.set_xlabel("containers launched at once")
-    ax.set_ylabel("launch latency (s): p99 solid with interval, p50 dashed")
-    ax.set_title("launch latency against the burst, top candidates", fontsize=10)
+    ax.set_ylabel("launch latency (s)")
+    ax.set_title("launch latency against the burst, top distinct results", fontsize=10)
     ax.legend(fontsize=7)
     return drawn
+
+
+def _style_legend(ax: Axes, shown: list[bool]) -> None:
+    """Legend entries for the line styles: the p99 with its band, the p50 where some curve's
+    is drawn, and a note where some curve's is not (`shown`: per curve)."""
+    ax.plot([], [], color="0.3", marker=".", label="p99 (line), its interval (band)")
+    if any(shown):
+        ax.plot([], [], color="0.3", ls="--", lw=0.8, label="p50 (dashed)")
+    if not all(shown):
+        note = f"p50 within {P50_APART:.0%} of the p99: not drawn"
+        ax.plot([], [], color="none", label=note + (" for some" if any(shown) else ""))
 
 
 def held(d: Detail) -> dict[str, float]:
@@ -87,28 +112,29 @@ def plot_holders(details: tuple[Detail, ...], ax: Axes) -> list[Any]:
 
 
 def plot_fixes(fixes: tuple[Fix, ...], ax: Axes) -> list[Any]:
-    """Each top candidate's safe burst as it is and with each fix (bars; the interval as
-    error bars)."""
-    rows: list[tuple[str, int, int, int]] = []
+    """Each top candidate's safe burst as it is and with each fix, at the median over the
+    draws they share (bars; + at the search's ceiling). The ends of each point's own
+    interval are left out: they are not paired between the rows (cohsim.report.content)."""
+    rows: list[tuple[str, int]] = []
     seen: set[str] = set()
     for f in fixes:
         base = f.base
         if base.candidate.label not in seen:
             seen.add(base.candidate.label)
-            b = base.burst
-            rows.append((f"{base.candidate.label} (as is)", b.value, b.low, b.high))
-        rows.append((f"  + {f.name}", f.burst.value, f.burst.low, f.burst.high))
+            rows.append((f"{base.candidate.label} (as is)", base.burst.value))
+        mark = " (at the search's ceiling, or more)" if f.burst.capped else ""
+        rows.append((f"  + {f.name}{mark}", f.burst.value))
     if not rows:
         ax.text(0.5, 0.5, "no fix applies", ha="center")
         return []
     ys = list(range(len(rows)))
-    values = [r[1] for r in rows]
-    err = [[r[1] - r[2] for r in rows], [r[3] - r[1] for r in rows]]
     colors = ["C7" if "(as is)" in r[0] else "C2" for r in rows]
-    bars = ax.barh(ys, values, xerr=err, color=colors, capsize=3)
+    bars = ax.barh(ys, [r[1] for r in rows], color=colors)
     ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("safe burst: containers at once within the deadline at p99")
+    ax.set_xlabel(
+        "safe burst: containers at once within the deadline at p99 (median over the shared draws)"
+    )
     ax.set_title("what each fix would buy", fontsize=10)
     return [bars]
 

@@ -7,8 +7,9 @@ cells as `cohsim plan`'s, cohsim.plan.table); launch against containers; where t
 goes (namespace_sem's holders, and the launch by mechanism where the engine reports it);
 what each fix would buy; the uncertainty and what would narrow it; provenance.
 
-The script runs on load and writes into `#image-check` how many of the document's images
-decoded (complete, with a natural width): a browser test reads it from the rendered DOM.
+The script runs on load and writes into the attributes of a hidden `#image-check` how many of
+the document's images decoded (complete, with a natural width): a browser test reads them
+from the rendered DOM; a reader sees nothing of it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
-from cohsim.plan.table import COLUMNS, burst_text, cells, percent_span, span
+from cohsim.plan.burst import SafeBurst
+from cohsim.plan.table import COLUMNS, answer, cells, percent_span, span
 from cohsim.report.content import Detail, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
@@ -40,8 +42,6 @@ window.addEventListener("load", function () {
   var p = document.getElementById("image-check");
   p.setAttribute("data-loaded", String(ok));
   p.setAttribute("data-total", String(imgs.length));
-  p.textContent = ok === imgs.length ? "all " + imgs.length + " images loaded"
-    : (imgs.length - ok) + " of " + imgs.length + " images did not load";
 });
 """
 
@@ -78,6 +78,7 @@ def _question(data: ReportData) -> str:
         f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, answered by the "
         f"<b>{escape(engines)}</b> engine ({p.points} points in {p.rounds} rounds; seed "
         f"{o.seed}, {o.replicates} replicates a point).</p>"
+        f'<p id="answer"><b>{escape(answer(p))}</b></p>'
         f'<p class="note">Ranked by {escape(o.sort)}. Safe burst: the most containers '
         f"launched at once whose launch p99 meets the deadline, [with the p99's high end, "
         f"with its low end]; + marks the search's ceiling ({o.max_burst}). "
@@ -97,9 +98,11 @@ def _curves(data: ReportData) -> str:
     uri = figure(plot_curves, data.curves, o.deadline_s, o.containers)
     return (
         "<h2>Launch latency against the burst</h2>"
-        + _img(uri, "launch p50 and p99 against containers for the top candidates")
+        + _img(uri, "launch p50 and p99 against containers for the top distinct results")
         + '<p class="note">Points: those the safe-burst search evaluated, and a grid from a '
-        "tenth of the question's count to past the largest safe burst.</p>"
+        "tenth of the question's count to past the largest safe burst. Candidates whose "
+        "results are the same at every count searched (within 1 %, the figure's resolution: "
+        "the same or nearly the same hardware) are one curve, which names them all.</p>"
     )
 
 
@@ -165,35 +168,64 @@ def _profile(data: ReportData) -> str:
     )
 
 
+def gain(fix: SafeBurst, base: SafeBurst) -> str:
+    """The fix's safe burst against the row's as it is, value against value (both the
+    median over the same draws); a burst at the search's ceiling is a lower bound, and
+    says so."""
+    if fix.capped and base.capped:
+        return f"both at the ceiling ({base.max_burst}+): not measured"
+    if not base.value:
+        return "-"
+    ratio = f"x {fix.value / base.value:.2f}"
+    return (
+        f"{ratio} or more (the fix reaches the ceiling, {fix.max_burst}+)" if fix.capped else ratio
+    )
+
+
+def _burst(b: SafeBurst) -> str:
+    """A safe burst's value, + at the search's ceiling."""
+    return f"{b.value}+" if b.value >= b.max_burst else str(b.value)
+
+
+def _slowest(draws: tuple[float, ...]) -> str:
+    return f"{max(draws):.2f}" if draws else "-"
+
+
+def _fix_rows(data: ReportData) -> list[list[str]]:
+    """One row per fix: the same figures for the row as it is and with the fix."""
+    return [
+        [f.base.candidate.label, f.name, f.candidate.machine_label,
+         f"{f.base.candidate.vcpus} / {f.candidate.vcpus}",
+         f"{f.base.at.launch_p99.value:.2f}", f"{f.at.launch_p99.value:.2f}",
+         _slowest(f.draws_as_is_s), _slowest(f.draws_fixed_s),
+         _burst(f.base.burst), _burst(f.burst), gain(f.burst, f.base.burst)]
+        for f in data.fixes
+    ]  # fmt: skip
+
+
 def _fixes(data: ReportData) -> str:
     if not data.fixes:
         return "<h2>What each fix would buy</h2><p>No fix applies to the top candidates.</p>"
     uri = figure(plot_fixes, data.fixes, size=(9.0, 1.5 + 0.35 * (len(data.fixes) + 3)))
-    rows = []
-    for f in data.fixes:
-        base = f.base.burst.value
-        gain = f"x {f.burst.value / base:.2f}" if base else "-"
-        rows.append(
-            [f.base.candidate.label, f.name, f.candidate.machine_label, str(f.candidate.vcpus),
-             span(f.at.launch_p99), burst_text(f.burst), gain]
-        )  # fmt: skip
+    n = len(data.fixes[0].draws_as_is_s)
+    headers = ["candidate", "fix", "machine with the fix", "vCPUs as is / with the fix",
+               "launch p99 s at the question, as is", "with the fix",
+               f"launch p99 s in the slowest of the {n} shared draws, as is", "with the fix",
+               "safe burst, as is", "with the fix", "safe burst with the fix vs as is"]  # fmt: skip
     return (
         "<h2>What each fix would buy</h2>"
         + _img(uri, "safe burst of the top candidates with each fix")
-        + _table(
-            [
-                "candidate",
-                "fix",
-                "machine",
-                "vCPUs",
-                "launch p99 s at the question",
-                "safe burst",
-                "burst vs as is",
-            ],
-            rows,
-            ident="fixes",
-        )  # fmt: skip
-        + '<p class="note">common-parent: the layers\' common parent mapped once (containerd '
+        + _table(headers, _fix_rows(data), ident="fixes")
+        + '<p class="note">Each row gives the same figures for the candidate as it is and '
+        "with the fix, from the same draws of the unknowns (the replicates share their "
+        "seed): the launch p99 and the safe burst at the median over the draws, and the "
+        "launch p99 in the slowest simulated draw, the worst case the two share. The ends "
+        "of each point's own interval (in the ranked table and under 'How sure') are not "
+        "paired: each is extrapolated from its own draws' spread, so a fix whose time above "
+        "the fixed launch cost is small but spread wide can show a worse pessimistic end "
+        "than the candidate as it is, although it is faster in every draw. A burst marked + "
+        "reached the search's ceiling: the gain is then a lower bound.</p>"
+        '<p class="note">common-parent: the layers\' common parent mapped once (containerd '
         "2.2); lowerdir-plus: idmapped lowerdirs passed as fds (Linux 6.7+); SMT off and one "
         "socket: the same instance with fewer, less contended CPUs.</p>"
     )
@@ -317,6 +349,6 @@ def render(data: ReportData) -> str:
         '<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title(data))}</title><style>{STYLE}</style></head><body>"
         f"{body}"
-        '<p id="image-check" class="note">images not checked (scripts off)</p>'
+        '<p id="image-check" hidden></p>'
         f"<script>{CHECK}</script></body></html>\n"
     )

@@ -11,7 +11,7 @@ from fakeplan import FakeEvaluator, largest_meeting
 from cohsim import provenance
 from cohsim.errors import CohsimError
 from cohsim.plan import PRICE_NOTE, PlanOptions, plan
-from cohsim.plan.table import render
+from cohsim.plan.table import answer, render
 
 SOME = ("r5.metal", "m7a.24xlarge", "c6gd.metal", "m7i.metal-48xl")
 
@@ -80,6 +80,24 @@ def test_the_table_names_the_question_the_engine_and_every_row(catalog):
     assert len(body) == len(SOME)
     assert body[0].split()[:4] == ["1", "c6gd.metal", "64", "per-layer"]
     assert "namespace" in body[0]
+
+
+def test_the_answer_comes_before_the_table_in_words(catalog):
+    p, _ = _plan(catalog)
+    lines = render(p).splitlines()
+    first = p.rows[0]
+    assert lines[1] == "  " + answer(p)
+    assert lines[1].startswith(
+        f"  answer (first by burst_per_vcpu): c6gd.metal, 64 vCPUs, per-layer: a safe burst of "
+        f"{first.burst.value} "
+    )
+    assert f"at 100 containers the launch p50 is {first.at.launch_p50.value:.2f} [" in lines[1]
+    assert "the chance of missing the deadline " in lines[1]
+    assert "tied with" not in lines[1]
+    both = PlanOptions(instances=("r5.metal", "m7a.24xlarge"))  # 96 vCPUs each: a tie
+    tied = plan(both, catalog=catalog, evaluate=FakeEvaluator())
+    assert answer(tied).startswith("answer (first by burst_per_vcpu): r5.metal, 96 vCPUs, "
+                                   "per-layer (tied with m7a.24xlarge): ")  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,8 @@ def test_the_report_renders_with_every_image_loaded(report, tmp_path):
     assert check, "the image check did not run"
     loaded, total = map(int, check.groups())
     assert total == 3 and loaded == total
+    # and a reader sees nothing of it: hidden, no text
+    assert re.search(r'<p id="image-check" hidden=""[^>]*></p>', dom)
 
 
 def test_the_screenshot_is_a_real_picture(report, tmp_path):
