@@ -36,6 +36,7 @@ COMPILED = [
     "cohsim/kernel/simulation/background.py",
     "cohsim/kernel/simulation/mounttable.py",
     "cohsim/kernel/callcost.py",
+    "cohsim/kernel/linetake.py",
     "cohsim/kernel/simulation/records.py",
     "cohsim/kernel/simulation/threads.py",
     "cohsim/kernel/simulation/sections.py",
