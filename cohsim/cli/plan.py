@@ -1,7 +1,9 @@
 """`cohsim plan`: which instance type for N containers launched at once, ranked.
 
 Parses the flags into one `PlanOptions` (cohsim.plan.api), checks the `--html` path before any
-work, calls `plan`, and prints the table (cohsim.plan.table) or, with `--json`, the same table
+work, calls `plan` (two stages by default: the analytic screen, then the simulation confirms
+the top `--confirm` rows; `--engine` one engine for everything), its evaluators one local
+cluster for both engines, and prints the table (cohsim.plan.table) or, with `--json`, the same table
 as one JSON document; with `--html FILE` it also writes the self-contained report
 (cohsim.report). A count or deadline that is not a positive number is a usage error (exit 2,
 as in every command: cohsim.cli.args); what needs the catalog or another flag to judge (an

@@ -24,7 +24,7 @@ COLUMNS = (
     ("/vCPU", 6),
     ("peak mounts", 11),
     ("read ms host/ctr", 16),
-    ("engine", 18),
+    ("engine", 20),
     ("screen p50 / p99 s", 18),
     ("dominant", 0),
 )
