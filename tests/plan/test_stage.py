@@ -133,3 +133,16 @@ def test_cli_bad_confirm_exits_2_with_one_line(engines, capsys, bad):
     assert errors == [f"cohsim plan: error: argument --confirm: {bad!r} is not "
                       + ("an integer" if bad != "-1" else "a non-negative integer")]  # fmt: skip
     assert engines["analytic"].rounds == []
+
+
+def test_the_report_names_the_engine_of_every_row(catalog):
+    from cohsim.report.content import ReportData
+    from cohsim.report.html import _question, _ranking
+
+    p, _, _ = _two(catalog, confirm=2)
+    data = ReportData(plan=p, curves=(), fixes=(), details=(), priors={})
+    table = _ranking(data)
+    assert "<th>engine</th>" in table and "<th>screen p50 / p99 s</th>" in table
+    assert table.count("<td>des, burst analytic</td>") == 2
+    assert table.count("<td>analytic</td>") == len(SOME) - 2
+    assert "the top 2 confirmed by the des engine" in _question(data)
