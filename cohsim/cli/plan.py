@@ -1,7 +1,9 @@
 """`cohsim plan`: which instance type for N containers launched at once, ranked.
 
 Parses the flags into one `PlanOptions` (cohsim.plan.api), checks the `--html` path before any
-work, calls `plan`, and prints the table (cohsim.plan.table) or, with `--json`, the same table
+work, calls `plan` (two stages by default: the analytic screen, then the simulation confirms
+the top `--confirm` rows; `--engine` one engine for everything), its evaluators one local
+cluster for both engines, and prints the table (cohsim.plan.table) or, with `--json`, the same table
 as one JSON document; with `--html FILE` it also writes the self-contained report
 (cohsim.report). A count or deadline that is not a positive number is a usage error (exit 2,
 as in every command: cohsim.cli.args); what needs the catalog or another flag to judge (an
@@ -16,11 +18,20 @@ import sys
 from collections.abc import Callable
 
 from cohsim import provenance
-from cohsim.cli.args import add_pins, add_seed, pins_of, positive_float, positive_int, warn_pins
+from cohsim.cli.args import (
+    add_pins,
+    add_seed,
+    nonneg_int,
+    pins_of,
+    positive_float,
+    positive_int,
+    warn_pins,
+)
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
 from cohsim.plan import SORTS, PlanOptions, plan
-from cohsim.plan.evaluate import sweep_evaluator
+from cohsim.plan.api import CONFIRM_ENGINE, TWO_STAGE
+from cohsim.plan.evaluate import sweep_evaluators
 from cohsim.plan.table import render
 from cohsim.predict.options import ENGINES
 from cohsim.sweep.cache import readonly_note
@@ -44,6 +55,7 @@ def options_of(args: argparse.Namespace) -> PlanOptions:
         family=args.family,
         variants=args.variants,
         engine=args.engine,
+        confirm=args.confirm,
         sort=args.sort,
         seed=args.seed,
         replicates=args.replicates,
@@ -70,12 +82,13 @@ def _plan(args: argparse.Namespace) -> int:
     if note:
         print(f"cohsim: note: {note}", file=sys.stderr)
     try:
-        with sweep_evaluator(options.sweep) as evaluate:  # one cluster for the plan and report
-            result = plan(options, evaluate=evaluate)
+        with sweep_evaluators(options.sweep) as engines:  # one cluster for plan and report
+            evaluate, confirm = engines(options.screen_engine), engines(CONFIRM_ENGINE)
+            result = plan(options, evaluate=evaluate, confirm=confirm)
             if args.html:
                 from cohsim.report import gather, write_report  # matplotlib only when reporting
 
-                write_report(args.html, gather(result, evaluate))
+                write_report(args.html, gather(result, evaluate, confirm=confirm))
     except KeyboardInterrupt:  # the workers ignore it (cohsim.plan.evaluate): one line
         where = options.sweep.cache_dir()
         kept = (
@@ -182,8 +195,18 @@ def _running(p: argparse.ArgumentParser) -> None:
         "--engine",
         choices=ENGINES,
         default=d.engine,
-        help="level 3's engine: analytic (the closed-form burst model, fast) or des (the "
-        "simulation, the reference: seconds to minutes a point, so name a few --instances) "
+        help="one engine for every point: analytic (the closed-form burst model, fast) or des "
+        "(the simulation, the reference: seconds to minutes a point, so name a few "
+        f"--instances) (default: {TWO_STAGE}, every candidate screened with analytic, the "
+        "top --confirm confirmed with des)",
+    )
+    p.add_argument(
+        "--confirm",
+        type=nonneg_int,
+        default=d.confirm,
+        metavar="K",
+        help="in the two-stage plan, the top K rows of the screen confirmed with the "
+        "simulation at --containers (0: screen only; ignored with --engine) "
         "(default %(default)s)",
     )
     p.add_argument(

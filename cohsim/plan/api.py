@@ -12,16 +12,28 @@ ranked by safe burst per vCPU (`SORTS` lists the other orders); ties keep catalo
 There is no price column: the repository has no sourced price table, and a plan never
 invents one (`PRICE_NOTE`).
 
-The points are evaluated by an `Evaluate` function (cohsim.plan.outcome); by default the
-sweep engine's (cohsim.plan.evaluate), with the analytic engine unless another is asked for.
-Same options and seed, same plan, byte for byte.
+Two stages by default (`TWO_STAGE`): every candidate is screened with the analytic engine
+(milliseconds a point: the whole search), then the top `confirm` rows of the screen's ranking
+are confirmed with the simulation (the reference, seconds to a minute a point) at the
+question's count. A confirmed row shows the simulation's launch p50 and p99, failures, chance
+of missing the deadline, peak and dominant mechanism, keeps the screen's answer at that count
+beside them (`PlanRow.screen`), and keeps the screen's safe burst (a search with the
+simulation would take tens of its points a candidate: its `engine` says analytic). The
+confirmed rows stay first, ranked among themselves by the simulation's figures; the others
+follow in the screen's order. `engine="des"` or `"analytic"` answers everything with that one
+engine; `confirm=0` screens only.
+
+The points are evaluated by `Evaluate` functions (cohsim.plan.outcome): `evaluate` for the
+screen (or the one engine), `confirm` for the confirmation; by default the sweep engine's
+(cohsim.plan.evaluate), one local cluster for both. Same options and seed, same plan, byte
+for byte.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cohsim import __version__
@@ -29,12 +41,16 @@ from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.plan.burst import SafeBurst, safe_bursts
 from cohsim.plan.candidates import Candidate, select, strategies_of
-from cohsim.plan.outcome import Evaluate, Outcome
+from cohsim.plan.outcome import Evaluate, Outcome, Probe
 from cohsim.predict.options import ENGINES, RunOptions, check_seed
 from cohsim.predict.validity import refuse_absurd
 from cohsim.sweep import SweepOptions
 
 SCHEMA = 1
+#: `PlanOptions.engine` for the two-stage plan: the analytic screen, the simulation confirms
+TWO_STAGE = "two-stage"
+SCREEN_ENGINE = "analytic"  #: the two-stage plan's screen
+CONFIRM_ENGINE = "des"  #: the two-stage plan's confirmation
 PRICE_NOTE = (
     "no price column: the repository has no sourced price table, and cohsim does not invent prices"
 )
@@ -52,7 +68,10 @@ class PlanOptions:
     instances: tuple[str, ...] | None = None  #: names; None the catalog's instance types
     family: str | None = None  #: or the machines of one family ("genoa", "m7a")
     variants: bool = False  #: also SMT off and one socket where the hardware allows
-    engine: str = "analytic"  #: level 3's engine: "analytic" (fast) or "des" (the reference)
+    #: level 3's engine: TWO_STAGE (the analytic screen, then the simulation confirms the top
+    #: `confirm` rows), or one of ENGINES for every point: "analytic" (fast), "des" (the reference)
+    engine: str = TWO_STAGE
+    confirm: int = 5  #: rows the simulation confirms in the two-stage plan (0: screen only)
     sort: str = "burst_per_vcpu"  #: the column the rows are ranked by (`SORTS`)
     seed: int = 0  #: the one seed of every point
     replicates: int = _RUN.replicates  #: replicates per point (intervals from 3 on)
@@ -81,27 +100,49 @@ class PlanOptions:
                 f"max burst ({self.max_burst}) is below the question's {self.containers} containers"
             )
         refuse_absurd(containers=self.max_burst, layers=self.layers)  # before any point runs
-        if self.engine not in ENGINES:
-            raise CohsimError(f"unknown engine {self.engine!r} (expected {' or '.join(ENGINES)})")
+        if self.engine not in (*ENGINES, TWO_STAGE):
+            raise CohsimError(
+                f"unknown engine {self.engine!r} (expected {', '.join(ENGINES)} or {TWO_STAGE})"
+            )
+        if isinstance(self.confirm, bool) or not isinstance(self.confirm, int) or self.confirm < 0:
+            raise CohsimError(f"confirm must be a whole number from 0, not {self.confirm!r}")
         if self.sort not in SORTS:
             raise CohsimError(f"unknown sort column {self.sort!r} (expected {', '.join(SORTS)})")
         strategies_of(self.strategy)
 
     @property
+    def screen_engine(self) -> str:
+        """The engine of the search over every candidate."""
+        return SCREEN_ENGINE if self.engine == TWO_STAGE else self.engine
+
+    @property
+    def confirmed(self) -> int:
+        """How many rows the simulation confirms (0 unless two-stage)."""
+        return self.confirm if self.engine == TWO_STAGE else 0
+
+    @property
     def run(self) -> RunOptions:
-        """How each point runs (cohsim.predict.options)."""
+        """How each point of the screen runs (cohsim.predict.options)."""
+        return self.run_for(self.screen_engine)
+
+    def run_for(self, engine: str) -> RunOptions:
+        """How each point runs with `engine`."""
         return RunOptions(
             seed=self.seed,
             replicates=self.replicates,
             deadline_s=self.deadline_s,
-            engine=self.engine,
+            engine=engine,
         )
 
     @property
     def sweep(self) -> SweepOptions:
-        """How the points are computed and kept (cohsim.sweep.options)."""
+        """How the screen's points are computed and kept (cohsim.sweep.options)."""
+        return self.sweep_for(self.screen_engine)
+
+    def sweep_for(self, engine: str) -> SweepOptions:
+        """How the points of `engine` are computed and kept."""
         return SweepOptions(
-            run=self.run,
+            run=self.run_for(engine),
             scheduler=self.scheduler,
             workers=self.workers,
             progress=self.progress,
@@ -125,20 +166,33 @@ class PlanRow:
     """One candidate's answer: at the question's count, and its safe burst."""
 
     candidate: Candidate
-    at: Outcome
+    at: Outcome  #: the answer at the question's count (the simulation's, when confirmed)
     burst: SafeBurst
+    #: a confirmed row's screen at the question's count (None: `at` is the screen's, or the
+    #: one engine's)
+    screen: Outcome | None = None
+    #: "confirmed" (the simulation over the screen), "screened" (the screen only, in a
+    #: two-stage plan) or "single" (one engine answered the whole plan)
+    stage: str = "single"
 
     @property
     def burst_per_vcpu(self) -> float:
         return self.burst.value / self.candidate.vcpus if self.candidate.vcpus else 0.0
 
+    @property
+    def burst_engine(self) -> str:
+        """The engine of the safe-burst search (the screen's, for a confirmed row)."""
+        return self.screen.engine if self.screen is not None else self.at.engine
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             **self.candidate.to_dict(),
             **self.at.to_dict(),
-            "safe_burst": self.burst.to_dict(),
+            "safe_burst": {**self.burst.to_dict(), "engine": self.burst_engine},
             "safe_burst_per_vcpu": round(self.burst_per_vcpu, 6),
+            "stage": self.stage,
         }
+        return {**out, "screen": self.screen.to_dict()} if self.screen is not None else out
 
 
 #: sort column -> (key of a row, largest first?)
@@ -171,7 +225,11 @@ class Plan:
         return {
             "schema": SCHEMA,
             "question": o.question(),
-            "engine": {"asked": o.engine, "answered": list(self.engines)},
+            "engine": {
+                "asked": o.engine,
+                "answered": list(self.engines),
+                "confirmed": sum(r.stage == "confirmed" for r in self.rows),
+            },
             "sort": o.sort,
             "selection": {
                 "instances": list(o.instances) if o.instances else "all",
@@ -217,8 +275,11 @@ def plan(
     *,
     catalog: Catalog | None = None,
     evaluate: Evaluate | None = None,
+    confirm: Evaluate | None = None,
 ) -> Plan:
-    """Rank every candidate of the question (see the module's docstring)."""
+    """Rank every candidate of the question (see the module's docstring). `evaluate` answers
+    the screen (or the one engine), `confirm` the confirmation; None: the sweep engine's, or,
+    for `confirm` beside a given `evaluate`, `evaluate` itself."""
     o = options if options is not None else PlanOptions()
     candidates = select(
         catalog or Catalog(),
@@ -229,14 +290,44 @@ def plan(
     )
     with ExitStack() as stack:
         if evaluate is None:
-            from cohsim.plan.evaluate import sweep_evaluator
+            from cohsim.plan.evaluate import sweep_evaluators
 
-            evaluate = stack.enter_context(sweep_evaluator(o.sweep))
+            engines = stack.enter_context(sweep_evaluators(o.sweep))
+            evaluate = engines(o.screen_engine)
+            confirm = confirm or engines(CONFIRM_ENGINE)
         counter = _Counter(evaluate)
         bursts = search(o, candidates, counter)
-    rows = [PlanRow(c, b.probes[o.containers], b) for c, b in zip(candidates, bursts, strict=True)]
-    engines = tuple(sorted({r.at.engine for r in rows}))
-    return Plan(o, tuple(rank(rows, o.sort)), counter.points, counter.rounds, engines)
+        rows = rank(
+            [
+                PlanRow(c, b.probes[o.containers], b)
+                for c, b in zip(candidates, bursts, strict=True)
+            ],
+            o.sort,
+        )
+        if o.engine == TWO_STAGE:
+            confirmer = _Counter(confirm or evaluate)
+            rows = confirm_top(o, rows, confirmer)
+            counter.points, counter.rounds = (
+                counter.points + confirmer.points,
+                counter.rounds + confirmer.rounds,
+            )
+    engines_used = tuple(sorted({r.at.engine for r in rows} | {r.burst_engine for r in rows}))
+    return Plan(o, tuple(rows), counter.points, counter.rounds, engines_used)
+
+
+def confirm_top(options: PlanOptions, rows: list[PlanRow], confirm: Evaluate) -> list[PlanRow]:
+    """The two-stage plan's second stage: the first `options.confirm` of the screen's ranked
+    `rows` answered again by `confirm` at the question's count (the screen's answer kept
+    beside), ranked among themselves by that answer, ahead of the rest, screened."""
+    o = options
+    top, rest = rows[: o.confirm], rows[o.confirm :]
+    outs = confirm([Probe(r.candidate, o.containers, o.layers) for r in top]) if top else []
+    if len(outs) != len(top):
+        raise CohsimError(f"the evaluator answered {len(outs)} points for {len(top)} asked")
+    confirmed = [
+        replace(r, at=out, screen=r.at, stage="confirmed") for r, out in zip(top, outs, strict=True)
+    ]
+    return rank(confirmed, o.sort) + [replace(r, stage="screened") for r in rest]
 
 
 class _Counter:

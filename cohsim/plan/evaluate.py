@@ -8,13 +8,16 @@ more points than the sweep computes in-process, and sends every later round to i
 when the plan is done. With `scheduler`, every round goes to that cluster instead; with
 `workers=1`, every point runs in this process.
 
+`sweep_evaluators` gives one such evaluator for each engine, on the same cluster: the
+two-stage plan's screen (analytic) and confirmation (the simulation).
+
 `predict_evaluator` runs `cohsim.predict.predict` on each point in turn, in this process:
 what a direct prediction gives, with nothing in between (the tests compare the two).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 
@@ -56,24 +59,40 @@ def _points(probes: Sequence[Probe]) -> list[Point]:
     ]
 
 
+#: an engine's name -> the evaluator of its points (`sweep_evaluators`)
+Engines = Callable[[str], Evaluate]
+
+
 @contextmanager
-def sweep_evaluator(sweep: SweepOptions) -> Iterator[Evaluate]:
-    """Each round's points through the sweep engine, on one cluster for the whole plan."""
+def sweep_evaluators(sweep: SweepOptions) -> Iterator[Engines]:
+    """An evaluator for each engine (`sweep`'s other options), every round's points through
+    the sweep engine, all the engines' rounds on one cluster for the whole plan."""
     with ExitStack() as stack:
         state = {"sweep": sweep}
 
-        def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
-            current = state["sweep"]
-            if (
-                current.scheduler is None
-                and current.local_workers() > 1
-                and len(probes) > SERIAL_POINTS
-            ):
-                address = stack.enter_context(_local_cluster(current.local_workers()))
-                current = state["sweep"] = replace(current, scheduler=address)
-            return [from_row(r.to_dict()) for r in run_points(_points(probes), current)]
+        def evaluator(engine: str) -> Evaluate:
+            def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
+                current = state["sweep"]
+                if (
+                    current.scheduler is None
+                    and current.local_workers() > 1
+                    and len(probes) > SERIAL_POINTS
+                ):
+                    address = stack.enter_context(_local_cluster(current.local_workers()))
+                    current = state["sweep"] = replace(current, scheduler=address)
+                run = replace(current, run=replace(current.run, engine=engine))
+                return [from_row(r.to_dict()) for r in run_points(_points(probes), run)]
 
-        yield evaluate
+            return evaluate
+
+        yield evaluator
+
+
+@contextmanager
+def sweep_evaluator(sweep: SweepOptions) -> Iterator[Evaluate]:
+    """Each round's points through the sweep engine with `sweep`'s engine, on one cluster."""
+    with sweep_evaluators(sweep) as engines:
+        yield engines(sweep.run.engine)
 
 
 @contextmanager

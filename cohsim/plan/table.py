@@ -24,6 +24,8 @@ COLUMNS = (
     ("/vCPU", 6),
     ("peak mounts", 11),
     ("read ms host/ctr", 16),
+    ("engine", 20),
+    ("screen p50 / p99 s", 18),
     ("dominant", 0),
 )
 
@@ -52,6 +54,36 @@ def burst_text(b: SafeBurst) -> str:
     return f"{n(b.value)} [{n(b.low)}, {n(b.high)}]"
 
 
+def engine_text(row: PlanRow) -> str:
+    """Which engine gave the row's numbers: one name, or for a confirmed row the
+    simulation's at the question's count and the screen's safe burst ("des, burst analytic")."""
+    if row.burst_engine == row.at.engine:
+        return row.at.engine
+    return f"{row.at.engine}, burst {row.burst_engine}"
+
+
+def screen_text(row: PlanRow) -> str:
+    """A confirmed row's screen at the question's count, 'p50 / p99' in s ('-': none)."""
+    if row.screen is None:
+        return "-"
+    return f"{row.screen.launch_p50.value:.2f} / {row.screen.launch_p99.value:.2f}"
+
+
+def engines_text(plan: Plan) -> str:
+    """Who answered, in words."""
+    o = plan.options
+    confirmed = sum(r.stage == "confirmed" for r in plan.rows)
+    if not confirmed:
+        return f"answered by the {', '.join(plan.engines) or o.engine} engine"
+    screen = next(r.screen.engine for r in plan.rows if r.screen is not None)
+    sim = plan.rows[0].at.engine
+    return (
+        f"two stages: every candidate screened by the {screen} engine, the top {confirmed} "
+        f"confirmed by the {sim} engine at {o.containers} containers (their safe bursts "
+        "are the screen's)"
+    )
+
+
 def cells(rank: int, row: PlanRow) -> list[str]:
     """One row's cells, as the table prints them."""
     c, at = row.candidate, row.at
@@ -67,6 +99,8 @@ def cells(rank: int, row: PlanRow) -> list[str]:
         f"{row.burst_per_vcpu:.2f}",
         str(at.peak_mount_table),
         f"{at.read_host_s * 1e3:.1f} / {at.read_container_s * 1e3:.1f}",
+        engine_text(row),
+        screen_text(row),
         mechanism(at.dominant),
     ]
 
@@ -89,6 +123,7 @@ def answer(plan: Plan) -> str:
         f"p50 is {span(at.launch_p50)} s, the p99 {span(at.launch_p99)} s, the chance of "
         f"missing the deadline {percent_span(at.miss_chance)} %"
         + (f"; namespace_sem is held longest by {held}" if at.dominant else "")
+        + f" ({engine_text(first)})"
     )
 
 
@@ -99,7 +134,7 @@ def render(plan: Plan) -> str:
         f"Which machine for {o.containers} containers x {o.layers} layers ({o.strategy}), "
         f"launched at once, each up within {o.deadline_s:g} s?",
         f"  {answer(plan)}",
-        f"  answered by the {', '.join(plan.engines) or o.engine} engine; {len(plan.rows)} "
+        f"  {engines_text(plan)}; {len(plan.rows)} "
         f"candidates, {plan.points} points in {plan.rounds} rounds; seed {o.seed}, "
         f"{o.replicates} replicates a point",
         f"  ranked by {o.sort} ('safe burst': the most containers launched at once whose "

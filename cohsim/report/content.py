@@ -18,8 +18,12 @@ evaluator (the same points, cached) and options:
   ends of each point's interval are not paired: each is extrapolated from its own draws'
   spread, so a fix whose time above the fixed launch cost is small but spread wide can show
   a worse pessimistic end than the row as it is, although it is faster in every draw.);
+  In a two-stage plan (cohsim.plan.api) a fix of a confirmed row is searched as its row
+  was, by the screen, and answered at the question's count by the simulation, as its row
+  is (the screen's answer kept beside), so that the two compare like with like;
 - `details`: one full prediction (cohsim.predict) of each of the top rows at the question's
-  count: what held namespace_sem and, where the engine reports it, the launch by mechanism;
+  count, by the engine that answered the row: what held namespace_sem and, where the
+  engine reports it, the launch by mechanism;
   the first with the unknowns ranked by their effect on the p99 (`explain`);
 - `priors`: the kernel model's priors (what each is, and the measurement that would pin it).
 """
@@ -34,7 +38,7 @@ import numpy as np
 from cohsim.kernel.costs import Prior, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst
-from cohsim.plan.api import search
+from cohsim.plan.api import CONFIRM_ENGINE, search
 from cohsim.plan.evaluate import predict_probe
 from cohsim.plan.outcome import Evaluate
 from cohsim.predict import Prediction
@@ -75,6 +79,9 @@ class Fix:
     burst: SafeBurst
     draws_as_is_s: tuple[float, ...] = ()
     draws_fixed_s: tuple[float, ...] = ()
+    #: a confirmed row's fix: the screen's answer at the question's count (`at` is then the
+    #: simulation's, as the row's is)
+    screen: Outcome | None = None
 
 
 @dataclass(frozen=True)
@@ -184,21 +191,37 @@ def draw_p99s(p: Prediction) -> tuple[float, ...]:
     return tuple(float(np.percentile(r, 99)) for r in p.replicate_launch_s)
 
 
-def _fixes(plan: Plan, evaluate: Evaluate, top: int, catalog: Catalog) -> tuple[Fix, ...]:
+def engine_of(plan: Plan, row: PlanRow) -> str:
+    """The engine that answered `row` at the question's count: the simulation for a
+    confirmed row, else the screen's (or the one engine)."""
+    return CONFIRM_ENGINE if row.stage == "confirmed" else plan.options.screen_engine
+
+
+def _fixes(
+    plan: Plan, evaluate: Evaluate, confirm: Evaluate, top: int, catalog: Catalog
+) -> tuple[Fix, ...]:
+    """Each fix searched as its row was (the screen's search), and answered at the
+    question's count by the engine that answered its row: like with like."""
     o = plan.options
     named = [
         (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
     ]
     bursts = search(o, [c for _, _, c in named], evaluate)
-    wanted = list(dict.fromkeys([row.candidate for row, _, _ in named] + [c for *_, c in named]))
+    confirmed = [i for i, (row, _, _) in enumerate(named) if row.stage == "confirmed"]
+    sims = confirm([Probe(named[i][2], o.containers, o.layers) for i in confirmed])
+    at = {i: (out, bursts[i].probes[o.containers]) for i, out in zip(confirmed, sims, strict=True)}
+    keys = [(row.candidate, engine_of(plan, row)) for row, _, _ in named]
+    wanted = list(dict.fromkeys(keys + [(c, engine_of(plan, row)) for row, _, c in named]))
     draws = {
-        c: draw_p99s(predict_probe(Probe(c, o.containers, o.layers), o.run, catalog))
-        for c in wanted
+        (c, e): draw_p99s(predict_probe(Probe(c, o.containers, o.layers), o.run_for(e), catalog))
+        for c, e in wanted
     }
-    return tuple(
-        Fix(row, name, c, b.probes[o.containers], b, draws[row.candidate], draws[c])
-        for (row, name, c), b in zip(named, bursts, strict=True)
-    )
+    fixes = []
+    for i, ((row, name, c), b) in enumerate(zip(named, bursts, strict=True)):
+        e = engine_of(plan, row)
+        out, screen = at.get(i, (b.probes[o.containers], None))
+        fixes.append(Fix(row, name, c, out, b, draws[row.candidate, e], draws[c, e], screen=screen))
+    return tuple(fixes)
 
 
 def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
@@ -208,7 +231,7 @@ def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
             row,
             predict_probe(
                 Probe(row.candidate, o.containers, o.layers),
-                replace(o.run, explain=i == 0),
+                replace(o.run_for(engine_of(plan, row)), explain=i == 0),
                 catalog,
             ),
         )
@@ -220,16 +243,18 @@ def gather(
     plan: Plan,
     evaluate: Evaluate,
     *,
+    confirm: Evaluate | None = None,
     top: int = 3,
     curve_top: int = 5,
     catalog: Catalog | None = None,
 ) -> ReportData:
-    """The report's content for `plan` (see the module's docstring)."""
+    """The report's content for `plan` (see the module's docstring): `evaluate` the screen's
+    evaluator (or the one engine's), `confirm` the confirmation's (None: `evaluate`)."""
     catalog = catalog or Catalog()
     return ReportData(
         plan=plan,
         curves=_curves(plan, evaluate, curve_top),
-        fixes=_fixes(plan, evaluate, top, catalog),
+        fixes=_fixes(plan, evaluate, confirm or evaluate, top, catalog),
         details=_details(plan, top, catalog),
         priors={p.key: p for p in load_kernel(None).priors},
     )

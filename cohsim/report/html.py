@@ -20,8 +20,8 @@ from typing import Any
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
 from cohsim.plan.burst import SafeBurst
-from cohsim.plan.table import COLUMNS, answer, cells, percent_span, span
-from cohsim.report.content import Detail, ReportData
+from cohsim.plan.table import COLUMNS, answer, cells, engine_text, engines_text, percent_span, span
+from cohsim.report.content import Detail, Fix, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
 STYLE = """
@@ -70,13 +70,13 @@ def title(data: ReportData) -> str:
 
 def _question(data: ReportData) -> str:
     p, o = data.plan, data.plan.options
-    engines = ", ".join(p.engines) or o.engine
     return (
         f"<h1>{escape(title(data))}</h1>"
         f"<p>Which instance type should run {o.containers} containers of a {o.layers}-layer "
         f"image ({escape(o.strategy)}), all launched at once, each up within "
-        f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, answered by the "
-        f"<b>{escape(engines)}</b> engine ({p.points} points in {p.rounds} rounds; seed "
+        f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, "
+        f'<b id="engines">{escape(engines_text(p))}</b> '
+        f"({p.points} points in {p.rounds} rounds; seed "
         f"{o.seed}, {o.replicates} replicates a point).</p>"
         f'<p id="answer"><b>{escape(answer(p))}</b></p>'
         f'<p class="note">Ranked by {escape(o.sort)}. Safe burst: the most containers '
@@ -88,8 +88,13 @@ def _question(data: ReportData) -> str:
 
 def _ranking(data: ReportData) -> str:
     rows = [cells(i, r) for i, r in enumerate(data.plan.rows, 1)]
-    return "<h2>Ranked candidates</h2>" + _table(
-        [h for h, _ in COLUMNS], rows, ident="ranking", cls="candidate"
+    return (
+        "<h2>Ranked candidates</h2>"
+        + _table([h for h, _ in COLUMNS], rows, ident="ranking", cls="candidate")
+        + '<p class="note">The engine column says which engine gave each row\'s numbers; a '
+        "row confirmed by the simulation shows the simulation's figures at the question's "
+        "count, the analytic screen's p50 and p99 beside them, and the screen's safe "
+        "burst.</p>"
     )
 
 
@@ -99,7 +104,9 @@ def _curves(data: ReportData) -> str:
     return (
         "<h2>Launch latency against the burst</h2>"
         + _img(uri, "launch p50 and p99 against containers for the top distinct results")
-        + '<p class="note">Points: those the safe-burst search evaluated, and a grid from a '
+        + '<p class="note">Points (from the screen\'s engine, '
+        + escape(o.screen_engine)
+        + "): those the safe-burst search evaluated, and a grid from a "
         "tenth of the question's count to past the largest safe burst. Candidates whose "
         "results are the same at every count searched (within 1 %, the figure's resolution: "
         "the same or nearly the same hardware) are one curve, which names them all.</p>"
@@ -191,6 +198,13 @@ def _slowest(draws: tuple[float, ...]) -> str:
     return f"{max(draws):.2f}" if draws else "-"
 
 
+def _screen_p99(f: Fix) -> str:
+    """A confirmed row's fix: the screen's p99 at the question, as is and with the fix."""
+    if f.screen is None or f.base.screen is None:
+        return "-"
+    return f"{f.base.screen.launch_p99.value:.2f} / {f.screen.launch_p99.value:.2f}"
+
+
 def _fix_rows(data: ReportData) -> list[list[str]]:
     """One row per fix: the same figures for the row as it is and with the fix."""
     return [
@@ -198,7 +212,8 @@ def _fix_rows(data: ReportData) -> list[list[str]]:
          f"{f.base.candidate.vcpus} / {f.candidate.vcpus}",
          f"{f.base.at.launch_p99.value:.2f}", f"{f.at.launch_p99.value:.2f}",
          _slowest(f.draws_as_is_s), _slowest(f.draws_fixed_s),
-         _burst(f.base.burst), _burst(f.burst), gain(f.burst, f.base.burst)]
+         _burst(f.base.burst), _burst(f.burst), gain(f.burst, f.base.burst),
+         engine_text(f.base), _screen_p99(f)]
         for f in data.fixes
     ]  # fmt: skip
 
@@ -211,7 +226,8 @@ def _fixes(data: ReportData) -> str:
     headers = ["candidate", "fix", "machine with the fix", "vCPUs as is / with the fix",
                "launch p99 s at the question, as is", "with the fix",
                f"launch p99 s in the slowest of the {n} shared draws, as is", "with the fix",
-               "safe burst, as is", "with the fix", "safe burst with the fix vs as is"]  # fmt: skip
+               "safe burst, as is", "with the fix", "safe burst with the fix vs as is",
+               "engine (both sides)", "screen's launch p99 s, as is / with the fix"]  # fmt: skip
     return (
         "<h2>What each fix would buy</h2>"
         + _img(uri, "safe burst of the top candidates with each fix")
@@ -224,7 +240,10 @@ def _fixes(data: ReportData) -> str:
         "paired: each is extrapolated from its own draws' spread, so a fix whose time above "
         "the fixed launch cost is small but spread wide can show a worse pessimistic end "
         "than the candidate as it is, although it is faster in every draw. A burst marked + "
-        "reached the search's ceiling: the gain is then a lower bound.</p>"
+        "reached the search's ceiling: the gain is then a lower bound. The engine column "
+        "says which engine gave both sides: a confirmed candidate and its fix are both "
+        "answered by the simulation at the question's count (the screen's figures beside "
+        "them), and both safe bursts come from the screen's search.</p>"
         '<p class="note">common-parent: the layers\' common parent mapped once (containerd '
         "2.2); lowerdir-plus: idmapped lowerdirs passed as fds (Linux 6.7+); SMT off and one "
         "socket: the same instance with fewer, less contended CPUs.</p>"

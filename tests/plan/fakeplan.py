@@ -34,16 +34,20 @@ def largest_meeting(deadline_s: float, vcpus: int, factor: float = 1.0, scale: f
 
 
 class FakeEvaluator:
-    def __init__(self) -> None:
+    """`engine`: the name its outcomes give; `factor` scales the launch (a second engine that
+    answers differently)."""
+
+    def __init__(self, engine: str = "fake", factor: float = 1.0) -> None:
         self.rounds: list[list[Probe]] = []
+        self.engine = engine
+        self.factor = factor
 
     def __call__(self, probes: Sequence[Probe]) -> list[Outcome]:
         self.rounds.append(list(probes))
         return [self.outcome(p) for p in probes]
 
-    @staticmethod
-    def outcome(p: Probe) -> Outcome:
-        v = p99_s(p)
+    def outcome(self, p: Probe) -> Outcome:
+        v = BASE_S + self.factor * (p99_s(p) - BASE_S)
         burst = v - BASE_S
         p99 = Interval(v, BASE_S + 0.9 * burst, BASE_S + 1.2 * burst, "s")
         p50 = Interval(v * 0.9, v * 0.8, v, "s")
@@ -57,6 +61,6 @@ class FakeEvaluator:
             read_host_s=p.containers * 1e-4,
             read_container_s=p.containers * 2e-4,
             dominant="namespace_sem: namespace",
-            engine="fake",
+            engine=self.engine,
             digest=f"sha256:{p.candidate.label}:{p.containers}",
         )

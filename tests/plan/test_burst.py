@@ -73,7 +73,7 @@ class _Noisy:
             key = (p.candidate, p.containers)
             if key not in self.memo:
                 self.memo[key] = p.containers < 50 or self.rng.random() < 0.3
-            o = FakeEvaluator.outcome(p)
+            o = FakeEvaluator().outcome(p)
             v = 1.0 if self.memo[key] else 100.0
             out.append(
                 Outcome(**{**o.__dict__, "launch_p99": o.launch_p99.__class__(v, v, v, "s")})
@@ -114,7 +114,7 @@ class _PowerLaw:
     def __call__(self, probes: Sequence[Probe]) -> list[Outcome]:
         out = []
         for p in probes:
-            o = FakeEvaluator.outcome(p)
+            o = FakeEvaluator().outcome(p)
             v = self.p99(p.containers)
             out.append(Outcome(**{**o.__dict__, "launch_p99": Interval(v, 0.8 * v, 1.3 * v, "s")}))
         return out

@@ -23,14 +23,15 @@ def fake(monkeypatch):
 
     @contextmanager
     def fake_sweep(options):
-        yield evaluator
+        yield lambda engine: evaluator
 
-    monkeypatch.setattr(cli_plan, "sweep_evaluator", fake_sweep)
+    monkeypatch.setattr(cli_plan, "sweep_evaluators", fake_sweep)
     return evaluator
 
 
 def test_table_and_json_give_the_same_rows(fake, capsys):
-    argv = ["plan", "--instances", "r5.metal,m7a.24xlarge", "--strategy", "all", "--sort", "p99"]
+    argv = ["plan", "--instances", "r5.metal,m7a.24xlarge", "--strategy", "all", "--sort", "p99",
+            "--engine", "analytic"]  # fmt: skip
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert main([*argv, "--json"]) == 0

@@ -17,7 +17,9 @@ SOME = ("r5.metal", "m7a.24xlarge", "c6gd.metal", "m7i.metal-48xl")
 
 
 def _plan(catalog, **kw):
+    """One engine answers every point (the two-stage plan: test_stage)."""
     fake = FakeEvaluator()
+    kw = {"engine": "analytic", **kw}
     return plan(PlanOptions(instances=SOME, **kw), catalog=catalog, evaluate=fake), fake
 
 
