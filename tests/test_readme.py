@@ -30,6 +30,12 @@ DOCS = ("README.md", "docs/examples.md")
 #: read-only folders the commands name, linked into each command's working directory
 LINKED = ("examples", "calibration", "benchmarks")
 
+#: the README's sweep on a Dask cluster it starts (port 8786), by how its lines start
+DASK = (
+    ".venv/bin/dask scheduler",
+    ".venv/bin/dask worker",
+    ".venv/bin/cohsim sweep --instances m7a.24xlarge,m7i.metal-24xl",
+)
 #: commands not run here, by how they start, and why
 SKIPPED: dict[str, str] = {
     "python3 -m venv": "installs cohsim into a new .venv (minutes); CI's .ci/run does exactly "
@@ -37,10 +43,10 @@ SKIPPED: dict[str, str] = {
     ".venv/bin/ruff format .": "rewrites the working tree and runs the whole suite; CI runs "
     "these checks (.ci/run)",
     "sudo ": "needs root: real mounts and namespaces on this host",
-    ".venv/bin/dask ": "starts a Dask scheduler or workers on the fixed port 8786 in the "
-    "background, outliving the command; tests/sweep/ runs sweeps on a Dask cluster",
-    ".venv/bin/cohsim sweep --instances m7a.24xlarge,m7i.metal-24xl": "needs the scheduler and "
-    "workers the two skipped dask lines start",
+    # these three run together, as one script, in test_dask_block (-m slow)
+    DASK[0]: "starts a Dask scheduler in the background: test_dask_block runs it",
+    DASK[1]: "starts Dask workers in the background: test_dask_block runs them",
+    DASK[2]: "needs the scheduler and workers: test_dask_block runs it",
 }
 #: commands that take minutes (pure Python, 2 cores), by a regular expression matched at the
 #: start: verbatim only under -m slow
@@ -182,6 +188,18 @@ def test_doc_command_runs(cmd: Command, small: str, tmp_path: Path) -> None:
         if key in cmd.text:
             for pattern in lines:
                 assert re.search(pattern, r.stdout, re.M), f"{cmd.id}: no {pattern!r}\n{r.stdout}"
+
+
+@pytest.mark.slow
+def test_dask_block(tmp_path: Path) -> None:
+    """The scheduler and workers the README starts in the background, then the sweep on them;
+    the background processes are stopped when the script ends."""
+    lines = [c.text for c in commands("README.md") if c.text.startswith(DASK)]
+    assert len(lines) == len(DASK)
+    script = "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + "\n".join(lines)
+    r = run(script, workdir(tmp_path), 600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len((tmp_path / "sweep.csv").read_text().splitlines()) == 1 + 2 * 3  # header, points
 
 
 def test_every_doc_command_is_classified() -> None:
