@@ -38,13 +38,20 @@ DASK = (
     ".venv/bin/dask worker",
     ".venv/bin/cohsim sweep --instances m7a.24xlarge,m7i.metal-24xl",
 )
+#: commands the docs' prose gives in backquotes (a bracketed option list left out): run too
+INLINE = (
+    ".venv/bin/python benchmarks/bench_analytic.py",
+    ".venv/bin/python benchmarks/bench_predict.py",
+    ".venv/bin/python -m calibration.analysis.machine_order.sensitivity",
+    ".venv/bin/pytest tests/machine/test_c2c.py",
+)
 #: an install into a new .venv before a command: the command runs in the venv at hand
 INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install [^&]+&& ")
 #: commands not run here, by how they start, and why
 SKIPPED: dict[str, str] = {
     "python3 -m venv": "only installs cohsim into a new .venv (minutes): CI's .ci/run does "
     "exactly this",
-    ".venv/bin/pytest": "runs the whole suite, these tests among it: CI runs it",
+    ".venv/bin/pytest": "runs (part of) this suite, in which CI runs it",
     ".venv/bin/ruff format .": "rewrites the working tree and runs the whole suite; CI runs "
     "these checks (.ci/run)",
     "sudo ": "needs root: real mounts and namespaces on this host",
@@ -62,6 +69,11 @@ SLOW: dict[str, str] = {
     r"\.venv/bin/cohsim plan": "the whole catalog or a family, both engines",
     r"\.venv/bin/cohsim sweep": "a family x 3 counts x 3 strategies x variants",
     r"\.venv/bin/cohsim bench chase": "compiles and runs chase_bench (about 10 s of real loads)",
+    r"\.venv/bin/python benchmarks/bench_analytic": "the simulation at 6 points, then the speed",
+    r"\.venv/bin/python benchmarks/bench_predict": "each engine's predictions 5 times as fresh "
+    "processes, and the catalog grid",
+    r"\.venv/bin/python -m calibration.analysis.machine_order": "15 priors at both ends, "
+    "bisections, safe-burst searches",
     r"\.venv/bin/cohsim bench corun": "compiles and runs corun_bench (busy CPUs for seconds)",
     r"\.venv/bin/python examples/mesh_vs_chiplet": "three machines at 10-100 containers",
     r"\.venv/bin/python examples/common_parent_knee": "three strategies at 1-100 containers",
@@ -110,10 +122,13 @@ class Command:
 
 
 def commands(doc: str) -> list[Command]:
-    """Every command line of the doc's ```sh blocks."""
-    out: list[Command] = []
+    """Every command line of the doc's ```sh blocks, then its prose's commands in `INLINE`."""
+    text = (REPO / doc).read_text()
+    out: list[Command] = [
+        Command(doc, text[: text.index(c)].count("\n") + 1, c) for c in INLINE if f"`{c}" in text
+    ]
     block, pending, start = False, "", 0
-    for n, line in enumerate((REPO / doc).read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if line.startswith("```"):
             block = line.strip() == "```sh"
             continue
@@ -212,6 +227,7 @@ def test_every_doc_command_is_classified() -> None:
     """The docs have commands, and every one the tables name still exists in them."""
     texts = [INSTALL.sub("", c.text) for doc in DOCS for c in commands(doc)]
     assert len(texts) > 30
+    assert all(any(c in t for t in texts) for c in INLINE)
     for table in (SKIPPED, SLOW, SMALL, SETUP):
         for key in table:
             found = (re.match(key, t) if table is SLOW else t.startswith(key) for t in texts)
