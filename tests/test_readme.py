@@ -75,9 +75,8 @@ SLOW: dict[str, str] = {
     r"\.venv/bin/python -m calibration.analysis.machine_order": "15 priors at both ends, "
     "bisections, safe-burst searches",
     r"\.venv/bin/cohsim bench corun": "compiles and runs corun_bench (busy CPUs for seconds)",
-    r"\.venv/bin/python examples/mesh_vs_chiplet": "three machines at 10-100 containers",
-    r"\.venv/bin/python examples/common_parent_knee": "three strategies at 1-100 containers",
-    r"\.venv/bin/python examples/smt_and_sockets": "four configurations at 10-100 containers",
+    r"\.venv/bin/python examples/mesh_vs_chiplet\.py --engine des": "the simulation of three "
+    "machines at 10-100 containers (about a minute)",
 }
 #: appended to a slow command for the default suite's small run (where its flags take them)
 SMALL = {
@@ -152,11 +151,14 @@ def _match(table: dict[str, str], text: str) -> str | None:
 
 
 def _cases() -> list:
-    cases = []
+    cases, seen = [], {}
     for doc in DOCS:
         for written in commands(doc):
             cmd = Command(written.doc, written.line, INSTALL.sub("", written.text))
             skip, slow = _match(SKIPPED, cmd.text), _match(SLOW, cmd.text)
+            bare = re.sub(r"\s+#.*$", "", cmd.text)
+            skip = skip or (bare in seen and f"the same command as {seen[bare]}, run there")
+            seen.setdefault(bare, cmd.id)
             if skip:
                 cases.append(pytest.param(cmd, "", id=cmd.id, marks=pytest.mark.skip(skip)))
             elif slow:
