@@ -71,7 +71,7 @@ SLOW: dict[str, str] = {
     r"\.venv/bin/cohsim bench chase": "compiles and runs chase_bench (about 10 s of real loads)",
     r"\.venv/bin/python benchmarks/bench_analytic": "the simulation at 6 points, then the speed",
     r"\.venv/bin/python benchmarks/bench_predict": "each engine's predictions 5 times as fresh "
-    "processes, and the catalog grid",
+    "processes, and the catalog grid (12 min pure Python on 2 busy cores)",
     r"\.venv/bin/python -m calibration.analysis.machine_order": "15 priors at both ends, "
     "bisections, safe-burst searches",
     r"\.venv/bin/cohsim bench corun": "compiles and runs corun_bench (busy CPUs for seconds)",
