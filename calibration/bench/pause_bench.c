@@ -46,6 +46,7 @@
 
 #define BENCH_NAME "pause_bench"
 #include "bench_util.h"
+#include "tick_clock.h"
 
 /* ------------------------------------------------------------------ clock */
 
@@ -60,56 +61,7 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* A cheap monotonic tick counter; converted to ns with the rate calibrated at start-up. */
-static inline uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
-	return v;
-#else
-	return mono_ns();
-#endif
-}
-
-static const char *tick_source(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return "tsc";
-#elif defined(__aarch64__)
-	return "cntvct";
-#else
-	return "clock_monotonic";
-#endif
-}
-
-static double g_ticks_per_ns = 1.0;
-
-static void calibrate_ticks(void)
-{
-	/* Busy-compare the tick counter with CLOCK_MONOTONIC over ~50 ms (3 tries, take median). */
-	double r[3];
-	for (int k = 0; k < 3; k++) {
-		uint64_t n0 = mono_ns(), t0 = ticks(), n1;
-		do {
-			n1 = mono_ns();
-		} while (n1 - n0 < 20000000ull);
-		uint64_t t1 = ticks();
-		r[k] = (double)(t1 - t0) / (double)(n1 - n0);
-	}
-	double a = r[0], b = r[1], c = r[2];
-	g_ticks_per_ns = (a > b) ? ((b > c) ? b : (a > c ? c : a)) : ((a > c) ? a : (b > c ? c : b));
-	if (!(g_ticks_per_ns > 0))
-		die("tick clock (%s) did not advance; cannot time acquisitions", tick_source());
-}
-
 static inline uint64_t ns_to_ticks(uint64_t ns) { return (uint64_t)((double)ns * g_ticks_per_ns + 0.5); }
-static inline double ticks_to_ns(double t) { return t / g_ticks_per_ns; }
 
 /* ------------------------------------------------------------------ histogram */
 
@@ -705,7 +657,7 @@ int main(int argc, char **argv)
 			die("--threads: %d threads but placement '%s' has only %d CPUs (no oversubscription)",
 			    threads[i], placement_label, navail);
 
-	calibrate_ticks();
+	calibrate_ticks("acquisitions");
 	for (int i = 0; i < nthreads_list; i++) {
 		fprintf(stderr, "pause_bench: info: placement %s threads %d -> cpus ", placement_label, threads[i]);
 		for (int k = 0; k < threads[i]; k++)
