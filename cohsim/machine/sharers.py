@@ -61,15 +61,23 @@ def fetch_ns(
     groups = [(n, p) for n, p in groups if n > 0.0 and p > 0.0]
     if not groups:
         return 0.0
-    values, cdf, weights = _distribution(machine)
+    _, cdf, _ = _distribution(machine)
     # P(slowest sharer <= v) = prod over groups of E[F(v)^J], J ~ Binomial(n, p)
     g = np.ones_like(cdf)
     none = 1.0  # P(no sharer at all): nothing to fetch
     for n, p in groups:
         g *= (1.0 - p + p * cdf) ** n
         none *= (1.0 - p) ** n
-    below = np.concatenate([np.full((cdf.shape[0], 1), none), g[:, :-1]], axis=1)
-    return float(((g - below) * values).sum(axis=1) @ weights)
+    return float(_expected(machine, g[None], np.full((1, cdf.shape[0], 1), none))[0])
+
+
+def _expected(machine: Machine, g: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """E[slowest sharer's latency] per row of `g` (cases x requester kinds x latencies: P(slowest
+    <= each latency)), `none` (cases x kinds x 1) the chance of no sharer (nothing to fetch),
+    averaged over the requester kinds."""
+    values, _, weights = _distribution(machine)
+    below = np.concatenate([none, g[:, :, :-1]], axis=2)
+    return ((g - below) * values).sum(axis=2) @ weights
 
 
 def fetch_ns_poisson(machine: Machine, certain: int, expected: np.ndarray) -> np.ndarray:
@@ -79,9 +87,7 @@ def fetch_ns_poisson(machine: Machine, certain: int, expected: np.ndarray) -> np
     lam = np.asarray(expected, dtype=float)[:, None, None]
     if machine.vcpus < 2:
         return np.zeros(lam.shape[0])
-    values, cdf, weights = _distribution(machine)
+    _, cdf, _ = _distribution(machine)
     g = cdf**certain * np.exp(-lam * (1.0 - cdf))
     none = np.exp(-lam) if certain == 0 else np.zeros_like(lam)
-    none = np.broadcast_to(none, (lam.shape[0], cdf.shape[0], 1))
-    below = np.concatenate([none, g[:, :, :-1]], axis=2)
-    return ((g - below) * values).sum(axis=2) @ weights
+    return _expected(machine, g, np.broadcast_to(none, (lam.shape[0], cdf.shape[0], 1)))

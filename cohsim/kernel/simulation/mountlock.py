@@ -114,6 +114,11 @@ class MountLock:
         self._left = 0.0
 
     @property
+    def walking(self) -> float:
+        """The CPUs walking paths beside the lock now: the busy background CPUs, at most all."""
+        return self.busy_bg if self.busy_bg < self.vcpus else self.vcpus
+
+    @property
     def busy(self) -> bool:
         """Held or wanted: a writer coming now must queue."""
         return self.held or bool(self.queue)
@@ -158,10 +163,9 @@ class MountLock:
         seq = self.seq_spinners
         if seq:
             return self._writer_ns(seq)
-        busy = self.busy_bg if self.busy_bg < self.vcpus else self.vcpus
         last = self._last_tid
         other = 0 if last == -2 or (tid == last and tid >= 0) else 1
-        return self.takes.ns(other + self._left, busy, self.env.now - self._last_release)
+        return self.takes.ns(other + self._left, self.walking, self.env.now - self._last_release)
 
     def _writer_ns(self, k: int) -> float:
         """level 2's `writer_ns(k)`, each count asked once."""
@@ -273,8 +277,7 @@ class MountLock:
         if seq:
             line = self._writer_ns(seq)
         else:
-            busy = self.busy_bg if self.busy_bg < self.vcpus else self.vcpus
-            line = self.takes.ns(0, busy, gap_ns)
+            line = self.takes.ns(0, self.walking, gap_ns)
         k, h = self._spinners(work_ns)
         st = self.stats
         st.acquisitions += count
@@ -292,8 +295,7 @@ class MountLock:
         """The background CPUs spinning on the line by the end of a hold of `work_ns` from
         now, and the hold they lengthen (`_bg_fixed_point`, memoised)."""
         hold = work_ns * self.slowdown()
-        busy_bg, vcpus = self.busy_bg, self.vcpus
-        busy = vcpus if vcpus < busy_bg else busy_bg  # min(busy_bg, vcpus), as it was
+        busy = self.walking
         if busy <= 0:
             return 0.0, hold
         seq = self.seq_spinners

@@ -76,8 +76,7 @@ class Sections:
             )
         if o.ml_readers_any:
             ml, table = self.ml, self.table
-            busy = ml.busy_bg if ml.busy_bg < ml.vcpus else ml.vcpus
-            spent = self.cc.readers_at(step, o, table.mounts, table.windows, busy)
+            spent = self.cc.readers_at(step, o, table.mounts, table.windows, ml.walking)
             ml.stats.wait_ns += spent
             took += iround(spent)
         return took
