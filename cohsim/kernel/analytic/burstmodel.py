@@ -76,6 +76,7 @@ import numpy as np
 from cohsim.errors import CohsimError
 from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.analytic.spread import finishing, gap
+from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
@@ -172,7 +173,10 @@ class BurstModel:
         self.m, self.k, self.n = machine, kernel, len(threads)
         self.sum_ns = percpu_sum_ns(machine, kernel)
         self.cc = CallCosts(kernel, self.sum_ns, LineTakes(machine, kernel.walk_interval_ns))
-        self.cc.busy = self._walking()
+        #: the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
+        #: simulation's mountlock does): where the closed form prices mount_lock's line
+        walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
+        self.cc.busy = min(float(machine.vcpus), walking)
         self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
@@ -187,11 +191,15 @@ class BurstModel:
             self.busy_holds - 1.0,
             kernel.smt_spin_slowdown,
         )
-        names = sorted(set(self.a.names))
-        ids = {x: i for i, x in enumerate(names)}
-        self._op_ids = np.array([ids[x] for x in self.a.names])
-        self._op_names = names
-        self._mountinfo = np.array([x.startswith("mountinfo") for x in names])[self._op_ids]
+        self.tally = BurstTally(
+            self.a,
+            self.hold_slow,
+            self.busy_holds,
+            self.smt,
+            self.sum_ns,
+            self.cc.busy,
+            kernel.walk_interval_ns,
+        )
 
     def _busy_at_holds(self) -> Array:
         """The CPUs busy while the cohort's write holds of each call are served in step: the
@@ -262,80 +270,6 @@ class BurstModel:
         first = (np.floor((n - 1) * h / g) + 2.0) * g
         return np.where(rcu > 0, first + (rcu - 1) * 2.0 * g, 0.0)
 
-    def _tally(
-        self,
-        out: AnalyticResult,
-        idx: slice | Array,
-        h: Array,
-        serial: Array,
-        times: float,
-        st: Array,
-        r: Array,
-    ) -> None:
-        """Add `times` containers' calls `idx` at states `st` (their write holds `h`, read
-        holds `r`, serial mount_lock work `serial`) to the lock tallies and the profile."""
-        a, ops = self.a, self._op_ids[idx]
-        by_op = np.bincount(ops, weights=h * times, minlength=len(self._op_names))
-        for i in np.flatnonzero(by_op):
-            name = self._op_names[i]
-            out.ns_write_by_op[name] = out.ns_write_by_op.get(name, 0.0) + float(by_op[i])
-        out.ns_write_ns += float(h.sum()) * times
-        out.ns_acquisitions += int(np.count_nonzero(h)) * round(times)
-        nested = np.where(h > 0, a.nested(st, idx), 0.0)
-        out.ml_hold_ns += float((serial + nested).sum()) * times
-        self._profile(out, idx, h, serial, times, st, r)
-
-    def _profile(
-        self,
-        out: AnalyticResult,
-        idx: slice | Array,
-        h: Array,
-        serial: Array,
-        times: float,
-        st: Array,
-        r: Array,
-    ) -> None:
-        """The CPU time of `_tally`'s calls by profile site (cohsim.kernel.result): each write
-        hold's parts (`StepArrays.parts`, slowed as the hold is), the writers spinning beside
-        each hold, the per-CPU areas of the read sections and of the puts, the mountinfo
-        reads; the rest of the calls' work is `mount_work`."""
-        a, cpu, slow = self.a, out.cpu_ns, self.hold_slow[idx]
-        sites = {"percpu": "percpu_loops", "peers": "peer_walks", "copy": "copy_tree"}
-        named = 0.0
-        for part, site in (*sites.items(), ("prop", "propagation")):
-            v = times * float((a.part(part, st, idx) * slow).sum())
-            cpu[site] += v
-            named += v
-        puts = times * float((a.put_count(st, idx) * self.sum_ns).sum())
-        layer = times * float(a.layer_percpu[idx].sum())
-        cpu["percpu_loops"] += puts + layer
-        info = times * float(np.where(self._mountinfo[idx], r, 0.0).sum())
-        cpu["mountinfo"] += info
-        cpu["namespace_sem_spin"] += times * float((h * (self.busy_holds[idx] - 1.0)).sum())
-        # the node daemons' walks that start while mount_lock is write-held spin in path_init
-        # until its release, half the hold on average (the simulation's background walkers)
-        nested = np.where(h > 0, a.nested(st, idx), 0.0)
-        cpu["path_init_spin"] += times * float(
-            (self._walkers(nested) + self._walkers(serial)).sum()
-        )
-        work = a.unlocked[idx] * self.smt + h + r + serial
-        cpu["mount_work"] += max(0.0, times * float(work.sum()) - named - puts - layer - info)
-
-    def _walking(self) -> float:
-        """B, the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
-        simulation's mountlock does)."""
-        k = self.k
-        return min(
-            float(self.m.vcpus), k.daemon_cpus * k.walk_interval_ns / k.daemon_walk_interval_ns
-        )
-
-    def _walkers(self, hold: Array) -> Array:
-        """The node daemons' CPU spinning in path_init through mount_lock write holds of
-        `hold` ns: k = B (1 - exp(-hold / interval)) of B walking CPUs caught (`_walking`),
-        half the hold each."""
-        busy = self._walking()
-        return busy * (1.0 - np.exp(-hold / self.k.walk_interval_ns)) * hold / 2.0
-
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
         the gap its lock-bound calls leave between the containers (cohsim.kernel.analytic.
@@ -351,7 +285,7 @@ class BurstModel:
         rcu = a.rcu[idx]
         free = own - rcu * self.gp_ns  # without its grace periods' wait
         own = free + self._cohort_grace(h, rcu)
-        self._tally(out, idx, h, serial, n, mid, r)
+        self.tally.add(out, idx, h, serial, n, mid, r)
         out.rcu_wait_ns += n * float((own - free).sum())
         out.rcu_requests += n * int(rcu.sum())
         # in step the cohort shares its grace periods: they run back to back while it waits
@@ -422,7 +356,7 @@ class BurstModel:
         parked, done = a.own[g1 + 1], a.own[g2]
         st = self.start + (n - 1) / 2.0 * (parked + done) + mine
         h, r, own, serial = self._price(st, idx, 1.0)
-        self._tally(out, idx, h, serial, n, st, r)
+        self.tally.add(out, idx, h, serial, n, st, r)
         out.rcu_wait_ns += n * float((a.rcu[idx] * self.gp_ns).sum())
         out.rcu_requests += n * int(a.rcu[idx].sum())
         out.grace_periods += int(a.rcu[idx].sum()) * n
@@ -449,7 +383,7 @@ class BurstModel:
             if done:
                 break
         out = AnalyticResult(n, 0.0, 0.0, 0.0)
-        self._tally(out, slice(None), h, serial, n, st, r)
+        self.tally.add(out, slice(None), h, serial, n, st, r)
         out.rcu_wait_ns += n * float((a.rcu * self.gp_ns).sum())
         out.rcu_requests = n * int(a.rcu.sum())
         out.grace_periods = n * int(a.rcu.sum())
