@@ -45,3 +45,13 @@ def test_costs_interpolate_between_the_counts_asked(catalog):
     assert min(asked[8], asked[16]) <= c.writer_ns(12) <= max(asked[8], asked[16])
     assert c.writer_ns(10_000) == c.writer_ns(catalog.get("c6gd.metal").vcpus)
     assert c.reader_ns(0) == c.reader_ns(1)  # a reader is at least itself
+
+
+def test_a_writer_with_no_spinner_waits_for_nobody(catalog):
+    """writer_ns(0) is the writer's own line (0), not the one-reader run's answer; one spinner
+    costs a positive wait, and a fractional count lies in between (what the release after a
+    hold caught by a fraction of a walker pays)."""
+    costs = small(catalog)
+    assert costs.writer_ns(0) == 0.0
+    assert costs.writer_ns(1) > 0.0
+    assert 0.0 < costs.writer_ns(0.25) == pytest.approx(0.25 * costs.writer_ns(1))
