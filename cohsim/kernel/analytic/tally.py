@@ -11,14 +11,23 @@ B walking CPUs (counted at a runtime's walk rate, as the simulation's mountlock 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from cohsim.kernel.analytic.arrays import Array, StepArrays
 
-if TYPE_CHECKING:  # the result type lives with the model that fills it
-    from cohsim.kernel.analytic.burstmodel import AnalyticResult
+
+class Tallied(Protocol):
+    """The parts of a burst's result the tallies fill (cohsim.kernel.analytic.burstmodel's
+    AnalyticResult, which imports this module)."""
+
+    ns_write_by_op: dict[str, float]
+    ns_write_ns: float
+    ns_acquisitions: int
+    ml_hold_ns: float
+    cpu_ns: dict[str, float]
+
 
 #: the write holds' parts (StepArrays.parts) and the profile site each one's CPU goes to
 _SITES = (
@@ -55,7 +64,7 @@ class BurstTally:
 
     def add(
         self,
-        out: AnalyticResult,
+        out: Tallied,
         idx: slice | Array,
         h: Array,
         serial: Array,
@@ -77,7 +86,7 @@ class BurstTally:
 
     def _profile(
         self,
-        out: AnalyticResult,
+        out: Tallied,
         idx: slice | Array,
         h: Array,
         serial: Array,
