@@ -17,6 +17,9 @@
 #           0, 1, 2, 4, ... and N - M (every other CPU), m1 also with no mounter (the walk's
 #           baseline). 1 s measured + 0.1 s warm-up a run, 3 rounds: on a 16-CPU host 159 runs,
 #           about 3 minutes
+#   scatter the bursts the model misses most, 10 repeats each (lowerdir-plus 32 x 10, whose
+#           read-side convoy depends on arrival order; common-parent 100 and 200 x 50): how far
+#           one burst's sequence times spread from run to run, about 1 min
 #   ring    cohsim bench prop --ring: a mount and an unmount under a shared mount against the
 #           size of its peer group, R = 0..10,000 (the walk of the group that holds
 #           namespace_sem in a per-layer burst; its cost a peer grows with R where the group
@@ -29,7 +32,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk ring chase}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -143,6 +146,7 @@ walkers() {
 
 step_walk() {
     local m mounters
+    mkdir -p "$out/walk"
     for m in 1 2 3 4; do
         [ $((ncpu - m)) -ge 1 ] || continue
         mounters=$m
@@ -151,6 +155,14 @@ step_walk() {
             --walk stat --duration-ms 1000 --warmup-ms 100 --repeats 3 \
             --out "$out/walk/m$m" --no-progress || return 1
     done
+}
+
+step_scatter() {
+    mkdir -p "$out/scatter"
+    $cohsim bench mount --strategy lowerdir-plus --workers 32 --layers 10 --containers 1 \
+        --repeats 10 --out "$out/scatter/lowerdir-plus-32w-10L" --no-progress || return
+    $cohsim bench mount --strategy common-parent --workers 100,200 --layers 50 --containers 1 \
+        --repeats 10 --out "$out/scatter/common-parent-50L" --no-progress
 }
 
 step_ring() {
