@@ -68,8 +68,10 @@ CPUS = (2, 4, 8, 16)
 
 def fit_data() -> BenchData:
     """What the within-host fit sees: the 1-2 worker runs of the three sittings, with the
-    host's pause_bench, wake_bench and wake-up table."""
-    data = load_bench([*SITTINGS, DATA / "pause", DATA / "wake", DATA / "wake-idle"])
+    host's pause_bench, wake_bench, wake-up table and walk_bench beside one mounter (the grace
+    period's part per busy CPU)."""
+    walk = [DATA / "walk" / run for run in ("m1", "m1-second-sitting")]
+    data = load_bench([*SITTINGS, DATA / "pause", DATA / "wake", DATA / "wake-idle", *walk])
     return data.select(workers=(1, 2))
 
 

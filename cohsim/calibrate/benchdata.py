@@ -3,8 +3,10 @@ wake_bench (calibration/bench/README.md), read from their tidy CSVs.
 
 `load_bench(paths)` takes bench output directories or `*_bench.csv` files (pause, mount and/or
 wake) and returns `BenchData`: one `MountRun` per (strategy, workers, layers, repeat), one
-`PauseRun` per (lock, threads, repeat) and one `WakeRun` per wake_bench repeat, plus the sha256
-digest of every file read. The other benches' CSVs (ns, prop, walk, chase, corun: `NOT_FITTED`), as
+`PauseRun` per (lock, threads, repeat) and one `WakeRun` per wake_bench repeat, walk_bench's
+umount2 beside one mounter (`WalkPoint`, cohsim.calibrate.measured: read only where it has two
+or more walker counts, else skipped), plus the sha256 digest of every file read. The other
+benches' CSVs (ns, prop, chase, corun: `NOT_FITTED`), as
 `cohsim bench` writes them into the same output directory, are not read but listed in
 `BenchData.skipped` with the reason. Every value is checked: a missing metric, a non-numeric
 value, a file without rows or of an unknown bench fails with one `CohsimError` line naming the
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cohsim.calibrate.measured import WalkPoint, grace_slope, walk_points
 from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
 from cohsim.kernel.waketable import WakeTable
@@ -35,12 +38,14 @@ NOT_FITTED: dict[str, str] = {
     "(calibration/analysis/ns_copy/fit.py), not by cohsim calibrate",
     "prop": "prop_bench's propagation and mountinfo reads are priced from their own fit "
     "(calibration/analysis/prop_read/fit.py), not by cohsim calibrate",
-    "walk": "walk_bench's path walkers are not fitted by cohsim calibrate "
-    "(the model's walkers come from calibration/analysis/walkers/)",
     "chase": "chase_bench's load latencies are not fitted by cohsim calibrate",
     "corun": "corun_bench's co-run slowdown goes into a machine file by hand "
     "(microarch.corun_slowdown), not fitted by cohsim calibrate",
 }
+_WALK_UNUSED = (
+    "walk_bench is read only for the grace period's part per busy CPU, which needs two or more "
+    "walker counts from 1 up beside one mounter; this run has not got them"
+)
 #: mount_bench's per-syscall labels -> the op (`cohsim.kernel.classify`) they time, per strategy
 #: (labels left out: close_overlay, the closes of the fsopen/fsmount fds, op "other")
 LABEL_OPS: dict[str, dict[str, str]] = {
@@ -175,6 +180,8 @@ class BenchData:
     wake_idle: WakeTable | None = None
     #: (file, why) for each bench file given or found that this fit does not read (NOT_FITTED)
     skipped: tuple[tuple[str, str], ...] = ()
+    #: walk_bench's umount2 beside one mounter (the grace period per busy CPU; measured.py)
+    walk: tuple[WalkPoint, ...] = ()
 
     def select(
         self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
@@ -187,7 +194,9 @@ class BenchData:
         )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
         wake = tuple(k for k in self.wake if r is None or k.repeat in r)
-        return BenchData(mount, pause, dict(self.digests), wake, self.wake_idle, self.skipped)
+        return BenchData(
+            mount, pause, dict(self.digests), wake, self.wake_idle, self.skipped, self.walk
+        )
 
 
 # --------------------------------------------------------------------------- reading
@@ -215,6 +224,7 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
     mount: list[MountRun] = []
     pause: list[PauseRun] = []
     wake: list[WakeRun] = []
+    walk: list[WalkPoint] = []
     wake_idle: WakeTable | None = None
     digests: dict[str, str] = {}
     skipped: list[tuple[str, str]] = []
@@ -235,20 +245,28 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
             wake_idle = waketable.table_from_rows(rows, where)
         elif bench == "wake":
             wake.extend(_wake_runs(rows, where))
+        elif bench == "walk":
+            points = walk_points(rows, where)
+            if grace_slope(points) is None:
+                skipped.append((where, _WALK_UNUSED))
+                continue
+            walk.extend(points)
         else:  # pragma: no cover - read_bench_csv accepts only known headers
             raise CohsimError(f"unknown bench {bench!r}", where)
         digests[where] = file_digest(path)
-    if not mount and not pause and not wake and wake_idle is None:
+    if not mount and not pause and not wake and not walk and wake_idle is None:
         if skipped:
             raise CohsimError(
-                "nothing to fit: no pause_bench, mount_bench or wake_bench data among "
+                "nothing to fit: no pause_bench, mount_bench, wake_bench or walk_bench data among "
                 + ", ".join(w for w, _ in skipped)
             )
         raise CohsimError("no benchmark data given")
     mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
     pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
     wake.sort(key=lambda k: k.repeat)
-    return BenchData(tuple(mount), tuple(pause), digests, tuple(wake), wake_idle, tuple(skipped))
+    return BenchData(
+        tuple(mount), tuple(pause), digests, tuple(wake), wake_idle, tuple(skipped), tuple(walk)
+    )
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -269,9 +287,10 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
         raise CohsimError("no data rows", str(path))
     out = []
     for i, row in enumerate(rows, start=2):
-        if row["bench"] not in ("pause", "mount", "wake", *NOT_FITTED):
+        if row["bench"] not in ("pause", "mount", "wake", "walk", *NOT_FITTED):
             raise CohsimError(
-                f"unknown bench {row['bench']!r} (expected pause, mount or wake)", f"{path}:{i}"
+                f"unknown bench {row['bench']!r} (expected pause, mount, wake or walk)",
+                f"{path}:{i}",
             )
         if row["bench"] != rows[0]["bench"]:
             raise CohsimError(f"bench {row['bench']!r} in a {rows[0]['bench']} CSV", f"{path}:{i}")

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from cohsim import provenance
-from cohsim.calibrate.benchdata import BenchData, WakeRun, load_bench
+from cohsim.calibrate.benchdata import BenchData, load_bench
 from cohsim.calibrate.benchsim import BenchSim, fit_bench_kernel, measure_bench_terms, seed_set
 from cohsim.calibrate.fitjson import (
     Covariance,
@@ -42,12 +42,12 @@ from cohsim.calibrate.fitjson import (
     choose_fit,
     parse_doc,
     read_doc,
-    round_sig,
     to_doc,
 )
 from cohsim.calibrate.fitplot import plot_fit
 from cohsim.calibrate.kernelfit import KernelSettings, fit_kernel
 from cohsim.calibrate.lockfit import fit_lock
+from cohsim.calibrate.measured import measured_terms
 from cohsim.calibrate.mountsim import SimRun
 from cohsim.calibrate.params import KERNEL_PARAMS, Param, PartFit, apply_kernel_params
 from cohsim.calibrate.surface import block_diagonal
@@ -153,7 +153,7 @@ class Calibration:
         self._reset()
         names: list[str] = []
         blocks: list[np.ndarray] = []
-        base = self._fix_wake(base, data.wake)
+        base = self._fix_measured(base, data)
         self.wake_table_ = data.wake_idle
         if self.wake_table_ is not None:
             base = replace(base, wake_table=self.wake_table_)
@@ -210,33 +210,29 @@ class Calibration:
         self.parameters_.update(fit.parameters)
         self.residuals_ += fit.residuals
         self.optimizer_[part] = fit.optimizer
-        self.fixed_.update(fit.fixed)
+        self.fixed_ = {**fit.fixed, **self.fixed_}  # a term measured directly stays so
 
-    def _fix_wake(self, base: KernelParams, runs: Sequence[WakeRun]) -> KernelParams:
-        """The host's wake-up latency, measured directly (wake_bench, median over repeats):
-        every simulation of this host's runs uses it; it describes this host only."""
-        if not runs:
-            return base
-        values = sorted(float(r.wake_ns) for r in runs)
-        wake = statistics.median(values)
-        se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-        self.parameters_["wake_ns"] = Param("wake_ns", round_sig(wake), round_sig(se))
-        self.fixed_["wake_ns"] = {
-            "value": round_sig(wake),
-            "why": f"measured directly: wake_bench's wake_ns, median of {len(values)} repeats "
-            "(half the cross-CPU minus same-CPU futex round trip); a property of this host "
-            "(idle exit, VM wake-up), applied only where the fit's lock part applies",
-        }
-        return base.with_values(wake_ns=wake)
+    def _fix_measured(self, base: KernelParams, data: BenchData) -> KernelParams:
+        """The host's terms measured directly (cohsim.calibrate.measured: wake_bench's wake-up
+        latency, walk_bench's grace period per busy CPU): they describe this host only."""
+        wakes = [float(r.wake_ns) for r in data.wake]
+        for name, param, note in measured_terms(base, wakes, data.walk):
+            self.fixed_[name] = note
+            if param is not None:
+                self.parameters_[name] = param
+                base = base.with_values(**{name: param.value})
+        return base
 
     # ----- simulating mount_bench with the fit ---------------------------------------------
 
     def host_kernel(self, kernel: KernelParams) -> KernelParams:
         """`kernel` with this fit's host-only terms (the measured wake-up latency: wake_bench's
-        `wake_ns`, and the table by idle duration where the fit had one)."""
+        `wake_ns`, and the table by idle duration where the fit had one; the grace period's
+        part per busy CPU where walk_bench measured it)."""
         self._check_fitted()
-        if "wake_ns" in self.parameters_:
-            kernel = kernel.with_values(wake_ns=self.parameters_["wake_ns"].value)
+        for name in ("wake_ns", "rcu_exp_per_cpu_ns"):
+            if name in self.parameters_:
+                kernel = kernel.with_values(**{name: self.parameters_[name].value})
         if self.wake_table_ is not None:
             kernel = replace(kernel, wake_table=self.wake_table_)
         return kernel

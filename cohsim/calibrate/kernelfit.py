@@ -270,8 +270,9 @@ def _fixed_notes(base: KernelParams, machine: Machine) -> dict[str, dict[str, An
     return {
         "rcu_exp_per_cpu_ns": {
             "value": base.rcu_exp_per_cpu_ns,
-            "why": f"not identifiable: every run had the same {machine.vcpus} online CPUs, so "
-            "the per-CPU part cannot be told from the fixed part (model file value kept)",
+            "why": f"not identifiable from mount_bench: its runs keep at most {machine.vcpus} "
+            "CPUs busy, too few to tell the part per busy CPU from the fixed part (model file "
+            "value kept, unless walk_bench measured it: cohsim.calibrate.measured)",
         },
         "ops.totals": {
             "value": "models/kernel/" + base.name + ".toml",

@@ -21,7 +21,8 @@ cohsim.kernel.simulation.mounttable counts):
 - one walk over every CPU's line, the unit of the per-CPU loops (`percpu_sum_ns`);
 - the locked readers of mount_lock nested in its write hold, each taking the lock's line
   exclusive from the walks that read it since (`readers_at`; docs/kernel-audit.md C18,
-  cohsim.kernel.linetake), and a section's own take (`take_ns`).
+  cohsim.kernel.linetake), and a section's own take (`take_ns`);
+- one expedited grace period with so many CPUs busy (`grace_period_ns`; C20).
 """
 
 from __future__ import annotations
@@ -52,6 +53,32 @@ def percpu_sum_ns(machine: Machine, kernel: KernelParams) -> float:
     mean level-1 latency from a CPU, summed over the CPUs, over the lines fetched at a time
     (`percpu_mlp`)."""
     return machine.percpu_walk_ns / kernel.percpu_mlp
+
+
+#: CPUs per leaf rcu_node: CONFIG_RCU_FANOUT_LEAF's default (kernel/rcu/Kconfig), the CPUs one
+#: expedited grace period's worker IPIs one after another
+RCU_FANOUT_LEAF = 16
+
+
+def grace_period_ns(kernel: KernelParams, vcpus: int, busy: float) -> float:
+    """One expedited grace period (synchronize_rcu_expedited(); docs/kernel-audit.md C20) while
+    `busy` CPUs are not idle, the worker's own not counted: the fixed part and one IPI's share
+    (`rcu_exp_per_cpu_ns`) per busy CPU of the busiest leaf rcu_node. Linux 6.18 skips the CPUs
+    in an extended quiescent state (idle: kernel/rcu/tree_exp.h, `rcu_watching_snap_in_eqs`),
+    IPIs the others of a leaf one after another (`smp_call_function_single(..., 0)`) and runs
+    the leaves in parallel on their own kthread workers; the busy CPUs taken as spread evenly
+    over the leaves (the scheduler's balancing), at least one IPI where any is busy.
+    Measured: 1.9-2.0 us a busy CPU on the 16-vCPU VM (its walk_bench data's README)."""
+    others = busy if busy < vcpus - 1.0 else vcpus - 1.0
+    if others <= 0.0:
+        return kernel.rcu_exp_base_ns
+    leaves = -(-vcpus // RCU_FANOUT_LEAF)
+    serial = others / leaves
+    if serial < 1.0:
+        serial = others if others < 1.0 else 1.0
+    elif serial > RCU_FANOUT_LEAF:
+        serial = float(RCU_FANOUT_LEAF)
+    return kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * serial
 
 
 class OpRow:

@@ -178,7 +178,7 @@ class KernelParams:
     walk_ns: float  #: one RCU-mode path walk
     legitimize_ns: float  #: mount_lock held by a walker whose counter moved
     rcu_exp_base_ns: float  #: expedited grace period, fixed part
-    rcu_exp_per_cpu_ns: float  #: expedited grace period, per online CPU
+    rcu_exp_per_cpu_ns: float  #: expedited grace period, per busy CPU of a leaf (an IPI)
     percpu_mlp: float  #: per-CPU counter lines one summing loop fetches in parallel
     #: an allocation's section under pcpu_alloc_mutex (the chunk search under pcpu_lock), part
     #: of the measured cost of the op that allocates

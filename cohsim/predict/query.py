@@ -24,8 +24,9 @@ Its cost comes in parts, each saying what it grows with:
 - mount_lock held for writing (`CallCosts.ml_hold_at`): its fixed work with any per-CPU sum
   (CPUs), a walk of the table (mounts), of the parent's peers (ring), the removal of a host
   unmount's copy from every slave namespace and their busy checks (slaves, CPUs);
-- after the call: its expedited grace periods (each a fixed part and one per CPU) and the puts
-  of the mounts it detached, each a mount_lock section with a per-CPU sum (`CallCosts.puts`).
+- after the call: its expedited grace periods (each its fixed part: alone, no other CPU is busy
+  to be IPIed; `cohsim.kernel.callcost.grace_period_ns`) and the puts of the mounts it
+  detached, each a mount_lock section with a per-CPU sum (`CallCosts.puts`).
 
 The lines of mount_lock the locked readers fetch from path walkers (level 2's line costs) are
 contention, and left out. A mountinfo read (`CallCosts.full_read_ns`) is one whole read of
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cohsim.errors import UsageError
-from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.plan import TABLE, Step, plan_calls
 from cohsim.machine.model import Machine
@@ -218,10 +219,11 @@ def _mount_lock(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
 def _after(
     cc: CallCosts, step: Step, st: State, kernel: KernelParams, cpus: int
 ) -> tuple[Part, ...]:
+    """The call's grace periods (alone: no other CPU busy) and its puts."""
     parts = []
     if step.op.rcu:
-        gp = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * cpus
-        parts.append(Part(f"{step.op.rcu} expedited grace period(s)", step.op.rcu * gp, "CPUs"))
+        gp = grace_period_ns(kernel, cpus, 0.0)
+        parts.append(Part(f"{step.op.rcu} expedited grace period(s)", step.op.rcu * gp))
     if step.puts:
         puts = cc.puts(step, float(st.mounts), _Now(st))
         grows = "mounts, CPUs" if step.puts == TABLE else "CPUs"

@@ -77,7 +77,7 @@ from cohsim.errors import CohsimError
 from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.analytic.spread import finishing, gap
 from cohsim.kernel.analytic.tally import BurstTally
-from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.plan import Recent, Step, plan_calls
@@ -180,7 +180,8 @@ class BurstModel:
         self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
-        self.gp_ns = kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus
+        #: a grace period while the burst's containers and the daemons keep CPUs busy
+        self.gp_ns = grace_period_ns(kernel, machine.vcpus, self.n + kernel.daemon_cpus)
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
         self.smt = slowdown(machine, kernel.smt_slowdown, min(self.n, machine.vcpus))
         self.busy_holds = self._busy_at_holds()  #: CPUs busy at each call's holds
@@ -270,6 +271,13 @@ class BurstModel:
         first = (np.floor((n - 1) * h / g) + 2.0) * g
         return np.where(rcu > 0, first + (rcu - 1) * 2.0 * g, 0.0)
 
+    def _cohort_count(self, h: Array, rcu: Array) -> Array:
+        """The grace periods a cohort's calls run (`_cohort_grace`'s): back to back while the
+        holds are served, at most one a caller; each further one of a call, two at most."""
+        g, n = self.gp_ns, self.n
+        first = np.minimum(float(n), np.floor((n - 1) * h / g) + 2.0)
+        return np.where(rcu > 0, first + (rcu - 1) * min(2.0, float(n)), 0.0)
+
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
         the gap its lock-bound calls leave between the containers (cohsim.kernel.analytic.
@@ -288,8 +296,9 @@ class BurstModel:
         self.tally.add(out, idx, h, serial, n, mid, r)
         out.rcu_wait_ns += n * float((own - free).sum())
         out.rcu_requests += n * int(rcu.sum())
-        # in step the cohort shares its grace periods: they run back to back while it waits
-        out.grace_periods += round(float((own - free).sum()) / self.gp_ns)
+        # in step the cohort shares its grace periods: they run back to back while it waits,
+        # one at most per caller (a caller that finds none running starts its own)
+        out.grace_periods += int(self._cohort_count(h, rcu).sum())
         out.peaks(before + n * eff)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
         r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)

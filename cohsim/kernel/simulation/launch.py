@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.plan import CallFactors, Step, plan_calls
@@ -162,12 +162,7 @@ class LaunchSim:
         self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes)  #: a call's costs now
         #: a call's lock sections beside namespace_sem's own
         self.sec = Sections(self.nss, self.pcpu, self.ml, self.table, self.cc, self.tally)
-        self.rcu = GracePeriods(
-            self.env,
-            self.ml,
-            kernel.rcu_exp_base_ns + kernel.rcu_exp_per_cpu_ns * machine.vcpus,
-            self._gp_cpu_wait,
-        )
+        self.rcu = GracePeriods(self.env, self.ml, self._gp_ns, self._gp_cpu_wait)
         #: the threads in their mount phase, by tid (`kernel_until`: the end of each one's current
         #: kernel CPU phase, a native field set twice a call, where a dict was)
         self.in_kernel: dict[int, Waits] = {}
@@ -217,6 +212,12 @@ class LaunchSim:
             return self._smt_table[busy]
         f = spin / (busy - 1) if spin < busy - 1 else 1.0
         return 1.0 + p * (self._s_work * (1.0 - f) + self._s_spin * f)
+
+    def _gp_ns(self) -> float:
+        """A grace period that starts now: the CPUs the simulation's tasks hold and the node
+        daemons' are busy (cohsim.kernel.callcost.grace_period_ns)."""
+        k = self.k
+        return grace_period_ns(k, self.cpus.capacity, self.cpus.busy + k.daemon_cpus)
 
     def _gp_cpu_wait(self) -> float:
         """How long the grace period's worker waits for a CPU: none while a CPU is free or runs

@@ -6,8 +6,9 @@ period that started after its call has ended.
 
 - Concurrent callers share grace periods: one starts when the previous ends, for everyone who
   asked meanwhile (the expedited sequence counter's funnel).
-- A grace period costs a fixed part plus a part per online CPU (`rcu_exp_base_ns`,
-  `rcu_exp_per_cpu_ns`).
+- A grace period costs a fixed part plus an IPI's share per CPU busy when it starts
+  (`cohsim.kernel.callcost.grace_period_ns`: idle CPUs are skipped, the leaves of 16 CPUs IPIed
+  in parallel).
 - Its worker needs a CPU: when every CPU is inside a syscall it waits for the first to leave
   its kernel phase (the kernel is not preempted there); the launch simulation says how long
   (`cpu_wait`).
@@ -32,11 +33,11 @@ class GracePeriods:
         self,
         env: Environment,
         ml: MountLock,
-        gp_ns: float,
+        gp_ns: Callable[[], float],
         cpu_wait: Callable[[], float],
     ) -> None:
-        """`gp_ns`: one grace period's length; `cpu_wait()`: how long its worker waits for a
-        CPU now."""
+        """`gp_ns()`: the length of a grace period that starts now; `cpu_wait()`: how long its
+        worker waits for a CPU now."""
         self.env, self.ml, self.gp_ns, self.cpu_wait = env, ml, gp_ns, cpu_wait
         self.running = False
         self.next: list[Event] = []  #: callers waiting for the next grace period
@@ -61,7 +62,7 @@ class GracePeriods:
         ml = self.ml
         spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
         target = ml.releases + len(ml.queue) + (1 if ml.writing and spinning else 0)
-        yield iround(self.cpu_wait() + self.gp_ns)
+        yield iround(self.cpu_wait() + self.gp_ns())
         while ml.releases < target and ml.busy:
             yield ml.released
         for ev in waiters:

@@ -26,7 +26,7 @@ def make(costs, cpu_wait=lambda: 0.0):
     ml = MountLock(
         env, costs, load_kernel(), 64, lambda: 1.0, LockStats(), LockStats(), LaunchRecord()
     )
-    return env, ml, GracePeriods(env, ml, GP_NS, cpu_wait)
+    return env, ml, GracePeriods(env, ml, lambda: GP_NS, cpu_wait)
 
 
 def test_callers_during_a_grace_period_share_the_next_one(costs):
