@@ -74,6 +74,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
+def copy_package(where: Path) -> Path:
+    """A copy of this cohsim's package folder (its .py files, no bytecode) under `where`, as
+    an installed cohsim holds it (tests of the caches' keys edit it)."""
+    dst = where / "cohsim"
+    src = Path(cohsim.__file__).resolve().parent
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    return dst
+
+
+def edit(path: Path) -> None:
+    """A change that does nothing but is a change: a comment at the end of a source."""
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+
+
 settings.register_profile("cohsim", deadline=None, print_blob=True)
 settings.load_profile("cohsim")
 

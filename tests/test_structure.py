@@ -27,6 +27,7 @@ RANK = {
     "cohsim.io": 0,
     "cohsim.units": 0,
     "cohsim.provenance": 0,
+    "cohsim.cache": 0,
     "cohsim._pure": 0,
     "cohsim.machine": 1,
     "cohsim.lock": 2,

@@ -9,9 +9,11 @@ digest is the sha256 of every input that can change the answer:
   default) the text of every committed fit, since the one that applies is chosen among them;
 - the point's strategy, container and layer counts; the run options (seed, replicates,
   deadline, engine, hand-off model, background, priors), the runtime and the pinned priors;
-- the cohsim version and a digest of cohsim's source (what a prediction runs and this
-  package, not the command line or the plots): changed code makes new files, never a stale
-  answer.
+- the cohsim version and a digest of the code that makes a row: the source of this package's
+  `compute` (cohsim.sweep.runner, `SOURCE`) and of every cohsim module it imports,
+  transitively (what a prediction runs; not the command line or the plots: cohsim.cache reads
+  the import graph), read again each time a sweep starts: changed code makes new files,
+  never a stale answer.
 
 A file is written atomically (a temporary file renamed into place) the moment its point is
 known, so an interrupted sweep (Ctrl-C, a killed worker or process) has lost only the points
@@ -21,7 +23,8 @@ that cannot be read, answers another key, or whose row no longer matches its che
 hand) is not believed: a miss, computed again, which `load` reports (`bad`) so that the sweep
 warns. A file of another schema (an older cohsim's) is a quiet miss. Values are JSON numbers,
 read back bit for bit, so a row from the cache is the row the prediction gives: the same
-output bytes, cached or not.
+output bytes, cached or not. The key, the file and the write are cohsim.cache's, as for level
+2's tables (cohsim.kernel.linecache).
 
 Where: `SweepOptions.cache` if given; else `$COHSIM_CACHE/sweep` (`COHSIM_CACHE=off` turns it
 off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`. A folder this process
@@ -33,44 +36,37 @@ Format history: schema 1, the key and the row; schema 2 (2026-11-27), also the c
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cohsim import __version__, provenance
+from cohsim import __version__
+from cohsim import cache as cohsim_cache
 from cohsim.io import catalog_dir, fits_dir, read_text
-from cohsim.kernel import linecache
 from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
 from cohsim.predict.pins import check as check_pins
 from cohsim.sweep.grid import Point
 
-SCHEMA = 2
-#: cohsim's packages whose source makes a row (with cohsim's own modules): what a prediction
-#: runs, and this package; not the faces above it (cli, plots, plan)
-_CODE = ("machine", "lock", "workload", "kernel", "bench", "calibrate", "predict", "sweep")
+#: the module whose `compute` makes a row: its import graph is the code in every key
+SOURCE = "cohsim.sweep.runner"
+STORE = cohsim_cache.Store(schema=2, field="row")
+#: the check a file keeps beside its row: sha256 of the key and the row's JSON
+check_of = cohsim_cache.check_of
 
 
 def default_dir() -> Path | None:
     """The sweep cache's directory from the environment (`sweep/` beside level 2's tables,
     cohsim.kernel.linecache), or None when `COHSIM_CACHE=off`."""
-    tables = linecache.cache_dir()
-    return None if tables is None else tables.parent / "sweep"
+    return cohsim_cache.folder("sweep")
 
 
 def code_digest() -> str:
-    """sha256 over the cohsim source that makes a row (file names too), as the files are now
-    (read again each time: about 6 ms)."""
-    root = Path(__file__).resolve().parent.parent
-    files = sorted([*root.glob("*.py"), *(p for pkg in _CODE for p in (root / pkg).rglob("*.py"))])
-    h = hashlib.sha256()
-    for p in files:
-        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
+    """sha256 over the cohsim source that makes a row (`SOURCE` and every cohsim module it
+    imports; file names too), as the files are now (read again each time: a few ms)."""
+    return cohsim_cache.code_digest(SOURCE)
 
 
 @dataclass(frozen=True)
@@ -129,7 +125,7 @@ def point_digest(
     """The key of one point: every input of its prediction (an unknown instance, or a variant
     its machine does not have, is a CohsimError)."""
     doc = {
-        "schema": SCHEMA,
+        "schema": STORE.schema,
         "machine": machine_to_toml(point.machine(catalog)),
         "kernel": shared.kernel,
         "calibration": shared.calibration,
@@ -140,53 +136,21 @@ def point_digest(
         "cohsim_version": __version__,
         "code": shared.code,
     }
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-
-
-def check_of(key: str, row: dict[str, Any]) -> str:
-    """The check a file keeps beside its row: sha256 of the key and the row's JSON."""
-    text = key + "\0" + json.dumps(row, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return cohsim_cache.key_of(doc)
 
 
 def load(folder: Path | None, key: str, *, bad: list[Path] | None = None) -> dict[str, Any] | None:
     """The row kept for `key`, or None (no cache, no file, or one that does not answer it).
     A file that is there but is not believed (unreadable, another key, a row edited since it
     was written) is appended to `bad`; one of another schema is not."""
-    if folder is None:
-        return None
-    path = folder / f"{key}.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        doc = None
-    if isinstance(doc, dict) and doc.get("schema") != SCHEMA:
-        return None  # an older cohsim's file: a quiet miss
-    row = doc.get("row") if isinstance(doc, dict) else None
-    if (
-        isinstance(row, dict)
-        and doc is not None
-        and doc.get("digest") == key
-        and doc.get("check") == check_of(key, row)
-    ):
-        return row
-    if bad is not None:
-        bad.append(path)
-    return None
+    row = STORE.load(folder, key, bad=bad)
+    return row if isinstance(row, dict) else None
 
 
 def save(folder: Path | None, key: str, row: dict[str, Any]) -> None:
     """Keep `row` for `key` (quietly nothing where the folder cannot be written: the cache
     only saves time; the commands say once when it is read-only, `writable`)."""
-    if folder is None:
-        return
-    doc = {"schema": SCHEMA, "digest": key, "check": check_of(key, row), "row": row}
-    try:
-        provenance.write_atomic(folder / f"{key}.json", json.dumps(doc, sort_keys=True) + "\n")
-    except OSError:
-        pass
+    STORE.save(folder, key, row)
 
 
 def writable(folder: Path) -> bool:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from conftest import copy_package, edit
+
+import cohsim.cache as cohsim_cache
 from cohsim.predict.options import RunOptions
 from cohsim.sweep import Point, SweepOptions, cache
 
@@ -63,6 +66,29 @@ def test_the_source_is_read_when_a_sweep_starts(catalog, monkeypatch):
     before = key(catalog)
     monkeypatch.setattr(cache, "code_digest", lambda: "edited")
     assert key(catalog) != before
+
+
+def test_the_code_in_a_key_is_what_a_row_runs(tmp_path, monkeypatch):
+    """The source of every module a point's computation imports (the simulation, both engines,
+    the fit, the units), not the faces above it; read again at each sweep: an edit to the
+    simulation between two makes other keys."""
+    names = set(cohsim_cache.sources(cache.SOURCE))
+    assert {
+        "units.py",
+        "predict/api.py",
+        "kernel/simulation/launch.py",
+        "kernel/simulation/mountlock.py",
+        "kernel/analytic/burstmodel.py",
+        "calibrate/calibration.py",
+        "sweep/row.py",
+    } <= names
+    assert not [n for n in names if n.startswith(("cli/", "plots/", "plan/", "report/"))]
+    before = cache.code_digest()
+    copy = copy_package(tmp_path)
+    monkeypatch.setattr(cohsim_cache, "PACKAGE", copy)
+    assert cache.code_digest() == before
+    edit(copy / "kernel" / "simulation" / "mountlock.py")
+    assert cache.code_digest() != before
 
 
 def test_load_and_save(tmp_path):

@@ -112,6 +112,22 @@ def test_background_walkers_lengthen_a_hold_and_run_up_a_debt(costs):
     assert quiet.bg_spin_ns == 0 and quiet.debt_per_cpu == 0
 
 
+def test_the_spinners_debt_is_half_the_hold_and_their_reread_each(costs):
+    """Each background CPU spinning on the line by a write section's end owes, on average,
+    half the hold (they arrived uniformly during it) and its re-read of the line after the
+    release, level 2's reader cost among all of them: k (h / 2 + reader_ns(k)), shared by the
+    busy background CPUs."""
+    env, ml = make(costs, daemon_cpus=32.0)
+    env.process(ml.section(20_000.0, 1))
+    env.run()
+    k, h = ml._bg_fixed_point(20_000.0, ml.walking)
+    reread = costs.reader_ns(k)
+    assert k > 1 and h > 20_000 and reread > 0
+    assert ml.bg_spin_ns == pytest.approx(k * (h / 2 + reread), rel=1e-9)
+    assert ml.bg_spin_ns - k * h / 2 == pytest.approx(k * reread, rel=1e-6)
+    assert ml.debt_per_cpu == pytest.approx(ml.bg_spin_ns / ml.busy_bg, rel=1e-12)
+
+
 def _ml_holds(catalog, name):
     """One container of the common-parent strategy alone on `name`, with no background CPUs
     and no call-to-call variation: every mount_lock write section's hold (ns)."""
