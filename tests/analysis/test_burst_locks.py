@@ -40,6 +40,16 @@ def test_common_parent_200_waits_on_its_mountinfo_pages() -> None:
     assert pages > 60 and 35 < clones < 45
     assert number(r"READ +other .*\(\s*([\d.]+)%\)", out) > 60  # of the sequence
     assert number(r"one every (\d+) us", out) > 1500  # a reader batch, every 1.9 ms
+    # the readers sleep through most of a wait; woken, they wait for a CPU a few hundred us
+    assert 150 < number(r"woken to running (\d+) us", out) < 300
+    assert 3 < number(r"one every ([\d.]+) us \(median\)", out) < 10  # wake_up_q's pace
+
+
+def test_pcpu_sleeps_do_not_lengthen_the_read_batches() -> None:
+    out = run("burst_locks.trace", T200, "--names", S32, "--floor", "1000")
+    with_sleep = number(r"ending in them: \d+ running over (\d+) us", out)
+    without = number(r"ending in them: .* the other \d+ (\d+) us", out)
+    assert abs(with_sleep / without - 1) < 0.1
 
 
 def test_lowerdir_plus_32_sleeps() -> None:

@@ -23,6 +23,7 @@ labels, and for a mutex the function that called mutex_lock).
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import itertools
 import statistics
@@ -50,6 +51,14 @@ class Tally:
     wakeups: int = 0
     #: namespace_sem's read waits (READ spans): (when each ended, its length), us
     read_waits: list[tuple[float, float]] = field(default_factory=list)
+    #: the read waits the task slept through: (its last wake-up in the span, the span's end)
+    read_woken: list[tuple[float, float]] = field(default_factory=list)
+    #: every wake-up of a task inside a read wait: (when, the waker's pid)
+    read_wakers: list[tuple[float, int]] = field(default_factory=list)
+    #: each lock's sleeping waits (MUTEX spans) by address: when each ended, us
+    mutex_ends: dict[str, list[float]] = field(
+        default_factory=lambda: collections.defaultdict(list)
+    )
 
 
 #: read waits that end within this many us of the previous one belong to one batch
@@ -72,13 +81,8 @@ class Batches:
 
     @classmethod
     def of(cls, waits: Sequence[tuple[float, float]], gap_us: float = BATCH_GAP_US) -> Batches:
-        ends = sorted(t for t, _d in waits)
-        groups: list[list[float]] = [[ends[0]]]
-        for t in ends[1:]:
-            if t - groups[-1][-1] > gap_us:
-                groups.append([t])
-            else:
-                groups[-1].append(t)
+        groups = _groups([t for t, _d in waits], gap_us)
+        ends = [t for g in groups for t in g]
         gaps = [b[0] - a[-1] for a, b in itertools.pairwise(groups)] or [0.0]
         return cls(
             len(groups),
@@ -94,6 +98,60 @@ class Batches:
             f"{self.spread_us:.0f} us, {self.gap_us:.0f} us to the next: one every "
             f"{self.cycle_us:.0f} us"
         )
+
+
+def _groups(times: Sequence[float], gap_us: float = BATCH_GAP_US) -> list[list[float]]:
+    """`times` sorted and cut wherever two follow each other by more than `gap_us`."""
+    ts = sorted(times)
+    groups: list[list[float]] = [[ts[0]]]
+    for t in ts[1:]:
+        if t - groups[-1][-1] > gap_us:
+            groups.append([t])
+        else:
+            groups[-1].append(t)
+    return groups
+
+
+def batches_with(
+    waits: Sequence[tuple[float, float]], times: Sequence[float]
+) -> tuple[int, float, int, float]:
+    """The read batches (`Batches`) with one of `times` (e.g. a mutex sleep's end) between
+    their first reader running and the next batch's: how many, their mean running time (us),
+    and the same for the others."""
+    groups = _groups([t for t, _d in waits])
+    starts = [g[0] for g in groups]
+    hit = [False] * len(groups)
+    for t in times:
+        i = bisect.bisect_right(starts, t) - 1
+        if i >= 0:
+            hit[i] = True
+    spread = [(g[-1] - g[0], h) for g, h in zip(groups, hit, strict=True)]
+    yes = [x for x, h in spread if h] or [0.0]
+    no = [x for x, h in spread if not h] or [0.0]
+    return sum(hit), statistics.fmean(yes), len(groups) - sum(hit), statistics.fmean(no)
+
+
+def waker_pace(wakeups: Sequence[tuple[float, int]]) -> tuple[float, float]:
+    """Over the batches of wake-ups (`_groups`) of 10 or more: the mean share made by the
+    batch's busiest waker, and the median us between one waker's successive wake-ups in a
+    batch (where it made 10 or more)."""
+    ts = sorted(wakeups)
+    batches: list[list[tuple[float, int]]] = [[ts[0]]]
+    for w in ts[1:]:
+        if w[0] - batches[-1][-1][0] > BATCH_GAP_US:
+            batches.append([w])
+        else:
+            batches[-1].append(w)
+    shares, pace = [], []
+    for b in batches:
+        if len(b) < 10:
+            continue
+        by: dict[int, list[float]] = collections.defaultdict(list)
+        for t, waker in b:
+            by[waker].append(t)
+        shares.append(max(len(v) for v in by.values()) / len(b))
+        pace += [(v[-1] - v[0]) / (len(v) - 1) for v in by.values() if len(v) >= 10]
+    return statistics.fmean(shares or [0.0]), statistics.median(pace or [0.0])
 
 
 def run_csv(trace: Path) -> Path:
@@ -144,6 +202,7 @@ def tally(path: Path) -> Tally:
     out = Tally()
     inside: dict[int, str] = {}  # pid -> "mount" / "umount" while in the traced call
     begun: dict[int, tuple[float, str, str, str]] = {}
+    span_woke: dict[int, float] = {}  # pid -> its last wake-up inside an open span
     off: dict[int, tuple[float, bool]] = {}  # pid -> (switched out, runnable)
     woke: dict[int, float] = {}
     bench: set[int] = set()
@@ -158,11 +217,17 @@ def tally(path: Path) -> Tally:
         elif ev == "contention_begin" and comm == BENCH:
             addr, flags = rest.split()[0], rest.split("flags=")[1].rstrip(")")
             begun[pid] = (t, addr, flags, inside.get(pid, "other"))
+            span_woke.pop(pid, None)
         elif ev == "contention_end" and pid in begun:
             t0, addr, flags, where = begun.pop(pid)
             out.spans[(addr, flags, where)].append(t - t0)
+            woken = span_woke.pop(pid, None)
             if flags == "READ":
                 out.read_waits.append((t, t - t0))
+                if woken is not None:
+                    out.read_woken.append((woken, t))
+            elif flags == "MUTEX":
+                out.mutex_ends[addr].append(t)
         elif ev == "sched_switch":
             prev = int(rest.split("prev_pid=")[1].split()[0])
             nxt = int(rest.split("next_pid=")[1].split()[0])
@@ -176,9 +241,13 @@ def tally(path: Path) -> Tally:
                     out.woken_us += t - woke.pop(nxt)
                     out.wakeups += 1
         elif ev == "sched_wakeup":
-            woken = int(rest.split(" pid=")[1].split()[0])
-            if woken in off:
-                woke[woken] = t
+            who = int(rest.split(" pid=")[1].split()[0])
+            if who in off:
+                woke[who] = t
+            if who in begun:
+                span_woke[who] = t
+                if begun[who][2] == "READ":
+                    out.read_wakers.append((t, pid))
     return out
 
 
@@ -213,6 +282,28 @@ def report(path: Path, names: dict[str, str], floor_us: float = 10.0) -> str:
         f"{t.woken_us / max(1, t.wakeups):.1f} us)"
     )
     lines.append(f"  namespace_sem read grants: {Batches.of(t.read_waits).text()}")
+    if t.read_woken:
+        asleep = [d for _t, d in t.read_waits]
+        run = sorted(e - w for w, e in t.read_woken)
+        wakes = Batches.of([(w, 0.0) for w, _e in t.read_woken])
+        lines.append(
+            f"  namespace_sem read waits: {statistics.fmean(asleep):.0f} us (mean), of which "
+            f"woken to running {statistics.fmean(run):.0f} us (p50 {run[len(run) // 2]:.0f}, "
+            f"p90 {run[int(0.9 * len(run))]:.0f}; {len(run)} woken); a batch's wake-ups "
+            f"spread over {wakes.spread_us:.0f} us (mean of {wakes.batches})"
+        )
+        share, pace = waker_pace(t.read_wakers)
+        lines.append(
+            f"  a batch's busiest waker makes {share:.0%} of its wake-ups (mean), one every "
+            f"{pace:.1f} us (median)"
+        )
+    for addr, name in names.items():
+        if name == "mutex: pcpu_alloc_noprof" and t.mutex_ends.get(addr):
+            n, spread, m, other = batches_with(t.read_waits, t.mutex_ends[addr])
+            lines.append(
+                f"  read batches with a pcpu_alloc_mutex sleep ending in them: {n} running over "
+                f"{spread:.0f} us (mean), the other {m} {other:.0f} us"
+            )
     return "\n".join(lines)
 
 
