@@ -23,9 +23,10 @@ Sleep sites, from the innermost frames:
   because an earlier caller already asked for a grace period that covers this one;
 - "exp_mutex": asleep in `__mutex_lock` in `exp_funnel_lock`;
 - "namespace_sem write/read (caller)": an rwsem slow path under the caller named;
-each with the path that called `synchronize_rcu_expedited`: umount2 (`namespace_unlock`)
-or the overlay superblock's shutdown (`kern_unmount_array`, run from task work when the
-last reference to the overlay mount goes).
+each with the path that called `synchronize_rcu_expedited`: umount2 (`namespace_unlock`),
+the last close of a detached mount (`dissolve_on_fput`, then `namespace_unlock`:
+lowerdir-plus's open_tree clones) or the overlay superblock's shutdown (`kern_unmount_array`,
+run from task work when the last reference to the overlay mount goes).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def sleep_site(stack: str) -> str:
     path = ""
     if "synchronize_rcu_expedited" in frames:
         path = (
-            ", umount2"
+            ", close of a detached mount"
+            if "dissolve_on_fput" in frames
+            else ", umount2"
             if "namespace_unlock" in frames
             else ", overlay shutdown"
             if "kern_unmount_array" in frames
@@ -94,9 +97,13 @@ def sequences(trace: Path) -> int:
     raise ValueError(f"{trace}: no sequence count in the run's CSV")
 
 
-def sleeps(path: str) -> tuple[dict[str, float], dict[str, int]]:
-    """The workers' off-CPU time by label, summed (us), and how many sleeps each site had."""
-    span = windows(path)
+def sleeps(
+    path: str, span: dict[int, tuple[float, float]] | None = None
+) -> tuple[dict[str, float], dict[str, int]]:
+    """The workers' off-CPU time by label, summed (us), and how many sleeps each site had.
+    `span`: each worker's pid and time span (us; default `windows`: the tasks that call
+    umount2 10 times or more)."""
+    span = windows(path) if span is None else span
     out: dict[str, float] = {}
     count: dict[str, int] = {}
     off: dict[int, list] = {}  # pid -> [switched out, state, sleep site]
