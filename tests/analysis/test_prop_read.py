@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from analysis_runner import REPO, number, run
 
 README = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-and-read/README.md"
@@ -112,3 +113,14 @@ def test_scaled_kernel_multiplies_every_per_peer_cost_and_nothing_else() -> None
     assert scaled_kernel(text, 2.0) == (
         "per_peer_ns = 75.0       # x\nmount_lock_per_peer_ns = 65.4\nper_child_ns = 26.0\n"
     )
+
+
+@pytest.mark.slow
+def test_burst_walk_default_as_the_readme_says() -> None:
+    """The 100 x 50 burst on m7i.metal-48xl with this tree's kernel file, catalog and fit
+    (about 20 s): the launch p50s the ring README quotes."""
+    out = run("prop_read.burst_walk")
+    launch = re.findall(r"\n +[\d.]+ +([\d.]+) +[\d.]+ +[\d.]+ +[\d.]+", out)
+    assert len(launch) == 4
+    readme = " ".join((EMR16 / "README.md").read_text().split())  # the lines unwrapped
+    assert f"launch p50 {' / '.join(launch)} s" in readme

@@ -12,9 +12,12 @@ adds them to the namespace_sem write hold and the unmounts' nested mount_lock se
 writes a copy of the kernel file with every ``per_peer_ns`` and ``mount_lock_per_peer_ns``
 multiplied by each factor of `FACTORS` (the range the three measured hosts span over a burst's
 ring sizes: calibration.analysis.prop_read.hosts, part 3) and predicts the burst with it
-through cohsim's public API (cohsim.predict.api.predict; the committed calibration applies as
-usual; one replicate, the nominal one, seed 0). Printed per factor: the launch p50 and the
-mount phase's end (s), and each as a ratio to the factor 1's.
+through cohsim's public API (cohsim.predict.api.predict; one replicate, the nominal one, seed
+0). The kernel file, the machine catalog and the fit are this checkout's (`MODELS`, `FIT`:
+the committed fit a default prediction of a catalog instance uses, whose kernel part applies
+to every instance), not the installed package's, so that the figures are the tree's own.
+Printed per factor: the launch p50 and the mount phase's end (s), and each as a ratio to the
+factor 1's.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cohsim.io import catalog_dir
+from cohsim.machine.catalog import Catalog
 from cohsim.predict.api import predict
 
+REPO = Path(__file__).resolve().parents[3]
+MODELS = REPO / "models"
+FIT = REPO / "calibration/fits/devvm-2cpu-intel-xeon-f6m167.json"
 FACTORS = (0.6, 1.0, 1.3, 2.0)
 #: the per-peer keys of the kernel file's ops tables: "key = number" at a line's start
 PER_PEER = re.compile(r"^((?:mount_lock_)?per_peer_ns)( *= *)([0-9.]+)", re.MULTILINE)
@@ -41,7 +47,8 @@ def main(argv: list[str]) -> int:
     instance = argv[0] if argv else "m7i.metal-48xl"
     containers = int(argv[1]) if len(argv) > 1 else 100
     layers = int(argv[2]) if len(argv) > 2 else 50
-    text = (catalog_dir() / "kernel" / "linux-6.18.toml").read_text()
+    text = (MODELS / "kernel" / "linux-6.18.toml").read_text()
+    catalog = Catalog(MODELS)
     print(f"{instance}: {containers} containers x {layers} layers, per-layer, seed 0, nominal")
     print(f"  per-peer keys scaled: {len(PER_PEER.findall(text))}")
     rows = []
@@ -54,6 +61,8 @@ def main(argv: list[str]) -> int:
                 containers=containers,
                 layers=layers,
                 kernel=str(path),
+                calibration=str(FIT),
+                catalog=catalog,
                 replicates=1,
                 seed=0,
             )

@@ -17,8 +17,9 @@ thread. Printed:
    one CPU) and the slopes of the median lines (`ring.fit`);
 3. the burst's walks against the model: a burst's ring grows from 1 to a peak P and falls back,
    so its walks see R spread over 0..P (the simulated 100 x 50 per-layer burst on
-   m7i.metal-48xl: p10 / p50 / p90 of 930 / 2,628 / 4,112 at a peak of 4,882, a throwaway
-   count of the DES's walks, not committed). Per op and P (5,000, 10,000, 20,000 where the run
+   m7i.metal-48xl: p10 / p50 / p90 of 768 / 2,604 / 4,177 at a peak of 4,882, a throwaway
+   count of the DES's move_mount walks, not committed; weighting by them instead of uniformly
+   moves the factors below by 0.01-0.03). Per op and P (5,000, 10,000, 20,000 where the run
    reaches P): the mean over R uniform on 0..P of time(R) - time(0) (linear between the per-R
    medians) over the model's b x P / 2, b the kernel file's per-peer cost of the op
    (`MODEL_OPS`): the factor by which the measured walk would change the model's walk time
