@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from analysis_runner import REPO, number, run
 
 README = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-and-read/README.md"
@@ -50,3 +51,76 @@ def test_ring_fit_per_peer_slopes_as_the_readme_says() -> None:
     assert "{} +- {}".format(*both["ring_open_tree"]) in readme
     extra = re.findall(r"\n  (ring_\w+)\s+(-?[\d.]+) \+- ([\d.]+)", out.split("children of")[-1])
     assert {op: (d, s) for op, d, s in extra}["ring_bind"][0] in readme
+
+
+EMR16 = REPO / "calibration/data/devvm-16cpu-intel-xeon-f6m207/ring"
+
+
+def increments(out: str, op: str) -> list[float]:
+    """`op`'s ns a peer between consecutive R, as ring.py prints them."""
+    m = re.search(rf"\n  {op}\s+((?:\d+-\d+ -?[\d.]+(?: / )?)+)", out.split("consecutive R")[-1])
+    assert m, op
+    return [float(step.split()[1]) for step in m.group(1).split(" / ")]
+
+
+def test_ring_increments_on_16_cpus_bend_as_the_readme_says() -> None:
+    readme = (EMR16 / "README.md").read_text()
+    for csv in (EMR16 / "prop_bench.csv", EMR16 / "spread/prop_bench.csv"):
+        out = run("prop_read.ring", csv)
+        steps = increments(out, "ring_move_mount")
+        assert len(steps) == 6 and all(d > 0 for d in steps)
+        # the walk bends: a peer beyond 2,000 costs more than three times one below 1,000
+        assert min(steps[3:]) > 3 * max(steps[:2])
+        assert " / ".join(f"{d:.1f}" for d in steps) in readme
+
+
+def test_hosts_compare_as_the_readme_says() -> None:
+    out = run("prop_read.hosts")
+    readme = (EMR16 / "README.md").read_text()
+    part3 = out.split("3. ")[1]
+    amd = re.findall(r"amd-2\s+P=5000: x([\d.]+) P=10000: x([\d.]+)", part3)
+    # the AMD VM's walk is the model's line: its factors are 1 within its scatter
+    assert len(amd) == 3 and all(0.85 <= float(f) <= 1.05 for pair in amd for f in pair)
+    emr16 = re.findall(
+        r"emr-16 one CPU\s+P=5000: x([\d.]+) P=10000: x([\d.]+) P=20000: x([\d.]+)", part3
+    )
+    move, detach, _umount = emr16
+    # the 16-vCPU walk costs more than the model's at every peak, more the larger the ring
+    for fs in (move, detach):
+        assert 1 < float(fs[0]) < float(fs[1]) < float(fs[2])
+    assert f"x{move[0]} / x{move[1]} / x{move[2]}" in readme
+    assert f"x{detach[0]} / x{detach[1]} / x{detach[2]}" in readme
+    # the ring made on 16 CPUs: slopes within 15 % of the one-CPU ring's
+    pair = out.split("emr-16 spread / emr-16 one CPU")[1].split("3. ")[0]
+    ratios = [float(r) for r in re.findall(r"slope [\d.]+ / [\d.]+ = ([\d.]+)", pair)]
+    assert len(ratios) == 5 and all(0.95 < r < 1.15 for r in ratios)
+    assert "move_mount 75.6 / 74.3 = 1.02" in readme and "75.6 / 74.3 = 1.02" in pair
+
+
+def test_burst_walk_launch_grows_with_the_per_peer_cost() -> None:
+    out = run("prop_read.burst_walk", "m7i.metal-48xl", "20", "10")
+    assert "per-peer keys scaled: 3" in out
+    rows = re.findall(r"\n +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)", out)
+    assert [float(r[0]) for r in rows] == [0.6, 1.0, 1.3, 2.0]
+    launch = [float(r[1]) for r in rows]
+    assert launch == sorted(launch) and launch[-1] > launch[0]
+
+
+def test_scaled_kernel_multiplies_every_per_peer_cost_and_nothing_else() -> None:
+    from calibration.analysis.prop_read.burst_walk import scaled_kernel
+
+    text = "per_peer_ns = 37.5       # x\nmount_lock_per_peer_ns = 32.7\nper_child_ns = 26.0\n"
+    assert scaled_kernel(text, 2.0) == (
+        "per_peer_ns = 75.0       # x\nmount_lock_per_peer_ns = 65.4\nper_child_ns = 26.0\n"
+    )
+
+
+@pytest.mark.slow
+def test_burst_walk_default_as_the_readme_says() -> None:
+    """The 100 x 50 burst on m7i.metal-48xl with this tree's kernel file, catalog and fit
+    (about 20 s): the launch p50s the ring README quotes."""
+    out = run("prop_read.burst_walk")
+    launch = re.findall(r"\n +[\d.]+ +([\d.]+) +[\d.]+ +[\d.]+ +[\d.]+", out)
+    assert len(launch) == 4
+    readme = " ".join((EMR16 / "README.md").read_text().split())  # the lines unwrapped
+    assert f"launch p50 {' / '.join(launch)} s" in readme

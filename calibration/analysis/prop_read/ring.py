@@ -10,7 +10,9 @@ private tmpfs, peers of the scratch but not its children). Per file: the ring's 
 scratch's children per R; p50 / mean / min per op and R (us); per op, the ordinary
 least-squares line time = a + b*R (b in ns per peer) through the per-R medians (the line the
 README quotes: the unmounts have outliers of milliseconds on this shared VM that a line through
-every repeat follows) and through every repeat, standard errors from the residual variance.
+every repeat follows) and through every repeat, standard errors from the residual variance;
+per op, the cost of each added peer between two consecutive R (the difference of their
+medians over the difference of R, ns a peer): where a line does not fit, how the cost bends.
 With both default runs, the difference of the two median slopes per op: what the R children of
 the source mount (not the ring) add.
 """
@@ -69,6 +71,18 @@ def fit(times: dict[tuple[str, int], list[float]], op: str) -> dict[str, float]:
     }
 
 
+def medians(times: dict[tuple[str, int], list[float]], op: str) -> dict[int, float]:
+    """R -> the median over the repeats of `op` at R (ns)."""
+    return {n: float(np.median(times[(op, n)])) for n in sorted(n for o, n in times if o == op)}
+
+
+def increments(times: dict[tuple[str, int], list[float]], op: str) -> list[tuple[int, int, float]]:
+    """(R1, R2, ns a peer) for each pair of consecutive R: the medians' difference over R2 - R1."""
+    m = medians(times, op)
+    rs = list(m)
+    return [(r1, r2, (m[r2] - m[r1]) / (r2 - r1)) for r1, r2 in zip(rs, rs[1:], strict=False)]
+
+
 def report(path: Path) -> dict[str, dict[str, float]]:
     times, info = samples(path)
     print(f"prop_bench ring: {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
@@ -99,6 +113,10 @@ def report(path: Path) -> dict[str, dict[str, float]]:
             f"  {'':<16} every repeat: a = {f['a']:6.1f} +- {f['sa']:5.1f} us   "
             f"b = {f['b']:.1f} +- {f['sb']:.1f} ns/peer   R^2 = {f['r2']:.3f}"
         )
+    print("ns a peer between consecutive R (medians):")
+    for op in ops:
+        steps = " / ".join(f"{r1}-{r2} {d:.1f}" for r1, r2, d in increments(times, op))
+        print(f"  {op:<16} {steps}")
     return fits
 
 

@@ -1,0 +1,1 @@
+"""chase_bench: dependent-load latency by working-set size."""
