@@ -28,6 +28,7 @@ RANK = {
     "cohsim.units": 0,
     "cohsim.provenance": 0,
     "cohsim._pure": 0,
+    "cohsim._entry": 0,
     "cohsim.machine": 1,
     "cohsim.lock": 2,
     "cohsim.workload": 2,

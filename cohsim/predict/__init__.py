@@ -9,6 +9,7 @@ the simulations and their summary, `intervals` how replicates become a value wit
 the ranges the model was checked on (and refuses those beyond a real node).
 """
 
+from cohsim._entry import make_callable
 from cohsim.predict.api import MAX_REPLAY_SPAN_NS, burst_workload, check_span, predict, replay
 from cohsim.predict.intervals import MISFIT_LEVEL, STATS, Interval
 from cohsim.predict.options import RunOptions, RunOverrides
@@ -40,3 +41,5 @@ __all__ = [
     "resolve_machine",
     "run_workload",
 ]
+
+make_callable(__name__, predict)  # `from cohsim import predict; predict(...)` (cohsim._entry)
