@@ -29,6 +29,7 @@ RANK = {
     "cohsim.provenance": 0,
     "cohsim.cache": 0,
     "cohsim._pure": 0,
+    "cohsim._entry": 0,
     "cohsim.machine": 1,
     "cohsim.lock": 2,
     "cohsim.workload": 2,

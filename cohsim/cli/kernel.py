@@ -14,6 +14,7 @@ from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict.priors import pin
 from cohsim.predict.query import Answer, State, human, mountinfo_cost, op_cost
+from cohsim.predict.question import Burst
 from cohsim.predict.target import apply_calibration, resolve_machine
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
@@ -139,12 +140,15 @@ def register(
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
-        default=STRATEGIES[0],
+        default=Burst.strategy,
         help="whose sequence issues it: what it does to the peer group and the slaves "
-        f"(default {STRATEGIES[0]})",
+        "(default %(default)s)",
     )
     p.add_argument(
-        "--runtime", choices=RUNTIMES, default="runc", help="the runtime's calls (default runc)"
+        "--runtime",
+        choices=RUNTIMES,
+        default=Burst.runtime,
+        help="the runtime's calls (default %(default)s)",
     )
     p.add_argument("--layers", type=positive_int, default=1, help="image layers (default 1)")
     _common(p, add_json)

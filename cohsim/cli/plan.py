@@ -1,6 +1,7 @@
 """`cohsim plan`: which instance type for N containers launched at once, ranked.
 
-Parses the flags into one `PlanOptions` (cohsim.plan.api), checks the `--html` path before any
+Parses the flags into one `PlanOptions` (cohsim.plan.api: the question a `Burst`, the kernel
+model, fit and pins a `Target`, every default its dataclass's), checks the `--html` path before any
 work, calls `plan` (two stages by default: the analytic screen, then the simulation confirms
 the top `--confirm` rows; `--engine` one engine for everything), its evaluators one local
 cluster for both engines, and prints the table (cohsim.plan.table) or, with `--json`, the same table
@@ -29,15 +30,21 @@ from cohsim.cli.args import (
 )
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
+from cohsim.kernel.costs import DEFAULT_KERNEL
 from cohsim.plan import SORTS, PlanOptions, plan
 from cohsim.plan.api import CONFIRM_ENGINE, TWO_STAGE
+from cohsim.plan.candidates import ALL
 from cohsim.plan.evaluate import sweep_evaluators
 from cohsim.plan.table import render
+from cohsim.predict import Burst, Target
 from cohsim.predict.options import ENGINES
+from cohsim.predict.question import sorted_pins
 from cohsim.sweep.cache import readonly_note
+from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
 _DEFAULTS = PlanOptions()
+_BURST = _DEFAULTS.burst  #: the question's defaults (cohsim.predict.question.Burst)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -45,12 +52,24 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def options_of(args: argparse.Namespace) -> PlanOptions:
-    """The one options object the flags describe."""
-    return PlanOptions(
+    """The one options object the flags describe: the question a `Burst`, the kernel model,
+    fit and pins a `Target` (with no machine: the candidates are the machines)."""
+    every = args.strategy == ALL
+    burst = Burst(
         containers=args.containers,
         layers=args.layers,
-        strategy=args.strategy,
+        strategy=_BURST.strategy if every else args.strategy,
+        runtime=args.runtime,
+        node_mounts=args.node_mounts,
         deadline_s=args.deadline,
+    )
+    target = Target(
+        kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args))
+    )
+    return PlanOptions(
+        burst=burst,
+        target=target,
+        every_strategy=every,
         instances=args.instances,
         family=args.family,
         variants=args.variants,
@@ -63,7 +82,6 @@ def options_of(args: argparse.Namespace) -> PlanOptions:
         scheduler=args.scheduler,
         workers=args.workers,
         progress=sys.stderr.isatty() and not args.json,
-        pins=tuple(pins_of(args).items()),
     )
 
 
@@ -75,7 +93,7 @@ def _html_path(path: str) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     options = options_of(args)
-    warn_pins(None, dict(options.pins))
+    warn_pins(options.target.kernel, dict(options.point_target.pins))
     if args.html:
         _html_path(args.html)
     note = readonly_note(options.sweep.cache_dir())
@@ -125,30 +143,9 @@ def register(
         "per vCPU. There is no price column: the repository has no sourced price table, and "
         "cohsim does not invent prices.",
     )
-    p.add_argument(
-        "--containers",
-        type=positive_int,
-        default=d.containers,
-        help="containers launched at once (default %(default)s)",
-    )
-    p.add_argument(
-        "--layers", type=positive_int, default=d.layers, help="image layers (default %(default)s)"
-    )
-    p.add_argument(
-        "--strategy",
-        choices=[*STRATEGIES, "all"],
-        default=d.strategy,
-        help="containerd's idmap strategy, or all three (default %(default)s)",
-    )
-    p.add_argument(
-        "--deadline",
-        type=positive_float,
-        default=d.deadline_s,
-        help="seconds each container must be up within (default %(default)g)",
-    )
+    _question(p)
     _candidates(p)
     _running(p)
-    add_pins(p)
     p.add_argument(
         "--html",
         metavar="FILE",
@@ -157,6 +154,57 @@ def register(
     add_seed(p, d.seed)
     add_json(p)
     p.set_defaults(func=_plan)
+
+
+def _question(p: argparse.ArgumentParser) -> None:
+    """The flags of the question (a `Burst`) and of what every candidate runs besides its
+    machine (a `Target`), each default the dataclass's."""
+    b = _BURST
+    p.add_argument(
+        "--containers",
+        type=positive_int,
+        default=b.containers,
+        help="containers launched at once (default %(default)s)",
+    )
+    p.add_argument(
+        "--layers", type=positive_int, default=b.layers, help="image layers (default %(default)s)"
+    )
+    p.add_argument(
+        "--strategy",
+        choices=[*STRATEGIES, ALL],
+        default=b.strategy,
+        help="containerd's idmap strategy, or all three (default %(default)s)",
+    )
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default=b.runtime,
+        help="the runtime's own mount calls after containerd's (default %(default)s)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=positive_float,
+        default=b.deadline_s,
+        help="seconds each container must be up within (default %(default)g)",
+    )
+    p.add_argument(
+        "--node-mounts",
+        type=nonneg_int,
+        metavar="N",
+        help="mounts on the node before the burst, if known: pins that prior (default: drawn)",
+    )
+    p.add_argument(
+        "--kernel",
+        help=f"kernel parameters: a name under models/kernel/ or a TOML file (default "
+        f"{DEFAULT_KERNEL})",
+    )
+    p.add_argument(
+        "--calibration",
+        metavar="FIT.json",
+        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
+        "(default: the committed fit that describes each machine)",
+    )
+    add_pins(p)
 
 
 def _candidates(p: argparse.ArgumentParser) -> None:

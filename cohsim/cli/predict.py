@@ -1,6 +1,7 @@
 """`cohsim predict` and `cohsim replay`: container launch latency on the command line.
 
-The flags become one `RunOptions` and a target; the prediction is printed as a person reads it
+The flags become a `Burst` (for `predict`; a replay's burst is its trace), a `Target` and one
+`RunOptions`, each default the dataclass's; the prediction is printed as a person reads it
 (cohsim.cli.predict_text: the answer first) or, with `--json`, as its JSON document."""
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from cohsim.cli.args import add_pins, add_seed, nonneg_int, pins_of, positive_fl
 from cohsim.cli.outputs import check_plot
 from cohsim.cli.predict_text import render
 from cohsim.errors import CohsimError
-from cohsim.predict import Prediction, RunOptions, predict, replay
+from cohsim.kernel.costs import DEFAULT_KERNEL
+from cohsim.machine.catalog import ARCHETYPES
+from cohsim.predict import Burst, Prediction, RunOptions, Target, predict, replay
 from cohsim.predict.options import ENGINES
+from cohsim.predict.question import sorted_pins
 from cohsim.predict.validity import Validity
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
@@ -49,11 +53,11 @@ def _emit(p: Prediction, args: argparse.Namespace, inputs: list[str]) -> int:
 
 
 def _run_options(args: argparse.Namespace) -> RunOptions:
-    """The one options object the flags describe (the unset ones keep RunOptions' defaults)."""
+    """The one options object the flags describe (the unset ones keep RunOptions' defaults;
+    the deadline is the burst's)."""
     return RunOptions(
         seed=args.seed,
         replicates=args.replicates,
-        deadline_s=args.deadline,
         handoff_model=args.handoff,
         background=not args.no_background,
         record=bool(args.plot),
@@ -67,24 +71,21 @@ def _fit_input(args: argparse.Namespace) -> list[str]:
     return [args.calibration] if args.calibration not in (None, "none") else []
 
 
-def _target(args: argparse.Namespace) -> dict[str, Any]:
-    """What `predict` and `replay` share: the machine, kernel, fit and run options (the output
-    files checked before any work)."""
+def _target(args: argparse.Namespace) -> Target:
+    """The target the flags name (the output files checked first, before any work)."""
     check_plot(args.plot)
     check_plot(args.explain_plot)
     if args.plot and args.engine == "analytic":
         raise CohsimError("--plot draws the simulation's timeline: use it with --engine des")
-    return {
-        "arch": args.arch,
-        "instance": args.instance,
-        "smt": args.smt == "on",
-        "sockets": args.sockets,
-        "kernel": args.kernel,
-        "calibration": args.calibration,
-        "node_mounts": args.node_mounts,
-        "pins": pins_of(args),
-        "options": _run_options(args),
-    }
+    return Target(
+        arch=args.arch,
+        instance=args.instance,
+        smt=args.smt == "on",
+        sockets=args.sockets,
+        kernel=args.kernel,
+        calibration=args.calibration,
+        pins=sorted_pins(pins_of(args)),
+    )
 
 
 def _warn_outside(validity: Validity) -> None:
@@ -96,39 +97,48 @@ def _warn_outside(validity: Validity) -> None:
 def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
-    p = predict(
+    target = _target(args)
+    burst = Burst(
         containers=args.containers,
         layers=args.layers,
         strategy=args.strategy,
         runtime=args.runtime,
-        on_validity=_warn_outside,
-        **_target(args),
+        node_mounts=args.node_mounts,
+        deadline_s=args.deadline,
     )
+    p = predict(burst, target, options=_run_options(args), on_validity=_warn_outside)
     return _emit(p, args, _fit_input(args))
 
 
 def _replay(args: argparse.Namespace) -> int:
     target = _target(args)
-    target["options"] = replace(target["options"], progress=not args.no_progress)
     p = replay(
         args.trace,
+        target,
+        layers=args.layers,
+        node_mounts=args.node_mounts,
+        deadline_s=args.deadline,
         format=args.format,
         lenient=args.lenient,
         by_process_tree=args.by_process_tree,
-        layers=args.layers,
+        options=replace(_run_options(args), progress=not args.no_progress),
         on_validity=_warn_outside,
-        **target,
     )
     return _emit(p, args, [args.trace, *_fit_input(args)])
 
 
-#: the run options' defaults, which the flags show and keep when they are not given
+#: the defaults of the question, its target and the run, which the flags show and keep when
+#: they are not given (each written once, in its dataclass)
+_BURST = Burst()
+_TARGET = Target()
 _DEFAULTS = RunOptions()
 
 
-def _choice(p: argparse.ArgumentParser, flag: str, choices: Sequence[str], help: str) -> None:
-    """A flag taking one of `choices`, the first by default (and the help says so)."""
-    p.add_argument(flag, choices=choices, default=choices[0], help=f"{help} (default {choices[0]})")
+def _choice(
+    p: argparse.ArgumentParser, flag: str, choices: Sequence[str], default: str, help: str
+) -> None:
+    """A flag taking one of `choices`, `default` when not given (and the help says so)."""
+    p.add_argument(flag, choices=choices, default=default, help=f"{help} (default {default})")
 
 
 def _unknowns(p: argparse.ArgumentParser) -> None:
@@ -172,24 +182,31 @@ def _common(
 ) -> None:
     p.add_argument(
         "--arch",
-        choices=["mesh", "chiplet", "cmn"],
+        choices=ARCHETYPES,
         help="use the catalog's representative of this interconnect kind",
     )
     p.add_argument("--instance", help="catalog name (see `cohsim machines`) or a machine TOML")
-    _choice(p, "--smt", ["on", "off"], "off: one hardware thread per core")
+    _choice(
+        p,
+        "--smt",
+        ["on", "off"],
+        "on" if _TARGET.smt else "off",
+        "off: one hardware thread per core",
+    )
     p.add_argument(
         "--sockets", type=positive_int, help="use only the first N sockets (default: all)"
     )
     p.add_argument(
         "--deadline",
         type=positive_float,
-        default=_DEFAULTS.deadline_s,
+        default=_BURST.deadline_s,
         help="seconds; containers slower than this count as failures and in the chance of "
         "missing it (default %(default)g)",
     )
     p.add_argument(
         "--kernel",
-        help="kernel parameters: a name under models/kernel/ or a TOML file (default linux-6.18)",
+        help=f"kernel parameters: a name under models/kernel/ or a TOML file (default "
+        f"{DEFAULT_KERNEL})",
     )
     p.add_argument(
         "--calibration",
@@ -244,12 +261,19 @@ def register(
     p.add_argument(
         "--containers",
         type=positive_int,
-        default=100,
-        help="containers launched at once (default 100)",
+        default=_BURST.containers,
+        help="containers launched at once (default %(default)s)",
     )
-    p.add_argument("--layers", type=positive_int, default=50, help="image layers (default 50)")
-    _choice(p, "--strategy", STRATEGIES, "containerd's idmap strategy")
-    _choice(p, "--runtime", RUNTIMES, "the runtime's own mount calls after containerd's")
+    p.add_argument(
+        "--layers",
+        type=positive_int,
+        default=_BURST.layers,
+        help="image layers (default %(default)s)",
+    )
+    _choice(p, "--strategy", STRATEGIES, _BURST.strategy, "containerd's idmap strategy")
+    _choice(
+        p, "--runtime", RUNTIMES, _BURST.runtime, "the runtime's own mount calls after containerd's"
+    )
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")

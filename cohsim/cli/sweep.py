@@ -31,6 +31,7 @@ from cohsim.cli.args import (
 from cohsim.cli.outputs import check_cache_dir, check_file, check_plot, writing
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
+from cohsim.predict.question import Burst, Target, sorted_pins
 from cohsim.sweep import (
     Point,
     Row,
@@ -45,6 +46,7 @@ from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _RUN = RunOptions()  #: the run options' defaults, which the flags show
+_BURST = Burst()  #: the question's defaults (a sweep's grid varies its counts and strategy)
 
 
 def points_of(args: argparse.Namespace, catalog: Catalog) -> list[Point]:
@@ -104,11 +106,11 @@ def _sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         workers=args.workers,
         progress=not args.no_progress,
-        kernel=args.kernel,
-        calibration=args.calibration,
-        pins=tuple(pins_of(args).items()),
+        target=Target(
+            kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args))
+        ),
     )
-    warn_pins(options.kernel, dict(options.pins))
+    warn_pins(options.target.kernel, dict(options.target.pins))
     note = readonly_note(options.cache_dir())
     if note:
         print(f"cohsim: note: {note}", file=sys.stderr)
@@ -183,16 +185,16 @@ def add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--layers",
         type=count_list,
-        default=[50],
+        default=[_BURST.layers],
         metavar="N,N,...",
-        help="image layer counts (default 50)",
+        help=f"image layer counts (default {_BURST.layers})",
     )
     p.add_argument(
         "--strategy",
         type=name_list(STRATEGIES, all_=True),
-        default=[STRATEGIES[0]],
+        default=[_BURST.strategy],
         metavar="S|all",
-        help=f"{', '.join(STRATEGIES)}, a comma-separated list, or all (default {STRATEGIES[0]})",
+        help=f"{', '.join(STRATEGIES)}, a comma-separated list, or all (default {_BURST.strategy})",
     )
     p.add_argument(
         "--variants",
@@ -219,7 +221,7 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--deadline",
         type=positive_float,
-        default=_RUN.deadline_s,
+        default=_BURST.deadline_s,
         help="seconds; slower containers count as failures and in the chance of missing it "
         "(default %(default)g)",
     )

@@ -13,12 +13,15 @@ from typing import Any
 from cohsim import provenance
 from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_file, writing
+from cohsim.predict.question import Burst
 from cohsim.predict.validity import refuse_absurd
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
 from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.summary import summarize
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
+
+_BURST = Burst()  #: the question's defaults (cohsim.predict.question)
 
 
 def _arrival(text: str) -> str:
@@ -56,11 +59,13 @@ def register(
 
     s = tsub.add_parser("synth", help="write containerd's mount syscalls as strace text")
     s.add_argument("--strategy", choices=STRATEGIES, required=True)
-    s.add_argument("--runtime", choices=RUNTIMES, default=RUNTIMES[0],
+    s.add_argument("--runtime", choices=RUNTIMES, default=_BURST.runtime,
                    help=f"the runtime's own mount calls after containerd's "
-                        f"(default {RUNTIMES[0]})")  # fmt: skip
-    s.add_argument("--containers", type=positive_int, default=100)
-    s.add_argument("--layers", type=positive_int, default=50)
+                        f"(default {_BURST.runtime})")  # fmt: skip
+    s.add_argument("--containers", type=positive_int, default=_BURST.containers,
+                   help="containers (default %(default)s)")  # fmt: skip
+    s.add_argument("--layers", type=positive_int, default=_BURST.layers,
+                   help="image layers (default %(default)s)")  # fmt: skip
     add_seed(s)
     s.add_argument(
         "--arrival", type=_arrival, default="burst", help="burst, stagger:NS or poisson:RATE_PER_S"

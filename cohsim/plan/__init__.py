@@ -6,6 +6,7 @@ the deadline, `evaluate` how points are run by default (the sweep engine), `api`
 itself (`plan`, `PlanOptions`, `Plan`), `table` its text table.
 """
 
+from cohsim._entry import make_callable
 from cohsim.plan.api import PRICE_NOTE, SORTS, Plan, PlanOptions, PlanRow, plan, rank
 from cohsim.plan.burst import SafeBurst, safe_bursts
 from cohsim.plan.candidates import Candidate, select
@@ -27,3 +28,5 @@ __all__ = [
     "safe_bursts",
     "select",
 ]
+
+make_callable(__name__, plan)  # `from cohsim import plan; plan(...)` (cohsim._entry)

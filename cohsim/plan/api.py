@@ -1,9 +1,10 @@
 """`plan`: which instance type for N containers of an L-layer image, launched at once?
 
-The question (`PlanOptions`: containers, layers, deadline, which candidates, how the points
-run) is answered for every candidate (cohsim.plan.candidates): the launch p50 and p99 with
-their intervals at the question's count, the failures past the deadline and the chance of
-missing it (the share of the containers past it, from the same draws), the mount-table
+The question (`PlanOptions`: the burst, a `Burst` of containers, layers, strategy, runtime,
+node mounts and deadline; the target's kernel model, calibration and pins; which candidates;
+how the points run) is answered for every candidate (cohsim.plan.candidates): the launch p50
+and p99 with their intervals at the question's count, the failures past the deadline and the
+chance of missing it (the share of the containers past it, from the same draws), the mount-table
 peak, one whole mountinfo read at the peak, the mechanism that dominates, and the largest
 burst that still meets the deadline at the p99 (cohsim.plan.burst: a bracketed search, every
 candidate advancing together so that each round's points run side by side). The rows are
@@ -40,9 +41,11 @@ from cohsim import __version__
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.plan.burst import SafeBurst, safe_bursts
-from cohsim.plan.candidates import Candidate, select, strategies_of
+from cohsim.plan.candidates import ALL, Candidate, select, strategies_of
 from cohsim.plan.outcome import Evaluate, Outcome, Probe
+from cohsim.predict.api import pinned
 from cohsim.predict.options import ENGINES, RunOptions, check_seed
+from cohsim.predict.question import Burst, Target, sorted_pins
 from cohsim.predict.validity import refuse_absurd
 from cohsim.sweep import SweepOptions
 
@@ -59,12 +62,16 @@ _RUN = RunOptions()
 
 @dataclass(frozen=True)
 class PlanOptions:
-    """The question and how it is answered; every default is written here."""
+    """The question (a `Burst`, whose defaults are written there) and how it is answered;
+    every other default is written here."""
 
-    containers: int = 100  #: containers launched at once
-    layers: int = 50  #: image layers
-    strategy: str = "per-layer"  #: containerd's idmap strategy, or "all"
-    deadline_s: float = 30.0  #: each container must be up within this (s)
+    #: the question: containers, layers, idmap strategy, runtime, node mounts, deadline
+    #: (cohsim.predict.question, where their defaults are written)
+    burst: Burst = field(default_factory=Burst)
+    #: what every candidate runs besides its machine: the kernel model, the calibration and
+    #: the pinned priors (its machine must be left unset: the candidates are the machines)
+    target: Target = field(default_factory=Target)
+    every_strategy: bool = False  #: compare all idmap strategies, not only the burst's
     instances: tuple[str, ...] | None = None  #: names; None the catalog's instance types
     family: str | None = None  #: or the machines of one family ("genoa", "m7a")
     variants: bool = False  #: also SMT off and one socket where the hardware allows
@@ -79,27 +86,20 @@ class PlanOptions:
     scheduler: str | None = None  #: a Dask scheduler's address (None: this machine)
     workers: int | None = None  #: local worker processes (None: the CPUs; 1: in this process)
     progress: bool = False  #: a progress bar on stderr
-    #: priors of the kernel model pinned to given values, (name, value) pairs
-    #: (cohsim.predict.pins; `--set`, `--priors`)
-    pins: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
-        if isinstance(self.containers, bool) or self.containers < 1:
-            raise CohsimError(f"containers must be a positive integer, not {self.containers}")
-        if isinstance(self.layers, bool) or self.layers < 1:
-            raise CohsimError(f"layers must be a positive integer, not {self.layers}")
-        if not self.deadline_s > 0:
-            raise CohsimError(f"deadline must be positive, not {self.deadline_s}")
+        self.target.no_machine("plan")
         if self.replicates < 1:
             raise CohsimError(f"replicates must be at least 1, not {self.replicates}")
         if self.workers is not None and self.workers < 1:
             raise CohsimError(f"workers must be at least 1, not {self.workers}")
-        if self.max_burst < self.containers:
+        if self.max_burst < self.burst.containers:
             raise CohsimError(
-                f"max burst ({self.max_burst}) is below the question's {self.containers} containers"
+                f"max burst ({self.max_burst}) is below the question's {self.burst.containers} "
+                "containers"
             )
-        refuse_absurd(containers=self.max_burst, layers=self.layers)  # before any point runs
+        refuse_absurd(containers=self.max_burst)  # before any point runs
         if self.engine not in (*ENGINES, TWO_STAGE):
             raise CohsimError(
                 f"unknown engine {self.engine!r} (expected {', '.join(ENGINES)} or {TWO_STAGE})"
@@ -108,7 +108,17 @@ class PlanOptions:
             raise CohsimError(f"confirm must be a whole number from 0, not {self.confirm!r}")
         if self.sort not in SORTS:
             raise CohsimError(f"unknown sort column {self.sort!r} (expected {', '.join(SORTS)})")
-        strategies_of(self.strategy)
+
+    @property
+    def strategy(self) -> str:
+        """The strategy compared, or "all" (`every_strategy`)."""
+        return ALL if self.every_strategy else self.burst.strategy
+
+    @property
+    def point_target(self) -> Target:
+        """The target of every point: `target` with the burst's node mounts pinned."""
+        pins = pinned(self.burst.node_mounts, self.target.pins)
+        return replace(self.target, pins=sorted_pins(pins))
 
     @property
     def screen_engine(self) -> str:
@@ -130,7 +140,7 @@ class PlanOptions:
         return RunOptions(
             seed=self.seed,
             replicates=self.replicates,
-            deadline_s=self.deadline_s,
+            deadline_s=self.burst.deadline_s,
             engine=engine,
         )
 
@@ -146,19 +156,27 @@ class PlanOptions:
             scheduler=self.scheduler,
             workers=self.workers,
             progress=self.progress,
-            pins=self.pins,
+            target=self.point_target,
+            runtime=self.burst.runtime,
         )
 
     def question(self) -> dict[str, Any]:
-        """The question as asked: the burst, the deadline and, if any, the pinned priors."""
+        """The question as asked: the burst, the deadline and, where they are not the
+        defaults, the runtime, the kernel model, the calibration and the pinned priors."""
+        b, t = self.burst, self.point_target
         q: dict[str, Any] = {
-            "containers": self.containers,
-            "layers": self.layers,
+            "containers": b.containers,
+            "layers": b.layers,
             "strategy": self.strategy,
-            "deadline_s": self.deadline_s,
+            "deadline_s": b.deadline_s,
             "arrival": "all at once",
         }
-        return {**q, "pinned_priors": dict(self.pins)} if self.pins else q
+        if b.runtime != Burst.runtime:
+            q["runtime"] = b.runtime
+        for name in ("kernel", "calibration"):
+            if getattr(t, name) is not None:
+                q[name] = getattr(t, name)
+        return {**q, "pinned_priors": dict(t.pins)} if t.pins else q
 
 
 @dataclass(frozen=True)
@@ -263,9 +281,9 @@ def search(
     return safe_bursts(
         candidates,
         evaluate,
-        layers=options.layers,
-        deadline_s=options.deadline_s,
-        start=options.containers,
+        layers=options.burst.layers,
+        deadline_s=options.burst.deadline_s,
+        start=options.burst.containers,
         max_burst=options.max_burst,
     )
 
@@ -299,7 +317,7 @@ def plan(
         bursts = search(o, candidates, counter)
         rows = rank(
             [
-                PlanRow(c, b.probes[o.containers], b)
+                PlanRow(c, b.probes[o.burst.containers], b)
                 for c, b in zip(candidates, bursts, strict=True)
             ],
             o.sort,
@@ -321,7 +339,8 @@ def confirm_top(options: PlanOptions, rows: list[PlanRow], confirm: Evaluate) ->
     beside), ranked among themselves by that answer, ahead of the rest, screened."""
     o = options
     top, rest = rows[: o.confirm], rows[o.confirm :]
-    outs = confirm([Probe(r.candidate, o.containers, o.layers) for r in top]) if top else []
+    n, layers = o.burst.containers, o.burst.layers
+    outs = confirm([Probe(r.candidate, n, layers) for r in top]) if top else []
     if len(outs) != len(top):
         raise CohsimError(f"the evaluator answered {len(outs)} points for {len(top)} asked")
     confirmed = [

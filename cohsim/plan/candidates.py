@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
+from cohsim.predict.question import Burst
 from cohsim.sweep.grid import select_instances, variants_of
 from cohsim.workload.synth import STRATEGIES
 
@@ -81,7 +82,7 @@ def select(
     *,
     instances: Sequence[str] | None = None,
     family: str | None = None,
-    strategies: Sequence[str] = ("per-layer",),
+    strategies: Sequence[str] = (Burst.strategy,),
     variants: bool = False,
 ) -> list[Candidate]:
     """Every candidate of the question, in a fixed order (see the module's docstring)."""

@@ -24,23 +24,41 @@ from dataclasses import replace
 from cohsim.machine.catalog import Catalog
 from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
 from cohsim.predict import Prediction, RunOptions
+from cohsim.predict.question import Burst, Target
 from cohsim.sweep import Point, SweepOptions, run_points
 from cohsim.sweep.options import SERIAL_POINTS
 from cohsim.sweep.runner import local_cluster
 
 
-def predict_probe(probe: Probe, run: RunOptions, catalog: Catalog) -> Prediction:
-    """The direct prediction of one point, with `run`'s options."""
-    return _points([probe])[0].predict(catalog, run)
+def predict_probe(
+    probe: Probe,
+    run: RunOptions,
+    catalog: Catalog,
+    *,
+    target: Target | None = None,
+    runtime: str = Burst.runtime,
+) -> Prediction:
+    """The direct prediction of one point, with `run`'s options, on `target` (the kernel
+    model, calibration and pins; default `Target()`) with the point's machine."""
+    return _points([probe])[0].predict(catalog, run, target=target, runtime=runtime)
 
 
-def predict_evaluator(run: RunOptions, catalog: Catalog | None = None) -> Evaluate:
+def predict_evaluator(
+    run: RunOptions,
+    catalog: Catalog | None = None,
+    *,
+    target: Target | None = None,
+    runtime: str = Burst.runtime,
+) -> Evaluate:
     """Each point a direct prediction with `run`'s options, one after another (the catalog
-    read once)."""
+    read once); `target` and `runtime` as for `predict_probe`."""
     known = catalog or Catalog()
 
     def evaluate(probes: Sequence[Probe]) -> list[Outcome]:
-        return [from_prediction(predict_probe(p, run, known)) for p in probes]
+        return [
+            from_prediction(predict_probe(p, run, known, target=target, runtime=runtime))
+            for p in probes
+        ]
 
     return evaluate
 

@@ -79,7 +79,7 @@ def engines_text(plan: Plan) -> str:
     sim = plan.rows[0].at.engine
     return (
         f"two stages: every candidate screened by the {screen} engine, the top {confirmed} "
-        f"confirmed by the {sim} engine at {o.containers} containers (their safe bursts "
+        f"confirmed by the {sim} engine at {o.burst.containers} containers (their safe bursts "
         "are the screen's)"
     )
 
@@ -118,8 +118,9 @@ def answer(plan: Plan) -> str:
     return (
         f"answer (first by {o.sort}): {c.machine_label}, {c.vcpus} vCPUs, {c.strategy}"
         + (f" (tied with {', '.join(ties)})" if ties else "")
-        + f": a safe burst of {burst_text(first.burst)} containers within {o.deadline_s:g} s "
-        f"at p99 ({first.burst_per_vcpu:.2f} a vCPU); at {o.containers} containers the launch "
+        + f": a safe burst of {burst_text(first.burst)} containers within "
+        f"{o.burst.deadline_s:g} s at p99 ({first.burst_per_vcpu:.2f} a vCPU); at "
+        f"{o.burst.containers} containers the launch "
         f"p50 is {span(at.launch_p50)} s, the p99 {span(at.launch_p99)} s, the chance of "
         f"missing the deadline {percent_span(at.miss_chance)} %"
         + (f"; namespace_sem is held longest by {held}" if at.dominant else "")
@@ -131,8 +132,8 @@ def render(plan: Plan) -> str:
     """The plan as lines of text: the question, the answer, how it was answered, the table."""
     o = plan.options
     lines = [
-        f"Which machine for {o.containers} containers x {o.layers} layers ({o.strategy}), "
-        f"launched at once, each up within {o.deadline_s:g} s?",
+        f"Which machine for {o.burst.containers} containers x {o.burst.layers} layers "
+        f"({o.strategy}), launched at once, each up within {o.burst.deadline_s:g} s?",
         f"  {answer(plan)}",
         f"  {engines_text(plan)}; {len(plan.rows)} "
         f"candidates, {plan.points} points in {plan.rounds} rounds; seed {o.seed}, "

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from cohsim.errors import CohsimError
+from cohsim.predict.question import Burst, check_deadline
 
 
 def check_seed(seed: int) -> int:
@@ -37,8 +38,10 @@ class RunOptions:
 
     seed: int = 0  #: the one seed: replicate i runs with child seed i of it
     replicates: int = 4  #: simulations: 1 nominal + 3 draws, the fewest for a 90 % interval
-    #: containers slower than this count as failures, and in the chance of missing the deadline
-    deadline_s: float = 30.0
+    #: containers slower than this count as failures, and in the chance of missing the
+    #: deadline: the question's (`Burst.deadline_s`, whose default this is), which `predict`
+    #: and `replay` set here; a sweep's points share it
+    deadline_s: float = Burst.deadline_s
     handoff_model: str = "des"  #: level 2's model pricing line transfers: "des" or "markov"
     background: bool = True  #: simulate systemd, probes and background path walkers
     record: bool = False  #: keep replicate 0's lock ownership and mount table (for plots)
@@ -57,18 +60,17 @@ class RunOptions:
         check_seed(self.seed)
         if self.replicates < 1:
             raise CohsimError(f"replicates must be at least 1, not {self.replicates}")
-        if self.deadline_s <= 0:
-            raise CohsimError(f"deadline must be positive, not {self.deadline_s}")
+        check_deadline(self.deadline_s)
         if self.engine not in ENGINES:
             raise CohsimError(f"unknown engine {self.engine!r} (expected {' or '.join(ENGINES)})")
 
 
 class RunOverrides(TypedDict, total=False):
-    """`RunOptions`' fields as keywords (`predict(..., seed=3)`): each replaces its default."""
+    """`RunOptions`' fields as keywords (`predict(..., seed=3)`): each replaces its default.
+    (The deadline is the question's: `Burst.deadline_s`, `deadline_s=` to `predict`.)"""
 
     seed: int
     replicates: int
-    deadline_s: float
     handoff_model: str
     background: bool
     record: bool
@@ -79,7 +81,19 @@ class RunOverrides(TypedDict, total=False):
     progress: bool
 
 
-def resolve_options(options: RunOptions | None, overrides: RunOverrides) -> RunOptions:
-    """`options` (default `RunOptions()`) with the fields named in `overrides` replaced."""
+def resolve_options(
+    options: RunOptions | None, overrides: RunOverrides, deadline_s: float | None = None
+) -> RunOptions:
+    """`options` (default `RunOptions()`) with the fields named in `overrides` replaced, and
+    the question's deadline, if given: `options` naming another deadline than the default
+    and the question's is a CohsimError (one deadline, the question's)."""
     base = options if options is not None else RunOptions()
-    return replace(base, **overrides) if overrides else base
+    out = replace(base, **overrides) if overrides else base
+    if deadline_s is None or out.deadline_s == deadline_s:
+        return out
+    if out.deadline_s != RunOptions.deadline_s:
+        raise CohsimError(
+            f"two deadlines: the burst's {deadline_s:g} s and the run options' "
+            f"{out.deadline_s:g} s (give it once, as the burst's deadline_s)"
+        )
+    return replace(out, deadline_s=deadline_s)

@@ -46,6 +46,7 @@ from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.plan import TABLE, Step, plan_calls
 from cohsim.machine.model import Machine
 from cohsim.predict.pins import close_names
+from cohsim.predict.question import Burst
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.synth import synthesize
 
@@ -247,8 +248,8 @@ def op_cost(
     op: str,
     state: State,
     *,
-    strategy: str = "per-layer",
-    runtime: str = "runc",
+    strategy: str = Burst.strategy,
+    runtime: str = Burst.runtime,
     layers: int = 1,
 ) -> Answer:
     """What `op` costs alone in `state` on `machine` (see the module)."""

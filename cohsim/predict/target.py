@@ -1,4 +1,5 @@
-"""What a prediction runs on: the machine, the kernel and the calibration, as callers name them.
+"""Running a prediction on its target: the machine, the kernel and the calibration, as a
+`Target` (cohsim.predict.question) names them.
 
 The machine is a catalog instance (`instance`) or the catalog's representative of an
 interconnect kind (`arch`: mesh, chiplet, cmn), with SMT switched off or sockets left out if
@@ -29,6 +30,7 @@ from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict.options import RunOptions
 from cohsim.predict.pins import check as check_pins
+from cohsim.predict.question import Target
 from cohsim.predict.replicates import run_workload
 from cohsim.predict.results import Prediction
 from cohsim.predict.validity import Validity, assess
@@ -119,71 +121,60 @@ def resolve_machine(
     return m.with_smt(smt), note
 
 
-@dataclass(frozen=True)
-class Target:
-    """What `predict` and `replay` run their workload on, as their callers name it: the
-    machine (catalog kind or instance, SMT, sockets), the kernel and the calibration."""
-
-    arch: str | None
-    instance: str | None
-    smt: bool
-    sockets: int | None
-    kernel: str | None
-    calibration: str | None
-    catalog: Catalog | None
-    #: priors set to the user's values ("background.node_mounts": 2204): not drawn
-    pins: Mapping[str, float] | None = None
-    #: called with the inputs' validity before any simulation (the command line warns there)
-    on_validity: Callable[[Validity], None] | None = None
-
-    def simulate(
-        self,
-        trace: Trace,
-        *,
-        layers: int | None,
-        workload: dict[str, Any],
-        options: RunOptions,
-    ) -> Prediction:
-        """Pick the machine, assess the inputs (cohsim.predict.validity: refused beyond a real
-        node), apply the calibration, run the replicates."""
-        machine, note = resolve_machine(
-            self.catalog or Catalog(),
-            arch=self.arch,
-            instance=self.instance,
-            smt=self.smt,
-            sockets=self.sockets,
-        )
-        kernel = load_kernel(self.kernel)
-        outside_prior = check_pins(kernel, self.pins or {})
-        mounts = (self.pins or {}).get("background.node_mounts")
-        validity = assess(
-            containers=len(trace.threads),
-            layers=layers,
-            cpus=machine.topology.vcpus,
-            node_mounts=None if mounts is None else int(mounts),
-            pins=outside_prior,
-        )
-        if self.on_validity is not None:
-            self.on_validity(validity)
-        fit = apply_calibration(
-            self.calibration,
-            machine,
-            kernel,
-            options.replicates - 1,
-            options.seed,
-        )
-        prediction = run_workload(
-            fit.machine,
-            trace,
-            kernel=fit.kernel,
-            options=options,
-            layers=layers,
-            kernel_samples=fit.draws,
-            calibration=fit.note,
-            misfit_sd=fit.misfit_sd,
-            machine_note=note,
-            workload=workload,
-            pins=self.pins,
-            measured=fit.measured,
-        )
-        return replace(prediction, validity=validity.to_dict())
+def simulate(
+    target: Target,
+    trace: Trace,
+    *,
+    layers: int | None,
+    workload: dict[str, Any],
+    options: RunOptions,
+    pins: Mapping[str, float],
+    catalog: Catalog | None = None,
+    on_validity: Callable[[Validity], None] | None = None,
+) -> Prediction:
+    """`trace` run on `target`: pick the machine (from `catalog`, default the installed one),
+    assess the inputs (cohsim.predict.validity: refused beyond a real node; `on_validity` is
+    called with the assessment before any simulation, where the command line warns), apply
+    the calibration, run the replicates. `pins`: the priors the question pins (the target's
+    and the node's mount table, cohsim.predict.api)."""
+    machine, note = resolve_machine(
+        catalog or Catalog(),
+        arch=target.arch,
+        instance=target.instance,
+        smt=target.smt,
+        sockets=target.sockets,
+    )
+    kernel = load_kernel(target.kernel)
+    outside_prior = check_pins(kernel, pins)
+    mounts = pins.get("background.node_mounts")
+    validity = assess(
+        containers=len(trace.threads),
+        layers=layers,
+        cpus=machine.topology.vcpus,
+        node_mounts=None if mounts is None else int(mounts),
+        pins=outside_prior,
+    )
+    if on_validity is not None:
+        on_validity(validity)
+    fit = apply_calibration(
+        target.calibration,
+        machine,
+        kernel,
+        options.replicates - 1,
+        options.seed,
+    )
+    prediction = run_workload(
+        fit.machine,
+        trace,
+        kernel=fit.kernel,
+        options=options,
+        layers=layers,
+        kernel_samples=fit.draws,
+        calibration=fit.note,
+        misfit_sd=fit.misfit_sd,
+        machine_note=note,
+        workload=workload,
+        pins=pins,
+        measured=fit.measured,
+    )
+    return replace(prediction, validity=validity.to_dict())

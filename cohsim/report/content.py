@@ -173,10 +173,12 @@ def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
     wanted = [
         (i, n)
         for i, row in enumerate(rows)
-        for n in curve_counts(row, o.containers)
+        for n in curve_counts(row, o.burst.containers)
         if n not in row.burst.probes
     ]
-    outs = evaluate([Probe(rows[i].candidate, n, o.layers) for i, n in wanted]) if wanted else []
+    outs = (
+        evaluate([Probe(rows[i].candidate, n, o.burst.layers) for i, n in wanted]) if wanted else []
+    )
     points = [dict(r.burst.probes) for r in rows]
     for (i, n), out in zip(wanted, outs, strict=True):
         points[i][n] = out
@@ -208,18 +210,29 @@ def _fixes(
     ]
     bursts = search(o, [c for _, _, c in named], evaluate)
     confirmed = [i for i, (row, _, _) in enumerate(named) if row.stage == "confirmed"]
-    sims = confirm([Probe(named[i][2], o.containers, o.layers) for i in confirmed])
-    at = {i: (out, bursts[i].probes[o.containers]) for i, out in zip(confirmed, sims, strict=True)}
+    sims = confirm([Probe(named[i][2], o.burst.containers, o.burst.layers) for i in confirmed])
+    at = {
+        i: (out, bursts[i].probes[o.burst.containers])
+        for i, out in zip(confirmed, sims, strict=True)
+    }
     keys = [(row.candidate, engine_of(plan, row)) for row, _, _ in named]
     wanted = list(dict.fromkeys(keys + [(c, engine_of(plan, row)) for row, _, c in named]))
     draws = {
-        (c, e): draw_p99s(predict_probe(Probe(c, o.containers, o.layers), o.run_for(e), catalog))
+        (c, e): draw_p99s(
+            predict_probe(
+                Probe(c, o.burst.containers, o.burst.layers),
+                o.run_for(e),
+                catalog,
+                target=o.point_target,
+                runtime=o.burst.runtime,
+            )
+        )
         for c, e in wanted
     }
     fixes = []
     for i, ((row, name, c), b) in enumerate(zip(named, bursts, strict=True)):
         e = engine_of(plan, row)
-        out, screen = at.get(i, (b.probes[o.containers], None))
+        out, screen = at.get(i, (b.probes[o.burst.containers], None))
         fixes.append(Fix(row, name, c, out, b, draws[row.candidate, e], draws[c, e], screen=screen))
     return tuple(fixes)
 
@@ -230,9 +243,11 @@ def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
         Detail(
             row,
             predict_probe(
-                Probe(row.candidate, o.containers, o.layers),
+                Probe(row.candidate, o.burst.containers, o.burst.layers),
                 replace(o.run_for(engine_of(plan, row)), explain=i == 0),
                 catalog,
+                target=o.point_target,
+                runtime=o.burst.runtime,
             ),
         )
         for i, row in enumerate(plan.rows[:top])

@@ -63,8 +63,8 @@ def _img(uri: str, alt: str) -> str:
 def title(data: ReportData) -> str:
     o = data.plan.options
     return (
-        f"cohsim plan: {o.containers} containers x {o.layers} layers, "
-        f"each up within {o.deadline_s:g} s"
+        f"cohsim plan: {o.burst.containers} containers x {o.burst.layers} layers, "
+        f"each up within {o.burst.deadline_s:g} s"
     )
 
 
@@ -72,9 +72,9 @@ def _question(data: ReportData) -> str:
     p, o = data.plan, data.plan.options
     return (
         f"<h1>{escape(title(data))}</h1>"
-        f"<p>Which instance type should run {o.containers} containers of a {o.layers}-layer "
-        f"image ({escape(o.strategy)}), all launched at once, each up within "
-        f"{o.deadline_s:g} s? {len(p.rows)} candidates compared, "
+        f"<p>Which instance type should run {o.burst.containers} containers of a "
+        f"{o.burst.layers}-layer image ({escape(o.strategy)}), all launched at once, each up "
+        f"within {o.burst.deadline_s:g} s? {len(p.rows)} candidates compared, "
         f'<b id="engines">{escape(engines_text(p))}</b> '
         f"({p.points} points in {p.rounds} rounds; seed "
         f"{o.seed}, {o.replicates} replicates a point).</p>"
@@ -100,7 +100,7 @@ def _ranking(data: ReportData) -> str:
 
 def _curves(data: ReportData) -> str:
     o = data.plan.options
-    uri = figure(plot_curves, data.curves, o.deadline_s, o.containers)
+    uri = figure(plot_curves, data.curves, o.burst.deadline_s, o.burst.containers)
     return (
         "<h2>Launch latency against the burst</h2>"
         + _img(uri, "launch p50 and p99 against containers for the top distinct results")

@@ -18,19 +18,17 @@ before anything runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, TypeVar
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.predict import Prediction, RunOptions, predict
+from cohsim.predict.question import Burst, Target
 from cohsim.predict.validity import refuse_absurd
-from cohsim.workload.synth import STRATEGIES
 
 T = TypeVar("T")
-#: pinned priors as (name, value) pairs, sorted: hashable, for frozen options and tasks
-Pins = tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True)
@@ -40,23 +38,21 @@ class Point:
     instance: str  #: catalog name (`cohsim machines`) or a machine TOML path
     containers: int  #: containers launched at once
     layers: int  #: image layers
-    strategy: str = "per-layer"  #: containerd's idmap strategy (cohsim.workload.synth)
-    smt: bool = True  #: False: one hardware thread per core
-    sockets: int | None = None  #: use only the first N sockets (None: all)
+    strategy: str = Burst.strategy  #: containerd's idmap strategy (cohsim.workload.synth)
+    smt: bool = Target.smt  #: False: one hardware thread per core
+    sockets: int | None = Target.sockets  #: use only the first N sockets (None: all)
 
     def __post_init__(self) -> None:
-        for name in ("containers", "layers"):
-            n = getattr(self, name)
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise CohsimError(f"{name} must be a positive integer, not {n!r}")
-        if self.strategy not in STRATEGIES:
-            raise CohsimError(
-                f"unknown strategy {self.strategy!r} (expected {', '.join(STRATEGIES)})"
-            )
-        if self.sockets is not None and (
-            isinstance(self.sockets, bool) or not isinstance(self.sockets, int) or self.sockets < 1
-        ):
-            raise CohsimError(f"sockets must be a positive integer, not {self.sockets!r}")
+        self.burst()  # the burst and the machine checked as the question checks them
+        self.target(Target())
+
+    def burst(self, runtime: str = Burst.runtime, deadline_s: float = Burst.deadline_s) -> Burst:
+        """This point's burst, with the sweep's runtime and deadline."""
+        return Burst(self.containers, self.layers, self.strategy, runtime, deadline_s=deadline_s)
+
+    def target(self, target: Target) -> Target:
+        """`target` (the sweep's kernel model, calibration and pins) on this point's machine."""
+        return replace(target, instance=self.instance, smt=self.smt, sockets=self.sockets)
 
     @property
     def variant(self) -> str:
@@ -71,26 +67,17 @@ class Point:
         catalog: Catalog,
         run: RunOptions,
         *,
-        kernel: str | None = None,
-        calibration: str | None = None,
-        runtime: str = "runc",
-        pins: Pins = (),
+        target: Target | None = None,
+        runtime: str = Burst.runtime,
     ) -> Prediction:
-        """This point's prediction with `run`'s options (cohsim.predict.predict); `pins`: the
-        kernel model's priors set to given values (cohsim.predict.pins)."""
+        """This point's prediction with `run`'s options and deadline (cohsim.predict.predict),
+        on `target` (the kernel model, calibration and pinned priors; default `Target()`)
+        with this point's machine."""
         return predict(
-            catalog=catalog,
-            instance=self.instance,
-            containers=self.containers,
-            layers=self.layers,
-            strategy=self.strategy,
-            smt=self.smt,
-            sockets=self.sockets,
-            kernel=kernel,
-            calibration=calibration,
-            runtime=runtime,
-            pins=dict(pins),
+            self.burst(runtime, run.deadline_s),
+            self.target(target or Target()),
             options=run,
+            catalog=catalog,
         )
 
     def machine(self, catalog: Catalog) -> Machine:
@@ -148,7 +135,7 @@ def grid(
     instances: Sequence[str],
     containers: Sequence[int],
     layers: Sequence[int],
-    strategies: Sequence[str] = ("per-layer",),
+    strategies: Sequence[str] = (Burst.strategy,),
     *,
     variants: bool = False,
 ) -> list[Point]:

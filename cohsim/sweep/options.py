@@ -1,7 +1,8 @@
 """How a sweep runs: the one place its options and their defaults are written.
 
 A sweep runs each of its points as one prediction with the same run options (`run`: seed,
-replicates, deadline, engine), on the same kernel model, calibration and runtime. It keeps
+replicates, deadline, engine), on the same target (`target`: kernel model, calibration, pinned
+priors; each point names its machine) and runtime. It keeps
 finished points in a cache folder (cohsim.sweep.cache), and spreads the points over Dask
 workers: an existing cluster's (`scheduler`, its address), or a local cluster of worker
 processes, one thread each, as many as the CPUs this process may use (`workers` to say
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from cohsim.errors import CohsimError
 from cohsim.predict.options import RunOptions
+from cohsim.predict.question import Burst, Target
 from cohsim.sweep import cache
 from cohsim.workload.runtime import RUNTIMES
 
@@ -62,12 +64,12 @@ class SweepOptions:
     workers: int | None = None
     #: a progress bar on stderr (points done / total, time left)
     progress: bool = False
-    kernel: str | None = None  #: kernel model: a name under models/kernel/ or a TOML file
-    calibration: str | None = None  #: a fit JSON, "none", or None (the committed default)
-    runtime: str = "runc"  #: the container runtime's own mount calls (cohsim.workload.runtime)
-    #: priors of the kernel model pinned to given values, (name, value) sorted by name
-    #: (cohsim.predict.pins; `--set`, `--priors`)
-    pins: tuple[tuple[str, float], ...] = ()
+    #: what every point runs on besides its machine: the kernel model, the calibration and
+    #: the priors pinned (cohsim.predict.question.Target; its machine is the point's)
+    target: Target = field(default_factory=Target)
+    #: the container runtime's own mount calls (cohsim.workload.runtime; the default is
+    #: `Burst`'s)
+    runtime: str = Burst.runtime
     #: how long to wait for the scheduler to answer, and for its first worker, s
     connect_timeout_s: float = 5.0
 
@@ -76,8 +78,7 @@ class SweepOptions:
             raise CohsimError(f"workers must be at least 1, not {self.workers!r}")
         if self.runtime not in RUNTIMES:
             raise CohsimError(f"unknown runtime {self.runtime!r} (expected {', '.join(RUNTIMES)})")
-        if list(self.pins) != sorted(self.pins):
-            object.__setattr__(self, "pins", tuple(sorted(self.pins)))
+        self.target.no_machine("sweep")
         if self.scheduler is not None:
             check_address(self.scheduler)
         if not self.connect_timeout_s > 0:

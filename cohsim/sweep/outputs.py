@@ -54,10 +54,10 @@ def json_doc(rows: Sequence[Row], options: SweepOptions) -> dict[str, Any]:
         "provenance": {
             "cohsim_version": __version__,
             **cache.run_inputs(run),
-            "kernel": options.kernel or DEFAULT_KERNEL,
-            "calibration": options.calibration or "committed default fit",
+            "kernel": options.target.kernel or DEFAULT_KERNEL,
+            "calibration": options.target.calibration or "committed default fit",
             "runtime": options.runtime,
-            "pinned_priors": dict(options.pins),
+            "pinned_priors": dict(options.target.pins),
             "points": len(rows),
         },
     }

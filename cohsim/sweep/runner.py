@@ -32,6 +32,7 @@ from tqdm import tqdm
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
+from cohsim.predict.question import Target
 from cohsim.sweep import cache
 from cohsim.sweep.grid import Point
 from cohsim.sweep.options import SERIAL_POINTS, SweepOptions
@@ -47,24 +48,15 @@ class Task:
     vcpus: int
     sockets: int
     run: RunOptions
-    kernel: str | None
-    calibration: str | None
+    target: Target  #: the kernel model, calibration and pins (the machine is the point's)
     runtime: str
-    pins: tuple[tuple[str, float], ...] = ()
 
 
 def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
     """A task's row (as a dict): what a worker runs.
     `catalog`: the client's (read once, not once a point: half a fast point's time)."""
     pt = task.point
-    p = pt.predict(
-        catalog or Catalog(),
-        task.run,
-        kernel=task.kernel,
-        calibration=task.calibration,
-        runtime=task.runtime,
-        pins=task.pins,
-    )
+    p = pt.predict(catalog or Catalog(), task.run, target=task.target, runtime=task.runtime)
     row = row_of(
         pt, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine, digest=task.digest
     )
@@ -98,10 +90,8 @@ def tasks_of(
                 m.topology.vcpus,
                 m.topology.sockets,
                 run,
-                options.kernel,
-                options.calibration,
+                options.target,
                 options.runtime,
-                options.pins,
             )
         )
     return out
@@ -111,7 +101,8 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
     """Every point's row, in the points' order: from the cache, or computed (and kept)."""
     options = options or SweepOptions()
     catalog = Catalog()
-    shared = cache.Shared.read(options.kernel, options.calibration, options.runtime, options.pins)
+    on = options.target
+    shared = cache.Shared.read(on.kernel, on.calibration, options.runtime, on.pins)
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}

@@ -147,7 +147,7 @@ def test_replay_refuses_a_clock_step_in_one_line(capsys, tmp_path, monkeypatch):
     def simulate(*args, **kwargs):
         raise AssertionError("the trace was simulated")
 
-    monkeypatch.setattr("cohsim.predict.target.Target.simulate", simulate)
+    monkeypatch.setattr("cohsim.predict.api.simulate", simulate)
     path = tmp_path / "jump.strace"
     path.write_text(
         '7 1795305658.387786 umount2("/a", 0) = 0 <0.000022>\n'
@@ -177,7 +177,7 @@ def test_replay_of_a_bad_escape_is_one_line_or_skipped(capsys, tmp_path):
 def test_replay_shows_progress_unless_told_not_to(capsys, monkeypatch):
     seen = []
 
-    def replay(path, **kw):
+    def replay(path, target=None, **kw):
         seen.append(kw["options"].progress)
         raise CohsimError("stop here")
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cohsim.plan import Outcome, Probe
+from cohsim.plan import Outcome, PlanOptions, Probe
+from cohsim.plan.candidates import ALL
 from cohsim.predict.intervals import Interval
+from cohsim.predict.question import BURST_FIELDS, Burst
 
 BASE_S = 0.5
 
@@ -64,3 +66,12 @@ class FakeEvaluator:
             engine=self.engine,
             digest=f"sha256:{p.candidate.label}:{p.containers}",
         )
+
+
+def plan_options(**kw: object) -> PlanOptions:
+    """`PlanOptions` with the burst's fields given flat (containers=10, strategy="all")."""
+    burst = {k: kw.pop(k) for k in list(kw) if k in BURST_FIELDS}
+    if burst.get("strategy") == ALL:
+        del burst["strategy"]
+        kw["every_strategy"] = True
+    return PlanOptions(burst=Burst(**burst), **kw)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cohsim.plan import PlanOptions, plan
-from cohsim.predict import predict
+from cohsim.predict import Burst, predict
 
 
 def _p99(row, n: int, engine: str, replicates: int):
@@ -22,7 +22,7 @@ def _p99(row, n: int, engine: str, replicates: int):
 
 def _check(engine: str, replicates: int, instances: tuple[str, ...]) -> None:
     options = PlanOptions(
-        containers=10, layers=5, deadline_s=1.0, instances=instances, engine=engine,
+        burst=Burst(containers=10, layers=5, deadline_s=1.0), instances=instances, engine=engine,
         replicates=replicates, workers=1, max_burst=400,
     )  # fmt: skip
     result = plan(options)
@@ -47,7 +47,7 @@ def test_the_analytic_plan_reads_a_p99_above_the_p50():
     (cohsim.kernel.analytic.spread): the p99 the plan reads lies above the p50, at the
     question's count as at the safe burst."""
     options = PlanOptions(
-        containers=100, layers=50, instances=("m7i.metal-24xl", "m7a.24xlarge"),
+        burst=Burst(containers=100, layers=50), instances=("m7i.metal-24xl", "m7a.24xlarge"),
         engine="analytic", workers=1, max_burst=400,
     )  # fmt: skip
     for row in plan(options).rows:

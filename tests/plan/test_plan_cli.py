@@ -113,3 +113,34 @@ def test_a_read_only_cache_is_said_in_one_line(fake, capsys, monkeypatch, tmp_pa
         f"cohsim: note: the sweep cache {tmp_path / 'sweep'} is read-only: the points it holds "
         "are used, new ones are not kept\n"
     )
+
+
+def test_the_question_is_a_burst_and_a_target(capsys, monkeypatch):
+    """The plan's flags become a `Burst` and a `Target` (issue 30 item 7): the runtime, the
+    node's mounts, the kernel model and the fit reach every point's sweep options and are
+    said in the question; the defaults say nothing more than before."""
+    seen = []
+
+    @contextmanager
+    def fake_sweep(options: SweepOptions):
+        seen.append(options)
+        yield lambda engine: FakeEvaluator()
+
+    monkeypatch.setattr(cli_plan, "sweep_evaluators", fake_sweep)
+    argv = ["plan", "--instances", "r5.metal", "--engine", "analytic", "--json"]
+    assert main(argv) == 0
+    assert set(json.loads(capsys.readouterr().out)["question"]) == {
+        "containers", "layers", "strategy", "deadline_s", "arrival"
+    }  # fmt: skip
+    more = ["--runtime", "none", "--node-mounts", "300", "--calibration", "none",
+            "--set", "propagation.service_namespaces=12"]  # fmt: skip
+    assert main([*argv, *more]) == 0
+    q = json.loads(capsys.readouterr().out)["question"]
+    assert (q["runtime"], q["calibration"]) == ("none", "none")
+    assert q["pinned_priors"] == {
+        "background.node_mounts": 300.0, "propagation.service_namespaces": 12.0
+    }  # fmt: skip
+    o = seen[-1]
+    assert (o.runtime, o.target.calibration, dict(o.target.pins)) == (
+        "none", "none", q["pinned_priors"]
+    )  # fmt: skip

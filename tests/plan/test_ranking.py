@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeplan import FakeEvaluator, largest_meeting
+from fakeplan import FakeEvaluator, largest_meeting, plan_options
 
 from cohsim import provenance
 from cohsim.errors import CohsimError
@@ -20,7 +20,7 @@ def _plan(catalog, **kw):
     """One engine answers every point (the two-stage plan: test_stage)."""
     fake = FakeEvaluator()
     kw = {"engine": "analytic", **kw}
-    return plan(PlanOptions(instances=SOME, **kw), catalog=catalog, evaluate=fake), fake
+    return plan(plan_options(instances=SOME, **kw), catalog=catalog, evaluate=fake), fake
 
 
 def test_rows_ranked_by_safe_burst_per_vcpu(catalog):
@@ -117,4 +117,4 @@ def test_the_answer_comes_before_the_table_in_words(catalog):
 )
 def test_bad_options_are_refused_before_anything_runs(kw, message):
     with pytest.raises(CohsimError, match=message):
-        PlanOptions(**kw)
+        plan_options(**kw)

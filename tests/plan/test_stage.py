@@ -9,7 +9,7 @@ import json
 from contextlib import contextmanager
 
 import pytest
-from fakeplan import FakeEvaluator
+from fakeplan import FakeEvaluator, plan_options
 
 import cohsim.cli.plan as cli_plan
 from cohsim import provenance
@@ -24,7 +24,7 @@ SMALL = {"containers": 10, "layers": 5, "deadline_s": 2.0, "max_burst": 200}
 
 def _two(catalog, **kw):
     screen, sim = FakeEvaluator("analytic"), FakeEvaluator("des", factor=1.5)
-    o = PlanOptions(instances=SOME, **{**SMALL, **kw})
+    o = plan_options(instances=SOME, **{**SMALL, **kw})
     return plan(o, catalog=catalog, evaluate=screen, confirm=sim), screen, sim
 
 

@@ -127,7 +127,7 @@ def no_simulation(monkeypatch):
     def simulate(*args, **kwargs):
         raise AssertionError("the trace was simulated")
 
-    monkeypatch.setattr("cohsim.predict.target.Target.simulate", simulate)
+    monkeypatch.setattr("cohsim.predict.api.simulate", simulate)
 
 
 def test_replay_refuses_a_clock_step_naming_its_line(tmp_path, no_simulation):

@@ -12,12 +12,11 @@ from pathlib import Path
 
 from cohsim.plan import PlanOptions, plan
 from cohsim.plan.evaluate import predict_evaluator
+from cohsim.predict import Burst
 from cohsim.report import ReportData, gather, write_report
 
 OPTIONS = PlanOptions(
-    containers=10,
-    layers=5,
-    deadline_s=0.6,
+    burst=Burst(containers=10, layers=5, deadline_s=0.6),
     instances=("m7a.metal-48xl", "r5.metal"),
     sort="vcpus",  # r5.metal (96) first, whatever the model says: its fixes are all four
     engine="analytic",

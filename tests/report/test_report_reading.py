@@ -54,7 +54,7 @@ def test_identical_machines_make_one_labelled_curve(twins):
     }
     assert "c7g.metal" in merged.label and "m7g.metal" in merged.label
     fig, ax = plt.subplots()
-    plot_curves(twins.curves, OPTIONS.deadline_s, OPTIONS.containers, ax)
+    plot_curves(twins.curves, OPTIONS.burst.deadline_s, OPTIONS.burst.containers, ax)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert all(legend.count(label) == 1 for label in labels)
     plt.close(fig)
@@ -80,7 +80,7 @@ def test_results_within_the_figures_resolution_are_the_same(twins):
 
 def test_the_legend_promises_only_what_is_drawn(twins):
     fig, ax = plt.subplots()
-    plot_curves(twins.curves, OPTIONS.deadline_s, OPTIONS.containers, ax)
+    plot_curves(twins.curves, OPTIONS.burst.deadline_s, OPTIONS.burst.containers, ax)
     lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 2]
     solid = {ln.get_color(): ln for ln in lines if ln.get_linestyle() == "-"}
     dashed = [ln for ln in lines if ln.get_linestyle() == "--"]

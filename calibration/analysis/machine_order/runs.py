@@ -30,16 +30,16 @@ from cohsim.machine.catalog import Catalog
 from cohsim.plan import Candidate, Probe, SafeBurst, safe_bursts
 from cohsim.plan.outcome import Outcome, from_prediction
 from cohsim.predict import (
+    Burst,
     Prediction,
     RunOptions,
     Target,
-    burst_workload,
+    predict,
     resolve_calibration,
     resolve_machine,
 )
 
 STRATEGY = "per-layer"
-WORKLOAD = {"strategy": STRATEGY, "arrival": "all at once", "runtime": "runc"}
 Pins = tuple[tuple[str, float], ...]  #: (prior key, value) pairs: hashable
 
 
@@ -71,10 +71,10 @@ class Runner:
     ) -> Prediction:
         """One prediction: `cfg` with `containers` launched at once, the priors in `pins`
         at their values, one replicate (nothing drawn)."""
-        target = Target(None, cfg.instance, cfg.smt, None, None, None, self.catalog, dict(pins))
+        burst = Burst(containers, self.layers, STRATEGY)
+        target = Target(instance=cfg.instance, smt=cfg.smt, pins=pins)
         options = RunOptions(seed=seed, replicates=1, priors=False, engine=engine)
-        trace = burst_workload(STRATEGY, containers, self.layers, seed=seed)
-        p = target.simulate(trace, layers=self.layers, workload=dict(WORKLOAD), options=options)
+        p = predict(burst, target, options=options, catalog=self.catalog)
         self.predictions += 1
         self.calibration = p.calibration
         return p

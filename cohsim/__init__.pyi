@@ -1,0 +1,51 @@
+"""Types of cohsim's public API (cohsim/__init__.py imports each name on first use)."""
+
+from cohsim.calibrate.calibration import Calibration, load_fit
+from cohsim.errors import CohsimError, UsageError
+from cohsim.machine.catalog import Catalog
+from cohsim.machine.model import Machine
+from cohsim.plan.api import (
+    Plan,
+    PlanOptions,
+    PlanRow,
+    plan,
+)
+from cohsim.predict.api import predict, replay
+from cohsim.predict.intervals import Interval
+from cohsim.predict.options import RunOptions
+from cohsim.predict.question import Burst, Target
+from cohsim.predict.results import Prediction
+from cohsim.predict.validity import Validity
+from cohsim.sweep.grid import Point, grid
+from cohsim.sweep.options import SweepOptions
+from cohsim.sweep.row import Row
+from cohsim.sweep.runner import Sweep, run_sweep
+
+__version__: str
+__all__ = [
+    "Burst",
+    "Calibration",
+    "Catalog",
+    "CohsimError",
+    "Interval",
+    "Machine",
+    "Plan",
+    "PlanOptions",
+    "PlanRow",
+    "Point",
+    "Prediction",
+    "Row",
+    "RunOptions",
+    "Sweep",
+    "SweepOptions",
+    "Target",
+    "UsageError",
+    "Validity",
+    "__version__",
+    "grid",
+    "load_fit",
+    "plan",
+    "predict",
+    "replay",
+    "run_sweep",
+]
