@@ -64,18 +64,17 @@ class _LockSim:
     def __call__(self, llc: float) -> dict[Config, tuple[float, float]]:
         """(p50 latency + timer, acquisitions/s) per configuration at transfer `llc` ns."""
         from cohsim.lock.handoff import simulate as handoff_simulate  # simpy: loaded for fits only
+        from cohsim.lock.options import HandoffOptions
 
         m = replace(self.machine, coherence=replace(self.machine.coherence, same_llc_ns=llc))
         out = {}
         for lock, threads, placement in self.configs:
-            cpus: Any = (
+            cpus: str | list[int] = (
                 placement
                 if not placement.startswith("cpus=")
                 else [int(c) for c in placement[5:].split(";")]
             )
-            h = handoff_simulate(
-                m,
-                threads,
+            options = HandoffOptions(
                 lock=lock,
                 placement=cpus,
                 cs_ns=100.0,
@@ -83,6 +82,7 @@ class _LockSim:
                 acquisitions=2000,
                 seed=self.seed,
             )
+            h = handoff_simulate(m, threads, options)
             out[(lock, threads, placement)] = (h.p50_ns + self.timer, h.acquisitions_per_s)
         return out
 

@@ -13,15 +13,8 @@ from cohsim.cli.args import add_seed, count_list, nonneg_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import sweep
-from cohsim.lock.params import (
-    DEFAULT_ACQUISITIONS,
-    DEFAULT_CS_NS,
-    DEFAULT_THINK_NS,
-    LOCKS,
-    MODELS,
-    SCHEMA,
-    HandoffResult,
-)
+from cohsim.lock.options import HandoffOptions
+from cohsim.lock.params import LOCKS, MODELS, SCHEMA, HandoffResult
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 from cohsim.machine.placement import PLACEMENTS, parse_cpu_list, place
@@ -53,19 +46,21 @@ def _sweep(args: argparse.Namespace, machine: Machine, threads: list[int]) -> li
         unit="point",
         leave=False,
     ) as bar:
-        return sweep(
-            machine,
-            threads,
-            seed=args.seed,
-            progress=bar.update,
-            lock=args.lock,
-            placement=args.placement,
-            smt=args.smt == "on",
-            cs_ns=args.cs_ns,
-            think_ns=args.think_ns,
-            acquisitions=args.acquisitions,
-            model=args.model,
-        )
+        return sweep(machine, threads, _options(args), progress=bar.update)
+
+
+def _options(args: argparse.Namespace) -> HandoffOptions:
+    """The level-2 options the flags name (each flag's default is the option's)."""
+    return HandoffOptions(
+        lock=args.lock,
+        placement=args.placement,
+        smt=args.smt == "on",
+        cs_ns=args.cs_ns,
+        think_ns=args.think_ns,
+        acquisitions=args.acquisitions,
+        seed=args.seed,
+        model=args.model,
+    )
 
 
 def _json_doc(
@@ -173,30 +168,34 @@ def register(
     p.add_argument(
         "--placement",
         type=_placement,
-        default="compact",
+        default=HandoffOptions.placement,
         help="compact, scatter, one-socket, or a CPU list such as 0,48,1,49 or 0-7",
     )
     p.add_argument(
         "--smt", choices=("on", "off"), default="on", help="off: one hardware thread per core"
     )
-    p.add_argument("--lock", choices=LOCKS, default="ttas", help="the lock (default %(default)s)")
+    p.add_argument(
+        "--lock", choices=LOCKS, default=HandoffOptions.lock, help="the lock (default %(default)s)"
+    )
     p.add_argument(
         "--model",
         choices=MODELS,
-        default="des",
+        default=HandoffOptions.model,
         help="des: discrete-event simulation; markov: analytic chain",
     )
-    p.add_argument("--cs-ns", type=nonneg_float, default=DEFAULT_CS_NS, help="critical section, ns")
+    p.add_argument(
+        "--cs-ns", type=nonneg_float, default=HandoffOptions.cs_ns, help="critical section, ns"
+    )
     p.add_argument(
         "--think-ns",
         type=nonneg_float,
-        default=DEFAULT_THINK_NS,
+        default=HandoffOptions.think_ns,
         help="time between release and the next acquisition, ns",
     )
     p.add_argument(
         "--acquisitions",
         type=positive_int,
-        default=DEFAULT_ACQUISITIONS,
+        default=HandoffOptions.acquisitions,
         help="acquisitions measured per point (after a warm-up)",
     )
     add_seed(p)

@@ -20,7 +20,6 @@ class ThreadState:
         "attached_fds",
         "overlay_targets",
         "bind_targets",
-        "layers_pending",
         "pivoted",
         "in_own_ns",
         "mountinfo_read_fds",
@@ -32,7 +31,6 @@ class ThreadState:
         self.attached_fds: set[int] = set()  # open_tree fds that move_mount attached
         self.overlay_targets: set[str] = set()  # where this thread mounted overlays
         self.bind_targets: set[str] = set()  # where it attached open_tree clones (binds)
-        self.layers_pending = 0  # binds / lowerdir fds prepared since the last overlay
         self.pivoted = False  # pivot_root done, the old root not yet detached
         self.in_own_ns = False  # after its unshare(CLONE_NEWNS): its calls change its own copy
         self.mountinfo_read_fds: set[int] = set()  # mountinfo fds already read (from the top)
@@ -50,7 +48,6 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
     name = e.name
     if name == "open_tree":
         if "OPEN_TREE_CLONE" in e.flags:
-            st.layers_pending += 1
             st.ring_delta = 0 if st.in_own_ns or not e.ok else 1
             if e.ret is not None and e.ret >= 0:
                 st.attached_fds.discard(e.ret)

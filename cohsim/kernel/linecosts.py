@@ -106,10 +106,9 @@ class LineCosts:
         spinlock (every CPU wants it), `SEQ_THINK_NS` for a seqcount. Level 2 (and simpy) is
         imported here, on a cache miss: a prediction whose table is on disk does not load it."""
         from cohsim.lock.handoff import simulate
+        from cohsim.lock.options import HandoffOptions
 
-        return simulate(
-            self.machine,
-            threads,
+        options = HandoffOptions(
             lock=lock,
             placement="scatter",
             cs_ns=CS_REF_NS,
@@ -120,6 +119,7 @@ class LineCosts:
             params=self.params,
             record=record,
         )
+        return simulate(self.machine, threads, options)
 
     def _run(self, lock: str, threads: int) -> HandoffResult:
         """The level-2 run for `lock` ("qspinlock" or "seqcount") among `threads` CPUs, cached:

@@ -17,8 +17,6 @@ and a mean over completed acquisitions alone would fall as threads are added.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from cohsim.lock.coherence import (
@@ -32,6 +30,7 @@ from cohsim.lock.coherence import (
     XCHG,
 )
 from cohsim.lock.line import LineModel
+from cohsim.lock.options import HandoffOptions
 from cohsim.lock.params import PS, PS_PER_S, HandoffRecord, HandoffResult, LockParams
 from cohsim.machine.model import Machine
 
@@ -43,22 +42,18 @@ class LockDES(LineModel):
         self,
         machine: Machine,
         cpus: tuple[int, ...],
-        lock: str,
+        options: HandoffOptions,
         params: LockParams,
-        cs_ns: float,
-        think_ns: float,
-        acquisitions: int,
         rng: np.random.Generator,
-        record: bool,
     ) -> None:
-        super().__init__(machine, cpus, params, rng, record)
-        self.lock = lock
+        super().__init__(machine, cpus, params, rng, options.record)
+        self.lock = options.lock
         n = self.n
         self.sib = [
             next((j for j in range(n) if j != i and self.core[j] == self.core[i]), -1)
             for i in range(n)
         ]
-        self.cs_ps, self.think_ps = round(cs_ns * PS), round(think_ns * PS)
+        self.cs_ps, self.think_ps = round(options.cs_ns * PS), round(options.think_ns * PS)
         self.smt_slowdown = params.smt_slowdown
         # threads
         self.my_ticket = [0] * n
@@ -68,14 +63,14 @@ class LockDES(LineModel):
         self.ready = [False] * n
         self.holder = -1
         # measurement
-        self.warmup = min(n, acquisitions // 4)
-        self.target = acquisitions + self.warmup
+        self.warmup = min(n, options.acquisitions // 4)
+        self.target = options.acquisitions + self.warmup
         self.count = 0
         self.lat_ps: list[int] = []
         self.wait_window = 0  # time spent acquiring inside the measured window, every thread
         self.in_cs = [False] * n
         self.t_warm = 0
-        self.record = record
+        self.record = options.record
         self.holds: list[tuple[int, int, int]] = []
         self.waits: list[tuple[int, int, int]] = []
         self.done = self.env.event()
@@ -228,17 +223,13 @@ class LockDES(LineModel):
 def run_des(
     machine: Machine,
     cpus: tuple[int, ...],
-    lock: str,
+    options: HandoffOptions,
     params: LockParams,
-    cs_ns: float,
-    think_ns: float,
-    acquisitions: int,
-    rng: np.random.Generator,
-    record: bool,
-    common: dict[str, Any],
 ) -> HandoffResult:
-    """Run the DES and summarise it as a HandoffResult (see cohsim.lock.handoff.simulate)."""
-    sim = LockDES(machine, cpus, lock, params, cs_ns, think_ns, acquisitions, rng, record)
+    """Run the DES and summarise it as a HandoffResult (see cohsim.lock.handoff.simulate):
+    `machine` placed, `cpus` its threads' CPUs, `params` resolved."""
+    rng = np.random.default_rng(options.seed_sequence())
+    sim = LockDES(machine, cpus, options, params, rng)
     sim.run()
     end = int(sim.env.now)
     lat = np.asarray(sim.lat_ps, dtype=np.float64) / PS
@@ -249,7 +240,7 @@ def run_des(
         a.account(end, a.n)
     hub = sim.hub
     rec = None
-    if record:
+    if options.record:
         rec = HandoffRecord(
             holds=tuple(sim.holds),
             waits=tuple(sim.waits),
@@ -258,7 +249,16 @@ def run_des(
             end_ps=end,
         )
     return HandoffResult(
+        machine=machine.name,
+        lock=options.lock,
         model="des",
+        threads=len(cpus),
+        placement=options.placement_label,
+        smt=options.smt,
+        cpus=cpus,
+        cs_ns=float(options.cs_ns),
+        think_ns=float(options.think_ns),
+        seed=options.recorded_seed,
         acquisitions=len(lat),
         p50_ns=float(np.percentile(lat, 50)) if len(lat) else 0.0,
         p99_ns=float(np.percentile(lat, 99)) if len(lat) else 0.0,
@@ -274,5 +274,5 @@ def run_des(
         p999_ns=float(np.percentile(lat, 99.9)) if len(lat) else 0.0,
         max_ns=float(lat.max()) if len(lat) else 0.0,
         span_ns=window / PS,
-        **common,
+        params=params,
     )

@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from cohsim.lock.options import HandoffOptions
 from cohsim.lock.params import HandoffResult, LockParams
 from cohsim.machine.model import Machine
 from cohsim.units import NS_PER_S
@@ -236,14 +236,13 @@ def _quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
 def run_markov(
     machine: Machine,
     cpus: tuple[int, ...],
-    lock: str,
+    options: HandoffOptions,
     params: LockParams,
-    cs_ns: float,
-    think_ns: float,
-    acquisitions: int,
-    common: dict[str, Any],
 ) -> HandoffResult:
-    """Solve the chain and report what the DES reports (see cohsim.lock.handoff.simulate)."""
+    """Solve the chain and report what the DES reports (see cohsim.lock.handoff.simulate):
+    `machine` placed, `cpus` its threads' CPUs, `params` resolved."""
+    lock, cs_ns, think_ns = options.lock, options.cs_ns, options.think_ns
+    acquisitions = options.acquisitions
     n = len(cpus)
     svc = service_times(machine, cpus, lock, params, cs_ns, think_ns)
     pi = steady_state(n, think_ns, svc)
@@ -268,7 +267,16 @@ def run_markov(
     home_q = float((pi * busy * (k + 1) / 2 * (k > 1)).sum())
     home_req_per_acq = float((pi[1:] * work[1:]).sum() / max(pi[1:].sum(), 1e-300))
     return HandoffResult(
+        machine=machine.name,
+        lock=lock,
         model="markov",
+        threads=n,
+        placement=options.placement_label,
+        smt=options.smt,
+        cpus=cpus,
+        cs_ns=float(cs_ns),
+        think_ns=float(think_ns),
+        seed=options.recorded_seed,
         acquisitions=acquisitions,
         p50_ns=_quantile(waits, arr_w, 0.5),
         p99_ns=_quantile(waits, arr_w, 0.99),
@@ -282,5 +290,5 @@ def run_markov(
         p90_ns=_quantile(waits, arr_w, 0.9),
         p999_ns=_quantile(waits, arr_w, 0.999),
         span_ns=acquisitions / x_per_ns if x_per_ns > 0 else 0.0,
-        **common,
+        params=params,
     )

@@ -28,11 +28,6 @@ LOCKS = ("ttas", "ticket", "qspinlock", "seqcount", "pingpong")
 MODELS = ("des", "markov")
 SCHEMA = 1
 
-#: pause_bench's defaults (calibration/bench/pause_bench.c): 100 ns critical section, no think time.
-DEFAULT_CS_NS = 100.0
-DEFAULT_THINK_NS = 0.0
-DEFAULT_ACQUISITIONS = 2000
-
 
 @dataclass(frozen=True)
 class LockParams:

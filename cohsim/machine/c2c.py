@@ -52,10 +52,6 @@ class Comparison:
     classes: tuple[ClassStat, ...]  #: per-class medians
     median_abs_pct_error: float  #: median over pairs of |model - measured| / measured, percent
 
-    @property
-    def max_class_abs_pct_error(self) -> float:
-        return max(abs(c.pct_error) for c in self.classes)
-
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["home"] = "local" if self.home is None else f"socket{self.home}"

@@ -1,4 +1,4 @@
-"""Pictures of the lock hand-off level: latency vs threads, home-agent queue, who held the lock.
+"""Pictures of the lock hand-off level: latency and the home agent's queue against threads.
 
 Every function draws on the `ax` it is given and returns what it drew;
 `cohsim.plots.save.save_figure` writes the file atomically.
@@ -12,8 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from cohsim.lock.des import PS
-from cohsim.lock.params import HandoffRecord, HandoffResult
+from cohsim.lock.params import HandoffResult
 
 
 def plot_latency(results: Sequence[HandoffResult], ax: Axes, label: str = "") -> list[Line2D]:
@@ -40,15 +39,6 @@ def plot_home_queue(results: Sequence[HandoffResult], ax: Axes) -> list[Line2D]:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return lines
-
-
-def plot_holds(record: HandoffRecord, ax: Axes) -> int:
-    """Who held the lock when (one bar per hold, one row per thread); returns the bars drawn."""
-    for th, t0, t1 in record.holds:
-        ax.broken_barh([(t0 / PS, max(t1 - t0, 1) / PS)], (th - 0.4, 0.8))  # ps to ns
-    ax.set_xlabel("time (ns)")
-    ax.set_ylabel("thread")
-    return len(record.holds)
 
 
 def sweep_figure(results: Sequence[HandoffResult], title: str) -> Figure:

@@ -101,8 +101,6 @@ PATH_ARGS: dict[str, tuple[int, ...]] = {
 STAT_FD = {"newfstatat", "statx", "move_mount"}
 #: the syscalls whose walks are execs (the interpreter walk is added by the caller)
 EXECS = {"execve", "execveat"}
-#: other readers of mount_lock's seqcount, counted apart
-DPATH = {"getcwd"}
 SOCKET = {"connect", "bind"}
 #: the path syscalls' names (for the perf tracepoint counts: `umount` is umount2's tracepoint)
 PATH_SYSCALLS = set(PATH_ARGS) | SOCKET

@@ -8,7 +8,7 @@ of their own (no simpy at all) with typed attributes:
 
 - `Environment`: `now` (int ns), the heap, the id counter (an int), `run`, `process`,
   `event`, `timeout` and `advance`;
-- `Event`: `succeed(value)`, `triggered`, `processed`, `value`, `|` and `&` (a `Condition`'s
+- `Event`: `succeed(value)`, `triggered`, `value`, `|` and `&` (a `Condition`'s
   event, as simpy's: any or all of its events processed) - what the simulation and its tests
   use of simpy's events. Events only succeed (nothing here fails an event). A started
   process is an Event too (its generator in `gen`): it is its own heap entry while it waits
@@ -79,10 +79,6 @@ class Event:
         self.cond: Condition | None = None  #: the condition this is the event of
         self.time = 0  #: in the heap: due then (ns)
         self.rank = 0  #: ... and ordered by this among those due then
-
-    @property
-    def processed(self) -> bool:
-        return self.callbacks is None
 
     @property
     def ok(self) -> bool:

@@ -59,9 +59,6 @@ class PcpuMutex:
         self.handoff = False  #: the first sleeper failed once: the next release is its
         #: the owner is on a CPU (not a sleeper it was handed to, still waking up)
         self.owner_running = True
-        self.spin_ns = 0.0  #: waiters' time spinning on the owner
-        self.sleep_ns = 0.0  #: waiters' time asleep
-        self.sleeps = 0
 
     @property
     def free(self) -> bool:
@@ -104,17 +101,13 @@ class PcpuMutex:
         self.queue.append(w)
         st.max_waiters = max(st.max_waiters, len(self.queue))
         while True:
-            t0 = env.now
             if w.spin:
                 self.cpus.spinning += 1
                 yield w.event
                 self.cpus.spinning -= 1
-                self.spin_ns += env.now - t0
                 return  # spinners are handed the mutex
             self.cpus.release()
-            self.sleeps += 1
             yield w.event
-            self.sleep_ns += env.now - t0
             yield from self.resume(True)
             if w.granted:
                 self.owner_running = True
