@@ -86,12 +86,13 @@ class OpRow:
     as native fields, for the compiled hot loops: what `CallCosts` and the launch simulation
     read of it, call after call. `CallCosts.row` makes one per op."""
 
-    def __init__(self, op: OpCost) -> None:
+    def __init__(self, op: OpCost, peer_scale: float = 1.0) -> None:
+        """`peer_scale`: the kernel's `peer_walk_scale`, on the op's per-peer costs."""
         self.op = op
         self.takes_ns_write = bool(op.takes_ns_write)
         self.ns_write_ns: float = op.ns_write_ns
         self.per_mount_write_ns: float = op.per_mount_write_ns
-        self.per_peer_ns: float = op.per_peer_ns
+        self.per_peer_ns: float = op.per_peer_ns * peer_scale
         self.per_child_ns: float = op.per_child_ns
         self.layer_read_ns: float = op.layer_read_ns
         self.mount_lock_ns: float = op.mount_lock_ns
@@ -99,7 +100,7 @@ class OpRow:
         self.reads_mountinfo = bool(op.ns_read_ns or op.per_mount_read_ns)
         self.percpu_sum = bool(op.percpu_sum)  #: its mount_lock section sums a per-CPU count
         self.percpu_sum_per_copy = bool(op.percpu_sum_per_copy)
-        self.ml_per_peer_ns: float = op.mount_lock_per_peer_ns
+        self.ml_per_peer_ns: float = op.mount_lock_per_peer_ns * peer_scale
         self.ml_reader = bool(op.mount_lock_reader)
         self.ml_section_ns: float = op.per_mount_lock_section_ns  #: per mount, its own section
         #: its mount_lock section's work depends on the node's state (`ml_hold_at`)
@@ -140,7 +141,7 @@ class CallCosts:
         """The OpRow of `op`, the op named `name` (made once; a plan has one op per name)."""
         r = self.rows.get(name)
         if r is None or r.op is not op:
-            r = self.rows[name] = OpRow(op)
+            r = self.rows[name] = OpRow(op, self.k.peer_walk_scale)
         return r
 
     def write_hold_ns(self, s: Step, st: NodeState) -> float:
@@ -244,7 +245,7 @@ class CallCosts:
     def slave_line_ns(self, st: NodeState) -> float:
         """What each line of a mountinfo read in a runtime's own (slave) namespace costs beyond
         the host's: the root group's members among the lines, each walking the whole group."""
-        return st.ring * st.ring * self.k.peer_step_ns / max(1, st.mounts)
+        return st.ring * st.ring * self.k.peer_step_ns * self.k.peer_walk_scale / max(1, st.mounts)
 
     def full_read_ns(self, mounts: float, ring: float) -> dict[str, float]:
         """One whole read of /proc/self/mountinfo alone, in the host's namespace and in a
@@ -253,4 +254,4 @@ class CallCosts:
         op, open_op = k.op("mountinfo_read"), k.op("mountinfo_open")
         fixed = open_op.walks * k.walk_ns + open_op.cpu_ns + op.cpu_ns + op.ns_read_ns
         host = fixed + op.per_mount_read_ns * mounts
-        return {"host": host, "container": host + ring**2 * k.peer_step_ns}
+        return {"host": host, "container": host + ring**2 * k.peer_step_ns * k.peer_walk_scale}

@@ -211,6 +211,9 @@ class KernelParams:
     #: one step round a peer group's ring (next_peer()): get_dominating_id() in a slave
     #: namespace's mountinfo read, and propagation visiting the destination's peers
     peer_step_ns: float
+    #: every walk of a peer ring (the ops' per-peer costs, the mountinfo ring steps) against
+    #: the measured lines they come from: the hosts measured differ by x0.55-x1.98 (a prior)
+    peer_walk_scale: float = 1.0
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
     #: a host's measured wake-up latency by idle duration (cohsim.kernel.waketable); replaces
@@ -273,6 +276,7 @@ _TABLES = {
         "per_slave_umount_ns": "prop_per_slave_umount_ns",
         "service_namespaces": "service_namespaces",
         "peer_step_ns": "peer_step_ns",
+        "peer_walk_scale": "peer_walk_scale",
     },
 }
 #: OpCost's counts of locked-reader sections (integers in the file)

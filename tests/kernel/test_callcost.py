@@ -124,3 +124,21 @@ def test_a_whole_read(parts):
     assert cc.slave_line_ns(State(mounts=3000, ring=2000)) * 3000 == pytest.approx(
         r["container"] - r["host"]
     )
+
+
+def test_every_ring_walk_takes_the_peer_walk_scale(parts):
+    """`propagation.peer_walk_scale` (a prior spanning the hosts measured) scales a bind's walk
+    of the group's peers, an unmount's under mount_lock and the mountinfo read's ring steps,
+    nothing else."""
+    k, sum_ns, cc, steps = parts
+    doubled = CallCosts(k.with_values(peer_walk_scale=2.0), sum_ns)
+    bind, clone = steps["move_mount"], steps["open_tree_clone"]
+    small, grown = State(), State(ring=1001, binds=1000)
+    walk = cc.write_hold_ns(bind, grown) - cc.write_hold_ns(bind, small)
+    assert doubled.write_hold_ns(bind, grown) - doubled.write_hold_ns(bind, small) == (
+        pytest.approx(2 * walk)
+    )
+    assert doubled.write_hold_ns(clone, grown) == cc.write_hold_ns(clone, grown)  # children
+    r, r2 = cc.full_read_ns(3000, 2000), doubled.full_read_ns(3000, 2000)
+    assert r2["host"] == r["host"]
+    assert r2["container"] - r2["host"] == pytest.approx(2 * (r["container"] - r["host"]))
