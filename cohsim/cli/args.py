@@ -15,7 +15,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 
-from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.predict.pins import check as check_pins
 from cohsim.predict.pins import load as load_pins
 from cohsim.predict.pins import parse_assignment
@@ -104,6 +104,21 @@ def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
         type=nonneg_int,
         default=default,
         help="random seed, a non-negative integer (default %(default)s)",
+    )
+
+
+def add_model_files(p: argparse.ArgumentParser, whose: str = "the machine") -> None:
+    """--kernel and --calibration: the kernel model file and the fit a prediction uses."""
+    p.add_argument(
+        "--kernel",
+        help=f"kernel parameters: a name under models/kernel/ or a TOML file (default "
+        f"{DEFAULT_KERNEL})",
+    )
+    p.add_argument(
+        "--calibration",
+        metavar="FIT.json",
+        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
+        f"(default: the committed fit that describes {whose})",
     )
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from cohsim import provenance
 from cohsim.cli.args import (
+    add_model_files,
     add_pins,
     add_seed,
     nonneg_int,
@@ -30,7 +31,6 @@ from cohsim.cli.args import (
 )
 from cohsim.cli.outputs import check_file
 from cohsim.errors import CohsimError
-from cohsim.kernel.costs import DEFAULT_KERNEL
 from cohsim.plan import SORTS, PlanOptions, plan
 from cohsim.plan.api import CONFIRM_ENGINE, TWO_STAGE
 from cohsim.plan.candidates import ALL
@@ -193,17 +193,7 @@ def _question(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="mounts on the node before the burst, if known: pins that prior (default: drawn)",
     )
-    p.add_argument(
-        "--kernel",
-        help=f"kernel parameters: a name under models/kernel/ or a TOML file (default "
-        f"{DEFAULT_KERNEL})",
-    )
-    p.add_argument(
-        "--calibration",
-        metavar="FIT.json",
-        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
-        "(default: the committed fit that describes each machine)",
-    )
+    add_model_files(p, "each machine")
     add_pins(p)
 
 

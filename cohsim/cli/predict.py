@@ -13,11 +13,18 @@ from dataclasses import replace
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_pins, add_seed, nonneg_int, pins_of, positive_float, positive_int
+from cohsim.cli.args import (
+    add_model_files,
+    add_pins,
+    add_seed,
+    nonneg_int,
+    pins_of,
+    positive_float,
+    positive_int,
+)
 from cohsim.cli.outputs import check_plot
 from cohsim.cli.predict_text import render
 from cohsim.errors import CohsimError
-from cohsim.kernel.costs import DEFAULT_KERNEL
 from cohsim.machine.catalog import ARCHETYPES
 from cohsim.predict import Burst, Prediction, RunOptions, Target, predict, replay
 from cohsim.predict.options import ENGINES
@@ -203,17 +210,7 @@ def _common(
         help="seconds; containers slower than this count as failures and in the chance of "
         "missing it (default %(default)g)",
     )
-    p.add_argument(
-        "--kernel",
-        help=f"kernel parameters: a name under models/kernel/ or a TOML file (default "
-        f"{DEFAULT_KERNEL})",
-    )
-    p.add_argument(
-        "--calibration",
-        metavar="FIT.json",
-        help="a fit from `cohsim calibrate`; 'none' for the model files as they are "
-        "(default: the committed fit that describes the machine)",
-    )
+    add_model_files(p)
     p.add_argument(
         "--engine",
         choices=ENGINES,
