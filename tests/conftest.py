@@ -8,8 +8,11 @@ installed copy and see old behaviour pass.
 from __future__ import annotations
 
 import atexit
+import importlib.machinery
+import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,6 +31,21 @@ if "COHSIM_CACHE" not in os.environ:
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "calibration" / "data"
+
+
+def _calibration_package() -> None:
+    """Make the repository's `calibration` folder (analysis and reports, not shipped) importable
+    as a package where cohsim is installed rather than edited in place (CI): a module whose
+    path is that folder, without putting the repository on sys.path (that would shadow the
+    installed, compiled cohsim with the tree's sources)."""
+    if importlib.util.find_spec("calibration") is not None:
+        return
+    spec = importlib.machinery.ModuleSpec("calibration", None, is_package=True)
+    spec.submodule_search_locations = [str(REPO / "calibration")]
+    sys.modules["calibration"] = importlib.util.module_from_spec(spec)
+
+
+_calibration_package()
 C2C_DIR = DATA / "core-to-core-latency"
 
 #: what the wheel ships, by where it lies in the working tree and in the installed package
