@@ -4,6 +4,7 @@ simulation's waits recorded by section."""
 
 from __future__ import annotations
 
+import pytest
 from analysis_runner import REPO, number, run
 
 from calibration.analysis.burst_locks.model import simulate
@@ -60,6 +61,7 @@ def test_lowerdir_plus_32_sleeps() -> None:
     assert "pcpu" not in out  # its sleeps are too few to list (5 in 64 sequences)
 
 
+@pytest.mark.pure_python  # it subclasses the simulation's lock tally
 def test_model_records_each_section() -> None:
     fit = load_fit(FIT)
     (run32,) = load_bench([TRACES / "burst-32/run-lowerdir-plus-32w-10L"]).mount

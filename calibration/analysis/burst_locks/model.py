@@ -46,6 +46,7 @@ from calibration.analysis.burst_locks.trace import Batches
 from cohsim.calibrate import MountRun, load_bench, load_fit, mount_bench_trace
 from cohsim.calibrate.calibration import Calibration
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.simulation import engine
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.kernel.simulation.records import LockStats
 from cohsim.machine.catalog import Catalog
@@ -106,6 +107,15 @@ class RecordingStats(LockStats):
         object.__setattr__(self, name, value)
 
 
+def _need_sources() -> None:
+    """The tallies subclass the simulation's: refused (one line) where it is compiled."""
+    if not (engine.__file__ or "").endswith(".py"):
+        raise SystemExit(
+            "burst_locks.model: cohsim's simulation is compiled here; run it on the sources "
+            "with COHSIM_PURE_PYTHON=1"
+        )
+
+
 def _rows() -> collections.defaultdict[str, list[float]]:
     return collections.defaultdict(lambda: [0, 0.0, 0, 0.0])
 
@@ -161,6 +171,7 @@ def simulate(
             mountinfo_sample=run.sampled,
         )
         calls: list[tuple[int, str, int, int]] = []
+        _need_sources()
         sim = LaunchSim(machine, kernel, trace, costs=costs, seed=seed, layers=run.layers,
                         background=False, node_mounts=run.baseline_mounts, calls=calls)  # fmt: skip
         ns, pcpu = RecordingStats(_clock(sim)), RecordingStats()
