@@ -11,6 +11,7 @@ import ast
 import fnmatch
 import os
 import re
+import warnings
 from pathlib import Path
 
 import networkx as nx
@@ -45,6 +46,9 @@ RANK = {
 }
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
+#: where a module or function should be split before it reaches the cap: a warning, not a failure
+WARN_MODULE_LINES = 400
+WARN_FUNCTION_LINES = 60
 
 
 def _modules() -> dict[str, Path]:
@@ -133,18 +137,28 @@ def test_every_level_is_a_folder_with_a_rank():
 
 
 def test_modules_and_functions_stay_small():
-    too_long = []
+    """Over the caps fails; over the warning lines (400, 60) says so, to split by concept
+    before the cap forces it (`pytest -rw` lists them)."""
+    too_long, near = [], []
     for module, path in _modules().items():
         text = path.read_text(encoding="utf-8")
         lines = text.count("\n")
         if lines > MAX_MODULE_LINES:
             too_long.append(f"{module}: {lines} lines")
+        elif lines > WARN_MODULE_LINES:
+            near.append(f"{module}: {lines} lines")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 n = (node.end_lineno or node.lineno) - node.lineno + 1
                 if n > MAX_FUNCTION_LINES:
                     too_long.append(f"{module}.{node.name}: {n} lines")
+                elif n > WARN_FUNCTION_LINES:
+                    near.append(f"{module}.{node.name}: {n} lines")
     assert too_long == []
+    if near:
+        warnings.warn(
+            f"{len(near)} near the caps (split by concept): " + "; ".join(near), stacklevel=1
+        )
 
 
 #: folders that hold no file of the repository's own, whatever is in them
