@@ -182,8 +182,35 @@ def local_cluster(n: int) -> Iterator[Any]:
     finally:
         if main:
             signal.signal(signal.SIGINT, was)
-    with cluster:
+    with cluster, _quiet_if_interrupted():
         yield cluster
+
+
+#: the loggers an interrupted Dask client or cluster reports its own shutdown on (a cancelled
+#: callback's traceback from tornado's loop, the workers' lost connections)
+_SHUTDOWN_LOGGERS = ("tornado.application", "asyncio", "distributed")
+
+
+@contextmanager
+def _quiet_if_interrupted() -> Iterator[None]:
+    """On Ctrl-C, silence what Dask's client and cluster log while they close: the command
+    says it was interrupted in one line (its own), not with their tracebacks. The IO loop's
+    thread may log a cancelled call (distributed's sync()) before the interrupt reaches this
+    frame, so its logger (tornado.application: exceptions in the loop's callbacks, which a
+    client call also raises where it was made) stays at CRITICAL while a client or cluster is
+    open."""
+    loop = logging.getLogger("tornado.application")
+    level = loop.level
+    loop.setLevel(logging.CRITICAL)
+    try:
+        yield
+    except KeyboardInterrupt:
+        for name in _SHUTDOWN_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        raise
+    finally:
+        if loop.level == logging.CRITICAL:
+            loop.setLevel(level)
 
 
 @contextmanager
@@ -193,7 +220,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
     from distributed import Client
 
     if options.scheduler is None:
-        with local_cluster(n) as cluster, Client(cluster) as client:
+        with local_cluster(n) as cluster, Client(cluster) as client, _quiet_if_interrupted():
             yield client
         return
     timeout = options.connect_timeout_s
@@ -204,7 +231,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
             f"cannot reach the Dask scheduler at {options.scheduler} within {timeout:g} s "
             f"({type(exc).__name__})"
         ) from None
-    with client:
+    with client, _quiet_if_interrupted():
         try:
             client.wait_for_workers(1, timeout=timeout)
         except (OSError, TimeoutError) as exc:
