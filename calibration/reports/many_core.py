@@ -47,6 +47,7 @@ from cohsim.calibrate import (
 )
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
+from cohsim.workload.synth import STRATEGIES
 
 HOST = "devvm-16cpu-intel-xeon-f6m207"
 REPO = Path(__file__).resolve().parents[2]
@@ -54,7 +55,6 @@ DATA = REPO / "calibration" / "data" / HOST
 FITS = REPO / "calibration" / "fits"
 COMMITTED = FITS / f"{HOST}.json"
 TWO_CPU = FITS / "devvm-2cpu-intel-xeon-f6m167.json"
-STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 SITTINGS = [DATA / "mount" / f"sitting-{i}" for i in (1, 2, 3)]
 #: the runs each group predicts: (folders, worker counts kept)
 GROUPS: dict[str, tuple[list[Path], tuple[int, ...] | None]] = {

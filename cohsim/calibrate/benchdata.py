@@ -28,8 +28,8 @@ from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
 from cohsim.kernel.waketable import WakeTable
 from cohsim.provenance import file_digest
+from cohsim.workload.synth import STRATEGIES
 
-STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
 #: the benches `cohsim bench` runs whose data this fit does not read, and why: a directory
 #: of `cohsim bench` output holding them is fitted on the rest, each of these skipped with a
 #: note (BenchData.skipped), not refused

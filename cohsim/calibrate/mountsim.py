@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import STRATEGIES
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.machine.model import Machine
 from cohsim.units import NS_PER_S
+from cohsim.workload.synth import STRATEGIES
 from cohsim.workload.trace import RawCall, Trace, assemble
 
 _ROOT = "/tmp/mount_bench.cohsim"  # the scratch tmpfs (mount_bench's mkdtemp)
