@@ -22,7 +22,8 @@ from cohsim.calibrate.benchdata import (
     load_bench,
     medians,
 )
-from cohsim.calibrate.calibration import Calibration, default_fit, load_fit
+from cohsim.calibrate.calibration import Calibration, load_fit
+from cohsim.calibrate.committed import default_fit
 from cohsim.calibrate.heldout import (
     BOUND,
     METRICS,

@@ -16,16 +16,15 @@ constructor stores its arguments, `fit(data)` returns self, learned attributes e
 Prediction intervals come from parameter samples (multivariate normal, clipped to the
 bounds) crossed with seeds, widened in quadrature by the fit's residual scatter
 (`misfit_sd`). A fit is written and read as JSON by `cohsim.calibrate.fitjson`
-(`save`, `load_fit`); `default_fit` picks the committed fit (calibration/fits/) that
-describes an instance.
+(`save`, `load_fit`); `cohsim.calibrate.committed.default_fit` picks the committed fit
+(calibration/fits/) that describes an instance.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,12 +33,11 @@ import numpy as np
 
 from cohsim import provenance
 from cohsim.calibrate.benchdata import BenchData, load_bench
-from cohsim.calibrate.benchsim import BenchSim, fit_bench_kernel, measure_bench_terms, seed_set
+from cohsim.calibrate.benchsim import BenchSim, fit_bench_kernel, measure_bench_terms
 from cohsim.calibrate.fitjson import (
     Covariance,
     FitDoc,
     applies_to_doc,
-    choose_fit,
     parse_doc,
     read_doc,
     to_doc,
@@ -52,7 +50,6 @@ from cohsim.calibrate.mountsim import SimRun
 from cohsim.calibrate.params import KERNEL_PARAMS, Param, PartFit, apply_kernel_params
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
-from cohsim.io import fits_dir
 from cohsim.kernel.costs import DEFAULT_KERNEL, KernelParams, load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.waketable import WakeTable
@@ -247,11 +244,6 @@ class Calibration:
             seed=self.seed,
             seeds=self.seeds,
         )
-
-    def _seeds(self, workers: int, rep: int = 0) -> list[int]:
-        """Seed set `rep`'s seeds for a run with `workers` workers (0: the fit's own): one at 1
-        worker, where there is no interleaving to average over, else `seeds`."""
-        return seed_set(self.seed, self.seeds, workers, rep)
 
     def mount_bench_kernel(self, kernel: KernelParams, strategy: str, layers: int) -> KernelParams:
         """`kernel` as this fit simulates mount_bench with it: no runtime or node daemons
@@ -450,47 +442,3 @@ class Calibration:
 def load_fit(path: str | Path) -> Calibration:
     """Read a fit JSON written by `Calibration.save` (validated)."""
     return Calibration.from_dict(read_doc(path), str(path))
-
-
-def default_fit(instance_or_family: str) -> Calibration | None:
-    """The committed fit that describes this instance or family, if any.
-
-    A fit with kernel parameters applies to every instance (its `applies_to.kernel.instances`
-    is "*"); its lock parameters only to the instances/families it names. Exact instance
-    matches win; then a family match; then any kernel fit (`cohsim.calibrate.fitjson.choose_fit`).
-    """
-    paths = sorted(fits_dir().glob("*.json"))
-    loaded = _committed_fits(tuple((str(p), p.stat().st_mtime_ns) for p in paths))
-    return choose_fit(loaded, instance_or_family, _family(instance_or_family))
-
-
-@functools.lru_cache(maxsize=4)
-def _committed_fits(files: tuple[tuple[str, int], ...]) -> tuple[Calibration, ...]:
-    """The committed fits, read once per process (keyed by path and modification time: a
-    fit rewritten since is read again). Predictions only read them."""
-    return tuple(load_fit(path) for path, _ in files)
-
-
-@functools.lru_cache(maxsize=256)
-def _family(instance_or_family: str) -> str:
-    """The catalog family of an instance (a family's own name otherwise)."""
-    try:
-        return Catalog().get(instance_or_family).family
-    except CohsimError:
-        return instance_or_family
-
-
-def calibrate(
-    paths: Sequence[str | Path],
-    *,
-    instance: str | None,
-    kernel: str = DEFAULT_KERNEL,
-    seed: int = 0,
-    progress: bool = False,
-    on_data: Callable[[BenchData], None] | None = None,
-) -> Calibration:
-    """Read the bench data and fit (the library call behind `cohsim calibrate`)."""
-    data = load_bench(paths)
-    if on_data is not None:
-        on_data(data)
-    return Calibration(instance, kernel=kernel, seed=seed, progress=progress).fit(data)

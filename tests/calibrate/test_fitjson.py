@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from cohsim.calibrate.calibration import default_fit, load_fit
+from cohsim.calibrate.calibration import load_fit
+from cohsim.calibrate.committed import default_fit
 from cohsim.calibrate.params import KERNEL_PARAMS
 from cohsim.errors import CohsimError
 
