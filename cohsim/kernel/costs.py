@@ -40,6 +40,7 @@ from typing import Any
 
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
+from cohsim.kernel.priors import PRIOR_SHAPES, Prior, check_range
 from cohsim.kernel.waketable import WakeTable
 
 SCHEMA = 1
@@ -146,28 +147,6 @@ OPS = (
     "mountinfo_eof",
     "other",
 )
-
-
-PRIOR_SHAPES = ("uniform", "log-uniform")
-
-
-@dataclass(frozen=True)
-class Prior:
-    """The range a number no measurement identifies may take (`[priors]` in the kernel file)."""
-
-    key: str  #: the number's key in the file, e.g. "cpu.smt_slowdown"
-    attr: str  #: its KernelParams field, e.g. "smt_slowdown"
-    low: float
-    high: float
-    shape: str  #: "uniform" or "log-uniform" (uniform in the logarithm)
-    measure: str  #: the measurement that would pin it
-    why: str  #: its source line: the physics or public data behind the range
-
-    def at(self, u: float) -> float:
-        """The value at quantile `u` in [0, 1] of the prior (0: low, 1: high)."""
-        if self.shape == "log-uniform":
-            return math.exp(math.log(self.low) + u * math.log(self.high / self.low))
-        return self.low + u * (self.high - self.low)
 
 
 @dataclass(frozen=True)
@@ -410,27 +389,12 @@ def priors_from_dict(
             )
         if not isinstance(measure, str) or not measure:
             raise CohsimError(f"priors.{key}.measure must say which measurement pins it", where)
-        _check_range(key, low, high, shape, values[_ATTR[key]], where)
+        check_range(key, low, high, shape, values[_ATTR[key]], _MINIMUMS.get(key, 0.0), where)
         why = sources.get(f"priors.{key}")
         if not isinstance(why, str):
             raise CohsimError(f"priors.{key} has no entry in [sources]", where)
         out.append(Prior(key, _ATTR[key], low, high, shape, measure, why))
     return tuple(out)
-
-
-def _check_range(key: str, low: float, high: float, shape: str, nominal: float, where: str) -> None:
-    """A prior's range: low < high, above the number's own minimum, positive if log-uniform,
-    the nominal value inside."""
-    if not low < high:
-        raise CohsimError(f"priors.{key}: low {low:g} must be below high {high:g}", where)
-    if low < _MINIMUMS.get(key, 0.0):
-        raise CohsimError(f"priors.{key}.low must be at least {_MINIMUMS[key]:g}", where)
-    if shape == "log-uniform" and low <= 0:
-        raise CohsimError(f"priors.{key}.low must be positive for a log-uniform prior", where)
-    if not low <= nominal <= high:
-        raise CohsimError(
-            f"priors.{key}: the nominal value {nominal:g} is outside [{low:g}, {high:g}]", where
-        )
 
 
 def load_kernel(name_or_path: str | Path | None = None) -> KernelParams:

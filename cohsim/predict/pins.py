@@ -27,7 +27,8 @@ from typing import Any
 
 from cohsim.errors import CohsimError, UsageError
 from cohsim.io import read_toml
-from cohsim.kernel.costs import KernelParams, Prior
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.priors import Prior
 
 #: priors whose value is a slowdown factor: below 1 would make the work faster
 SLOWDOWNS = ("cpu.smt_slowdown", "cpu.spin_slowdown")

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.costs import KernelParams, Prior
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.priors import Prior
 
 #: the prior streams' branch of the seed (replicate seeds are the seed's plain children)
 PRIOR_STREAM = 2

@@ -25,8 +25,9 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from cohsim.kernel.costs import KernelParams, Prior
+from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.kernel.priors import Prior
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.kernel.simulation.outcome import engine_result
 from cohsim.kernel.simulation.records import ThreadResult

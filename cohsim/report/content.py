@@ -35,7 +35,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cohsim.kernel.costs import Prior, load_kernel
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.priors import Prior
 from cohsim.machine.catalog import Catalog
 from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst
 from cohsim.plan.api import CONFIRM_ENGINE, search

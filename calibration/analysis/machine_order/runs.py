@@ -25,7 +25,8 @@ from calibration.analysis.machine_order.relations import (
     burst_relation,
     p50_relations,
 )
-from cohsim.kernel.costs import KernelParams, Prior, load_kernel
+from cohsim.kernel.costs import KernelParams, load_kernel
+from cohsim.kernel.priors import Prior
 from cohsim.machine.catalog import Catalog
 from cohsim.plan import Candidate, Probe, SafeBurst, safe_bursts
 from cohsim.plan.outcome import Outcome, from_prediction

@@ -41,7 +41,8 @@ from calibration.analysis.machine_order.runs import (
     nominal_kernel,
     priors_of,
 )
-from cohsim.kernel.costs import KernelParams, Prior
+from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.priors import Prior
 from cohsim.predict.options import ENGINES
 
 
