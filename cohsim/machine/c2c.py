@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.machine.model import Coherence, Machine, PairClass
+from cohsim.machine.model import Machine
+from cohsim.machine.parts import Coherence, PairClass
 
 # Which measured pair classes inform which coherence parameter.
 FIT_CLASSES: dict[str, tuple[PairClass, ...]] = {

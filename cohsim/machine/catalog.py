@@ -20,7 +20,8 @@ from typing import Any
 
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
-from cohsim.machine.model import Coherence, Machine, Microarch, Topology
+from cohsim.machine.model import Machine
+from cohsim.machine.parts import Coherence, Microarch, Topology
 
 SCHEMA = 1
 

@@ -32,7 +32,7 @@ Beyond physical sense (`LIMITS`), an input is refused in one line before any wor
 - layers > 500: overlayfs stacks at most 500 lower layers (OVL_MAX_STACK, fs/overlayfs/): a
   bigger image's overlay mount fails (EINVAL);
 - node mounts > 100,000: fs.mount-max again, for the mounts already there;
-- CPUs > 4,096: cohsim.machine.model.MAX_VCPUS (a machine file is refused when it is read).
+- CPUs > 4,096: cohsim.machine.parts.MAX_VCPUS (a machine file is refused when it is read).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cohsim.errors import CohsimError
-from cohsim.machine.model import MAX_VCPUS
+from cohsim.machine.parts import MAX_VCPUS
 
 
 @dataclass(frozen=True)

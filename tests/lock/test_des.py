@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cohsim.lock.handoff import simulate
 from cohsim.machine.catalog import Catalog
-from cohsim.machine.model import PairClass
+from cohsim.machine.parts import PairClass
 
 CAT = Catalog()
 MACHINES = ["m7i.metal-24xl", "m7a.24xlarge", "r5.metal", "m8g.metal-24xl", "c6a.metal"]

@@ -202,7 +202,7 @@ def test_catalog_machines_are_physically_ordered(catalog, name):
     """Symmetric positive latencies; SMT < same LLC < other LLC <= cross-socket; counts agree."""
     import numpy as np
 
-    from cohsim.machine.model import PairClass
+    from cohsim.machine.parts import PairClass
 
     m = catalog.get(name)
     lat = m.latency_matrix(0)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
-from cohsim.machine.model import Coherence, Machine, Microarch, PairClass, Topology
+from cohsim.machine.model import Machine
+from cohsim.machine.parts import Coherence, Microarch, PairClass, Topology
 
 
 def make(interconnect="chiplet", sockets=2, cps=16, tpc=2, llc=8, lat=(10.0, 25.0, 100.0, 200.0)):

@@ -16,7 +16,7 @@ from conftest import REPO
 
 from cohsim.cli.app import main
 from cohsim.errors import CohsimError
-from cohsim.machine.model import MAX_VCPUS
+from cohsim.machine.parts import MAX_VCPUS
 from cohsim.predict import CHECKED, LIMITS, predict
 from cohsim.predict.validity import assess, refuse_absurd
 

@@ -74,7 +74,8 @@ import numpy as np
 
 from cohsim.lock.handoff import simulate
 from cohsim.lock.params import LockParams, params_from_machine
-from cohsim.machine.model import Coherence, Machine, Microarch, Topology
+from cohsim.machine.model import Machine
+from cohsim.machine.parts import Coherence, Microarch, Topology
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data/reference/lock-scaling"
