@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_pins, nonneg_int, pins_of, positive_int, warn_pins
+from cohsim.cli.args import add_model_files, add_pins, nonneg_int, pins_of, positive_int, warn_pins
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -113,12 +113,7 @@ def _common(
         help="runtimes' namespace copies alive, slaves of the host's mounts; the node "
         "services' come from the kernel model (default 0)",
     )
-    p.add_argument("--kernel", help="a name under models/kernel/ or a TOML file")
-    p.add_argument(
-        "--calibration",
-        metavar="FIT.json",
-        help="a fit, or none (default: the committed fit that describes the machine)",
-    )
+    add_model_files(p)
     add_pins(p)
     add_json(p)
 

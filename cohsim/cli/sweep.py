@@ -19,6 +19,7 @@ from typing import Any
 
 from cohsim import provenance
 from cohsim.cli.args import (
+    add_model_files,
     add_pins,
     add_seed,
     count_list,
@@ -225,12 +226,7 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
         help="seconds; slower containers count as failures and in the chance of missing it "
         "(default %(default)g)",
     )
-    p.add_argument("--kernel", help="kernel parameters: a name under models/kernel/ or a TOML")
-    p.add_argument(
-        "--calibration",
-        metavar="FIT.json",
-        help="a fit, or none (default: the committed fit that describes each machine)",
-    )
+    add_model_files(p, "each machine")
     add_pins(p)
     p.add_argument(
         "--scheduler",

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.analysis.prop_read.fit import ols
 from calibration.analysis.walk_inflation.predict import ACCESSES
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
@@ -76,17 +77,6 @@ def load(path: Path) -> tuple[int, dict[Key, dict[str, float]], dict[Key, dict[s
     return mounters, p50, walk
 
 
-def slope(points: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """Least squares y = a + b x: (a, b, standard error of b)."""
-    x, y = np.array(points).T
-    design = np.column_stack([np.ones_like(x), x])
-    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-    resid = y - design @ coef
-    dof = max(1, len(x) - 2)
-    cov = resid @ resid / dof * np.linalg.inv(design.T @ design)
-    return float(coef[0]), float(coef[1]), float(np.sqrt(cov[1, 1]))
-
-
 def grace_rows(
     p50: dict[Key, dict[str, float]], layers: int
 ) -> list[tuple[str, float, float, float, float]]:
@@ -99,8 +89,9 @@ def grace_rows(
             for (k, lay, o), rounds in p50.items()
             if o == op and lay == layers and k >= 1
         ]
-        a, b, se = slope(pts)
-        rows.append((op, alone, a, b / gps, se / gps))
+        x, y = np.array(pts).T
+        (a, b), (_, se), _ = ols([x], y)
+        rows.append((op, alone, float(a), float(b) / gps, float(se) / gps))
     return rows
 
 
