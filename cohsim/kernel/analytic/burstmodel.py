@@ -258,25 +258,21 @@ class BurstModel:
         serial = a.put_count(st, idx) * self.sum_ns + alone
         return h, r, own, serial
 
-    def _cohort_grace(self, h: Array, rcu: Array) -> Array:
+    def _cohort_grace(self, h: Array, rcu: Array) -> tuple[Array, Array]:
         """How long the last of a cohort waits for the grace periods of a call it makes in
-        step (h: each one's write hold, served one after another). A caller needs a grace
-        period that starts after its call; the first caller starts one, and everyone who asks
-        while it runs waits for the next, which starts when it ends: the last, (n - 1) h
-        after the first, waits for the end of the one after the one running then, at
-        (floor((n - 1) h / G) + 2) G; woken together, they do the same for a second one."""
+        step (h: each one's write hold, served one after another), and how many grace periods
+        the cohort runs for it. A caller needs a grace period that starts after its call; the
+        first caller starts one, and everyone who asks while it runs waits for the next, which
+        starts when it ends: the last, (n - 1) h after the first, waits for the end of the one
+        after the one running then, at (floor((n - 1) h / G) + 2) G; woken together, they do
+        the same for a second one. They run back to back, at most one a caller."""
         g, n = self.gp_ns, self.n
         if n == 1:
-            return rcu * g
-        first = (np.floor((n - 1) * h / g) + 2.0) * g
-        return np.where(rcu > 0, first + (rcu - 1) * 2.0 * g, 0.0)
-
-    def _cohort_count(self, h: Array, rcu: Array) -> Array:
-        """The grace periods a cohort's calls run (`_cohort_grace`'s): back to back while the
-        holds are served, at most one a caller; each further one of a call, two at most."""
-        g, n = self.gp_ns, self.n
-        first = np.minimum(float(n), np.floor((n - 1) * h / g) + 2.0)
-        return np.where(rcu > 0, first + (rcu - 1) * min(2.0, float(n)), 0.0)
+            return rcu * g, rcu
+        periods = np.floor((n - 1) * h / g) + 2.0
+        wait = np.where(rcu > 0, periods * g + (rcu - 1) * 2.0 * g, 0.0)
+        count = np.where(rcu > 0, np.minimum(float(n), periods) + (rcu - 1) * 2.0, 0.0)
+        return wait, count
 
     def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
@@ -292,13 +288,14 @@ class BurstModel:
         h, r, own, serial = self._price(mid, idx, self.share)
         rcu = a.rcu[idx]
         free = own - rcu * self.gp_ns  # without its grace periods' wait
-        own = free + self._cohort_grace(h, rcu)
+        wait, periods = self._cohort_grace(h, rcu)
+        own = free + wait
         self.tally.add(out, idx, h, serial, n, mid, r)
         out.rcu_wait_ns += n * float((own - free).sum())
         out.rcu_requests += n * int(rcu.sum())
         # in step the cohort shares its grace periods: they run back to back while it waits,
         # one at most per caller (a caller that finds none running starts its own)
-        out.grace_periods += int(self._cohort_count(h, rcu).sum())
+        out.grace_periods += int(periods.sum())
         out.peaks(before + n * eff)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
         r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)

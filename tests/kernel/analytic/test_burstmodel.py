@@ -151,9 +151,12 @@ def test_grace_periods_of_a_cohort_wait_for_the_next(catalog):
     model = BurstModel(m, k, burst_workload("lowerdir-plus", 10, 5, seed=1), layers=5)
     h, rcu = np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 2.0])
     g = model.gp_ns
-    assert model._cohort_grace(h, rcu).tolist() == pytest.approx([0.0, 2 * g, 4 * g])
+    wait, count = model._cohort_grace(h, rcu)
+    assert wait.tolist() == pytest.approx([0.0, 2 * g, 4 * g])
+    assert count.tolist() == [0.0, 2.0, 4.0]  # at most one a caller (10 callers)
     h_long = np.array([g])  # (n - 1) h = 9 G: the last asks during the tenth
-    assert model._cohort_grace(h_long, np.array([1.0]))[0] == pytest.approx(11 * g)
+    wait, count = model._cohort_grace(h_long, np.array([1.0]))
+    assert wait[0] == pytest.approx(11 * g) and count[0] == 10.0  # 11 periods' time, 10 callers
 
 
 @pytest.mark.parametrize(
