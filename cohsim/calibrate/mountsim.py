@@ -50,6 +50,13 @@ _MOUNTINFO: list[tuple] = [
 ]
 
 
+#: mount_bench's mountinfo lines, measured (calibration/data/devvm-2cpu-intel-xeon-f6m207/
+#: mountinfo-lines/README.md): a bind of a layer or of the common parent 91-93 bytes, an
+#: overlay 156 before its lower layers, each `lowerdir=` entry 28 (per-layer) or 30
+#: (common-parent)
+BENCH_MOUNT_LINE_BYTES, BENCH_OVERLAY_LINE_BYTES, BENCH_LOWERDIR_ENTRY_BYTES = 92.0, 156.0, 29.0
+
+
 def _overlay_data(d: str) -> str:
     return f'"lowerdir=...,upperdir={d}/u,workdir={d}/k"'
 
@@ -207,7 +214,10 @@ def bench_kernel(kernel: KernelParams) -> KernelParams:
     the umounts' propagation walk nothing: every op's `per_peer_ns` and
     `mount_lock_per_peer_ns` is 0) and no namespace is its slave (`service_namespaces` 0).
     What a clone's source has as children (`per_child_ns`: the binds under the scratch tmpfs)
-    it has there too."""
+    it has there too. Its mountinfo lines are its own (calibration/data/
+    devvm-2cpu-intel-xeon-f6m207/mountinfo-lines/README.md): binds 91-93 bytes, overlays 156
+    before their lower layers, a `lowerdir=` entry 28-30 (its scratch directory's short
+    paths; a `lowerdir+` entry is the kernel's 12 whatever the paths)."""
     peers = {
         f"{n}.{f}": 0.0
         for n, op in kernel.ops.items()
@@ -215,7 +225,14 @@ def bench_kernel(kernel: KernelParams) -> KernelParams:
         if getattr(op, f)
     }
     return kernel.with_values(
-        runtime_cpu_ns=0.0, daemon_cpus=0.0, base_launch_ns=0.0, service_namespaces=0.0, **peers
+        runtime_cpu_ns=0.0,
+        daemon_cpus=0.0,
+        base_launch_ns=0.0,
+        service_namespaces=0.0,
+        mount_line_bytes=BENCH_MOUNT_LINE_BYTES,
+        overlay_line_bytes=BENCH_OVERLAY_LINE_BYTES,
+        lowerdir_entry_bytes=BENCH_LOWERDIR_ENTRY_BYTES,
+        **peers,
     )
 
 

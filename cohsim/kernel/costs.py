@@ -165,9 +165,16 @@ class KernelParams:
     systemd_parse_per_mount_ns: float  #: systemd's processing of one mountinfo line
     systemd_ratelimit: float  #: systemd re-reads at most once per this x its processing time
     probe_reads_per_s: float  #: other periodic mountinfo readers
-    mountinfo_lines_per_read: float  #: mountinfo lines one read() returns under namespace_sem
-    #: bytes systemd asks per read() (libmount through stdio; a read() returns at most one
-    #: page, `mountinfo_lines_per_read` lines, so it gets this share of them)
+    #: mountinfo line lengths (bytes): a read() takes namespace_sem once and returns at most a
+    #: page (cohsim.kernel.simulation.nssections), so a read's sections are the table's bytes
+    #: over a page. A line of the node's own mounts (before the launch), of a mount the burst
+    #: makes (a bind, a new filesystem), an overlay's without its lower layers, and each lower
+    #: layer a `lowerdir=` list adds (its path and a separator)
+    node_line_bytes: float
+    mount_line_bytes: float
+    overlay_line_bytes: float
+    lowerdir_entry_bytes: float
+    #: bytes systemd asks per read() (libmount through stdio: a quarter page a section)
     systemd_read_bytes: float
     node_mounts: float  #: mounts on the node before the launch
     daemon_cpus: float  #: CPUs node daemons keep busy (doing path walks)
@@ -233,7 +240,10 @@ _TABLES = {
         "systemd_parse_per_mount_ns": "systemd_parse_per_mount_ns",
         "systemd_ratelimit": "systemd_ratelimit",
         "probe_reads_per_s": "probe_reads_per_s",
-        "mountinfo_lines_per_read": "mountinfo_lines_per_read",
+        "node_line_bytes": "node_line_bytes",
+        "mount_line_bytes": "mount_line_bytes",
+        "overlay_line_bytes": "overlay_line_bytes",
+        "lowerdir_entry_bytes": "lowerdir_entry_bytes",
         "systemd_read_bytes": "systemd_read_bytes",
         "node_mounts": "node_mounts",
         "daemon_cpus": "daemon_cpus",
@@ -272,7 +282,10 @@ _MINIMUMS = {
     "percpu.mlp": 1.0,
     "cpu.smt_slowdown": 1.0,
     "cpu.spin_slowdown": 1.0,
-    "background.mountinfo_lines_per_read": 1.0,
+    "background.node_line_bytes": 1.0,
+    "background.mount_line_bytes": 1.0,
+    "background.overlay_line_bytes": 1.0,
+    "background.systemd_read_bytes": 1.0,
     "launch.walk_interval_ns": 1.0,
     "background.daemon_walk_interval_ns": 1.0,
 }

@@ -47,6 +47,8 @@ class Step(NamedTuple):
     window: int  #: +1 the copy is made (ns_copy), -1 its old root is detached
     allocs: int  #: mounts it allocates (each a per-CPU area); TABLE: one per mount in the table
     puts: int  #: detached mounts it puts after its grace period; TABLE: the table's size
+    #: what it does to the bytes of /proc/self/mountinfo (the lines it adds or removes)
+    nbytes: float
 
 
 #: what a successful call in the host's namespace does to the host's mount table (in a
@@ -86,6 +88,34 @@ PUTS = {
     "mount_enotdir": 1, "umount_oldroot": TABLE,
 }  # fmt: skip
 PER_LAYER_PUTS = ("umount_overlay",)
+#: one read() of mountinfo returns at most one seq_file page (fs/seq_file.c seq_read_iter()
+#: fills m->buf, PAGE_SIZE on x86-64 and on arm64's default 4 KiB pages), taking namespace_sem
+#: once; calibration/data/devvm-2cpu-amd-epyc-f25m1/mountinfo-readers/README.md: no read()
+#: returned more than 4,096 bytes whatever it asked
+PAGE_BYTES: Final = 4096
+#: the bytes one layer added with fsconfig(FSCONFIG_SET_FD, "lowerdir+") adds to its overlay's
+#: mountinfo line: ",lowerdir+=/" (ovl_show_options() prints each, fs/overlayfs/params.c:1070,
+#: as the d_path() of the layer's mount, :480, and a detached clone's is "/"; measured:
+#: calibration/data/devvm-2cpu-intel-xeon-f6m207/mountinfo-lines/README.md)
+LOWERDIR_PLUS_ENTRY_BYTES: Final = 12
+
+
+class Line(NamedTuple):
+    """What a call adds to (+) or removes from (-) the mountinfo text, by kind of line: mount
+    lines, overlay lines, `lowerdir=` entries and `lowerdir+` entries."""
+
+    mounts: int = 0
+    overlays: int = 0
+    entries: int = 0
+    plus: int = 0
+
+    def nbytes(self, k: KernelParams) -> float:
+        return (
+            self.mounts * k.mount_line_bytes
+            + self.overlays * k.overlay_line_bytes
+            + self.entries * k.lowerdir_entry_bytes
+            + self.plus * LOWERDIR_PLUS_ENTRY_BYTES
+        )
 
 
 class CallFactors:
@@ -163,6 +193,7 @@ class _Call(NamedTuple):
     window: int
     allocs: int
     puts: int
+    line: Line
 
 
 def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_Call, ...]:
@@ -172,6 +203,8 @@ def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_
         return cast(tuple[_Call, ...], done)
     state = ThreadState()
     layer_counts = layers_of(events) if layers is None else [layers] * len(events)
+    overlays: dict[str | None, Line] = {}  # this thread's overlays' lines, by mount point
+    made = 0  # the layers of its last fsmount (lowerdir+)
     calls = []
     for i, e in enumerate(events):
         think = 0
@@ -187,11 +220,32 @@ def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_
         allocs, puts = (ALLOCS.get(name, 0), PUTS.get(name, 0)) if e.ok else (0, 0)
         if name in PER_LAYER_PUTS:
             puts += n
+        if name == "fsmount":
+            made = n
+        line = _line(e, name, n, made, delta, overlays)
         calls.append(_Call(think, name, n, delta, ring, binds, group_walk, own_ns, window,
-                           allocs, puts))  # fmt: skip
+                           allocs, puts, line))  # fmt: skip
     out = tuple(calls)
     _CALLS.put((events,), (layers,), out)
     return out
+
+
+def _line(
+    e: SyscallEvent, name: str, layers: int, made: int, delta: int, overlays: dict[str | None, Line]
+) -> Line:
+    """The mountinfo line a call with table change `delta` adds or removes: an overlay's with
+    its lower layers (a `lowerdir=` list, or `made` lowerdir+ layers when an fsmount'ed overlay
+    is attached), remembered by mount point until it is unmounted; else a mount line."""
+    if not delta:
+        return Line()
+    if name == "mount_overlay" or (name == "move_mount" and e.fd_source == "fsmount"):
+        line = Line(0, 1, layers, 0) if name == "mount_overlay" else Line(0, 1, 0, made)
+        overlays[e.path] = line
+        return line
+    if name == "umount_overlay":
+        line = overlays.pop(e.path, Line(0, 1, layers, 0))
+        return Line(0, -line.overlays, -line.entries, -line.plus)
+    return Line(delta, 0, 0, 0)
 
 
 def _price(calls: tuple[_Call, ...], k: KernelParams, percpu_sum_ns: float) -> list[Step]:
@@ -208,6 +262,6 @@ def _price(calls: tuple[_Call, ...], k: KernelParams, percpu_sum_ns: float) -> l
             reads = op.layer_reads * n
             step = made[c] = Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta,
                                   c.ring, c.binds, c.delta, c.group_walk, c.own_ns, c.window,
-                                  c.allocs, c.puts)  # fmt: skip
+                                  c.allocs, c.puts, c.line.nbytes(k))  # fmt: skip
         steps.append(step)
     return steps

@@ -33,10 +33,10 @@ from cohsim.kernel.priors import Prior
 #: priors whose value is a slowdown factor: below 1 would make the work faster
 SLOWDOWNS = ("cpu.smt_slowdown", "cpu.spin_slowdown")
 #: priors the model divides by, or repeats that often, so that 0 is no node: lines a loop
-#: fetches at once, lines a read() returns, the time between two path walks
+#: fetches at once, a mountinfo line's bytes, the time between two path walks
 POSITIVE = (
     "percpu.mlp",
-    "background.mountinfo_lines_per_read",
+    "background.node_line_bytes",
     "launch.walk_interval_ns",
     "background.daemon_walk_interval_ns",
 )

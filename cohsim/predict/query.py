@@ -13,7 +13,7 @@ Its cost comes in parts, each saying what it grows with:
 - unlocked: its path walks and its work outside the locks (fixed), overlayfs's per-layer
   clones (each a namespace_sem read section with a per-CPU area: the CPUs), the per-CPU area
   of a mount made outside namespace_sem (fsmount);
-- namespace_sem held for reading, for a mountinfo read (one hold a page of lines): a fixed part,
+- namespace_sem held for reading, for a mountinfo read (one hold a page of text): a fixed part,
   each line (mounts), in a runtime's own namespace each line's walk of the root's group (ring
   x ring);
 - namespace_sem held for writing (`CallCosts.write_hold_at` and its `part_*`): the op's own
@@ -43,7 +43,7 @@ from typing import Any
 from cohsim.errors import UsageError
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import TABLE, Step, plan_calls
+from cohsim.kernel.plan import PAGE_BYTES, TABLE, Step, plan_calls
 from cohsim.machine.model import Machine
 from cohsim.predict.pins import close_names
 from cohsim.predict.question import Burst
@@ -179,15 +179,18 @@ def _write_hold(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
 
 
 def _read_holds(cc: CallCosts, step: Step, st: State) -> tuple[Part, ...]:
-    """A mountinfo read's namespace_sem read holds: one per read() of a page's lines
-    (cohsim.kernel.simulation.nssections.read_mountinfo), in a runtime's own namespace each
-    line of the root's group walking the group (`CallCosts.slave_line_ns`)."""
-    op = step.op
+    """A mountinfo read's namespace_sem read holds: one per read() of a page of text
+    (cohsim.kernel.simulation.nssections.read_mountinfo; the node's own mounts' lines and, past
+    them, lines of mounts a burst makes), in a runtime's own namespace each line of the root's
+    group walking the group (`CallCosts.slave_line_ns`)."""
+    op, k = step.op, cc.k
     if not (op.ns_read_ns or op.per_mount_read_ns):
         return ()
-    holds = max(1, math.ceil(st.mounts / cc.k.mountinfo_lines_per_read))
+    own = min(st.mounts, k.node_mounts)
+    text = own * k.node_line_bytes + (st.mounts - own) * k.mount_line_bytes
+    holds = max(1, math.ceil(text / PAGE_BYTES))
     parts = [
-        Part(f"fixed part ({holds} holds, a page of lines each)", op.ns_read_ns),
+        Part(f"fixed part ({holds} holds, a page of text each)", op.ns_read_ns),
         Part("one line per mount", op.per_mount_read_ns * st.mounts, "mounts"),
     ]
     if step.own_ns:

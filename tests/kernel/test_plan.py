@@ -76,3 +76,35 @@ def test_call_factors_come_from_their_own_stream():
     drawn = [f.next() for _ in range(5000)]  # past one block of 4096
     z = np.random.default_rng([3, 1]).standard_normal(2 * 4096)
     assert drawn == np.exp(0.2 * z[:5000]).tolist()
+
+
+@pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
+def test_each_overlay_line_carries_its_lower_layers_and_leaves_with_it(kernel, strategy):
+    """An overlay's mountinfo line is its fixed part and one entry per lower layer (a
+    `lowerdir=` path, or `,lowerdir+=/` for an fsmount'ed overlay's detached layers); the
+    binds' lines go with them, the two overlays stay (the container runs on them)."""
+    from cohsim.kernel.plan import LOWERDIR_PLUS_ENTRY_BYTES
+
+    layers = 5
+    events = synthesize(strategy, 1, layers, seed=0, runtime="none").threads[0].events
+    steps = plan_calls(events, kernel, layers, 0.0)
+    entry = (
+        LOWERDIR_PLUS_ENTRY_BYTES if strategy == "lowerdir-plus" else kernel.lowerdir_entry_bytes
+    )
+    overlay = kernel.overlay_line_bytes + layers * entry
+    added = [s.nbytes for s in steps if s.delta > 0]
+    assert added.count(overlay) == 2  # the two passes' overlays
+    assert all(b in (overlay, kernel.mount_line_bytes) for b in added)
+    assert all(s.nbytes == 0 for s in steps if not s.delta)
+    assert sum(s.nbytes for s in steps) == pytest.approx(2 * overlay)
+
+
+def test_an_unmounted_overlay_takes_its_own_line_away(kernel):
+    """mount_bench's sequences unmount their overlays: the text returns to where it began."""
+    from cohsim.calibrate.mountsim import mount_bench_trace
+
+    for strategy in ("per-layer", "common-parent", "lowerdir-plus"):
+        events = mount_bench_trace(strategy, 1, 4, 1).threads[0].events
+        steps = plan_calls(events, kernel, 4, 0.0)
+        assert any(s.name == "umount_overlay" for s in steps)
+        assert sum(s.nbytes for s in steps) == pytest.approx(0.0)

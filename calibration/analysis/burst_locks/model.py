@@ -1,7 +1,6 @@
 """Where the level-3 simulation spends a traced burst's sequence, by lock, beside the trace.
 
     python -m calibration.analysis.burst_locks.model RUN_DIR ... [--seeds N]
-        [--lines-per-read N]
 
 For each mount_bench run folder (a traced run: mount-trace/*/run-*, its CSV says the shape,
 containers, mount-table baseline and whether it sampled mountinfo), the run simulated as
@@ -11,7 +10,7 @@ the simulation, cohsim.kernel.simulation.launch.LaunchSim), with every namespace
 pcpu_alloc_mutex wait and hold recorded by the section that made it:
 
 - namespace_sem read, mountinfo pages: the read() sections of /proc/self/mountinfo (one per
-  `mountinfo_lines_per_read` lines: seq_read_iter() takes the lock once a read() call, fs/
+  page of the table's text: seq_read_iter() takes the lock once a read() call, fs/
   seq_file.c:225 m_start .. :280 m_stop; fs/namespace.c:1535 down_read, :1555 up_read);
 - namespace_sem read, layer clones: an overlay's clone_private_mount() of each layer;
 - namespace_sem write: every write section;
@@ -21,8 +20,7 @@ A wait runs from the request to running again with the lock (the wake-up and the
 CPU included), as a lock:contention_begin..end span does (calibration.analysis.burst_locks.
 trace). Per sequence: waits, wait time and the mean wait; sections and hold time; then the
 threads' waits for a CPU, grace periods and mount_lock, and each op's mean call time,
-simulated and measured (the run's CSV). `--lines-per-read N`: the same simulation with N
-mountinfo lines per read() section (a diagnostic; the model file's value is an assumption).
+simulated and measured (the run's CSV).
 
 The sections are told apart by the function that updates the lock's tally (the simulation
 keeps one tally a lock): a recording tally stands in for namespace_sem's and the mutex's.
@@ -146,15 +144,12 @@ def simulate(
     fit: Calibration,
     run: MountRun,
     seeds: int,
-    lines_per_read: float | None = None,
     first_seed: int = 0,
 ) -> Simulated:
     """`run`'s shape simulated `seeds` times as the fit simulates it, its locks recorded."""
     machine = Catalog().get(fit.instance_)
     costs = LineCosts(machine, seed=fit.seed)
     kernel = fit.mount_bench_kernel(fit.host_kernel(fit.kernel_params()), run.strategy, run.layers)
-    if lines_per_read is not None:
-        kernel = kernel.with_values(mountinfo_lines_per_read=lines_per_read)
     out = Simulated()
     for j in range(first_seed, first_seed + seeds):
         seed = fit.seed + j
@@ -223,7 +218,6 @@ def report(
     fit: Calibration,
     folder: Path,
     seeds: int,
-    lines_per_read: float | None,
     first_seed: int = 0,
     shape: tuple[str, int, int] | None = None,
 ) -> str:
@@ -234,15 +228,14 @@ def report(
         raise SystemExit(f"{folder}: name one shape of {sorted({r.key for r in runs})}")
     run = runs[0]
     measured_ns = statistics.median(r.stride_ns for r in runs)
-    s = simulate(fit, run, seeds, lines_per_read, first_seed)
+    s = simulate(fit, run, seeds, first_seed)
     stride = statistics.fmean(s.stride_ns)
-    lpr = "" if lines_per_read is None else f", {lines_per_read:g} mountinfo lines a read()"
     seeds_text = (
         f"seeds {first_seed}..{first_seed + seeds - 1}" if seeds > 1 else f"seed {first_seed}"
     )
     out = [
         f"{folder.name}: {run.strategy} {run.workers} x {run.layers}, {run.containers} container(s)"
-        f" a worker, sample {'yes' if run.sampled else 'no'}; model ({seeds_text}{lpr}) "
+        f" a worker, sample {'yes' if run.sampled else 'no'}; model ({seeds_text}) "
         f"{stride / 1e3:.0f} us a sequence, measured {measured_ns / 1e3:.0f} "
         f"({stride / measured_ns - 1:+.0%}; {len(runs)} run(s))",
         *rows(s),
@@ -266,7 +259,6 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--fit", type=Path, default=FIT)
     ap.add_argument("--first-seed", type=int, default=0, help="seeds from the fit's + this")
     ap.add_argument("--shape", help="STRATEGY,WORKERS,LAYERS: the folder's runs of this shape")
-    ap.add_argument("--lines-per-read", type=float, help="a diagnostic: mountinfo lines a read()")
     args = ap.parse_args(argv)
     fit = load_fit(args.fit)
     shape = None
@@ -274,7 +266,7 @@ def main(argv: Sequence[str]) -> int:
         s, w, layers = args.shape.split(",")
         shape = (s, int(w), int(layers))
     for folder in args.runs:
-        text = report(fit, folder, args.seeds, args.lines_per_read, args.first_seed, shape)
+        text = report(fit, folder, args.seeds, args.first_seed, shape)
         print(text, flush=True)
     return 0
 

@@ -1,13 +1,14 @@
 """Background readers of the mount table in the launch simulation (cohsim.kernel.simulation.launch).
 
 Processes outside the traced threads re-read /proc/self/mountinfo under namespace_sem (read),
-one 4 KiB read() per lock hold as seq_file does (cohsim.kernel.simulation.nssections):
+one read() per lock hold as seq_file does, a page of text at most
+(cohsim.kernel.simulation.nssections):
 
 - systemd, after mount-table changes, rate-limited as systemd does: after a re-read that took
   t, the next may start `systemd_ratelimit` x t later at the earliest; it reads through
-  libmount, `systemd_read_bytes` per read() (1 KiB: a quarter of a page's lines per lock
-  hold), then parses every line (`systemd_parse_per_mount_ns` each, slowed by SMT or
-  co-running like any CPU work). Its backlog: how long a change waited until a re-read that
+  libmount, `systemd_read_bytes` per read() (1 KiB: a quarter of a page per lock hold),
+  then parses every line (`systemd_parse_per_mount_ns` each, slowed by SMT or co-running
+  like any CPU work). Its backlog: how long a change waited until a re-read that
   saw it was parsed (`max_lag_ns`; a change still unparsed when the launch ends counts until
   then), and its re-reads (`rereads`, the longest `longest_ns`);
 - periodic probes (monitoring agents and the like), arriving as a Poisson process of
@@ -23,17 +24,12 @@ from collections.abc import Callable
 import numpy as np
 
 from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.plan import PAGE_BYTES
 from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.simulation.engine import Environment, Event, Proc, iround
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns
-
-#: one read() of mountinfo returns at most one seq_file page (fs/seq_file.c seq_read_iter()
-#: fills m->buf, PAGE_SIZE on x86-64 and on arm64's default 4 KiB pages);
-#: calibration/data/devvm-2cpu-amd-epyc-f25m1/mountinfo-readers/README.md: no read() returned
-#: more than 4,096 bytes whatever it asked
-PAGE_BYTES = 4096
 
 
 class BackgroundReaders:
@@ -61,7 +57,7 @@ class BackgroundReaders:
     def systemd(self, until: Event) -> Proc:
         """systemd: re-read mountinfo after changes, at most once per ratelimit x its cost."""
         op = self.k.op("mountinfo_read")
-        lines = max(1.0, self.k.mountinfo_lines_per_read * self.k.systemd_read_bytes / PAGE_BYTES)
+        read_bytes = min(self.k.systemd_read_bytes, PAGE_BYTES)
         while True:
             yield self.table.dirty | until
             if until.triggered:
@@ -75,7 +71,7 @@ class BackgroundReaders:
             if ev is not None:
                 yield ev
             t0 = self.env.now
-            yield from self.sections.read_mountinfo(op, lines=lines)
+            yield from self.sections.read_mountinfo(op, read_bytes=read_bytes)
             parse = iround(self.k.systemd_parse_per_mount_ns * self.table.mounts * self.slowdown())
             self.sections.tally.mountinfo += parse
             yield parse

@@ -141,7 +141,7 @@ class LaunchSim:
         self.ml = MountLock(
             env, costs, kernel, machine.vcpus, self._smt, st["mount_lock"], st["seqcount_spin"], rec
         )
-        self.table = MountTable(env, node_mounts, rec)
+        self.table = MountTable(env, node_mounts, rec, node_mounts * kernel.node_line_bytes)
         #: the mutex every mount's per-CPU area is allocated under
         self.pcpu = PcpuMutex(
             env, self.cpus, kernel.pcpu_alloc_ns, self._resume, st["pcpu_alloc_mutex"]
@@ -295,7 +295,7 @@ class LaunchSim:
     def _call(self, tid: int, step: Step, w: Waits) -> Proc:
         """One syscall, its phases in the kernel's order (the module docstring's 1-5)."""
         (think, name, op, walk_ns, cpu, reads, ml_work, delta, ring, binds, prop, group_walk,
-         own_ns, window, allocs, step_puts) = step  # fmt: skip
+         own_ns, window, allocs, step_puts, nbytes) = step  # fmt: skip
         env, table, cc, ml, tally = self.env, self.table, self.cc, self.ml, self.tally
         o = cc.row(name, op)  # the op's costs, read natively
         found, puts = table.mounts, 0.0  # the old root's detach puts the copy it found
@@ -339,7 +339,7 @@ class LaunchSim:
                 if spent < 0:
                     spent = yield from ml.section(ml_work, tid, True, not o.ml_reader)
                 w.lock += spent - ml_work
-            table.apply(delta, ring, binds)
+            table.apply(delta, ring, binds, nbytes)
             self.nss.write_unlock(tid, t1)
             self.ns_write_by_op[name] = self.ns_write_by_op.get(name, 0.0) + (env.now - t1)
         else:

@@ -2,7 +2,8 @@
 node has now, the most it had, and whether it changed since systemd last read it; how large the
 root's peer group is; how many namespaces receive the host's mount events.
 
-Its size is what a /proc/self/mountinfo read costs in proportion to
+Its size is what a /proc/self/mountinfo read costs in proportion to, its text's bytes how
+many read() calls and so namespace_sem read sections the read takes
 (cohsim.kernel.simulation.nssections); its changes are what wakes systemd to read it again
 (cohsim.kernel.simulation.background).
 
@@ -29,9 +30,12 @@ class MountTable:
     """The node's mount count over one simulation; `dirty` fires at the first change after it
     was made (systemd makes a fresh one each time it re-reads)."""
 
-    def __init__(self, env: Environment, mounts: int, record: LaunchRecord | None) -> None:
+    def __init__(
+        self, env: Environment, mounts: int, record: LaunchRecord | None, nbytes: float
+    ) -> None:
         self.env = env
         self.mounts = mounts
+        self.nbytes = nbytes  #: the bytes of its mountinfo text
         self.peak = mounts
         self.record = record
         self.dirty = env.event()  #: a change since systemd's last re-read
@@ -42,10 +46,12 @@ class MountTable:
         self.windows = 0  #: runtimes' namespace copies alive (unshare .. old root detached)
         self.windows_peak = 0
 
-    def apply(self, delta: int, ring: int, binds: int) -> None:
-        """A call's changes to the table (`change`), the root's group (`ring_change`) and its
-        clones under the root (`binds_change`), those that are not 0, in that order."""
+    def apply(self, delta: int, ring: int, binds: int, nbytes: float) -> None:
+        """A call's changes to the table (`change`; `nbytes` its mountinfo text's), the root's
+        group (`ring_change`) and its clones under the root (`binds_change`), those that are
+        not 0, in that order."""
         if delta:
+            self.nbytes += nbytes
             self.change(delta)
         if ring:
             self.ring_change(ring)

@@ -4,8 +4,10 @@ and what it does with its CPU meanwhile.
 
 - A reader that must wait sleeps (readers do not spin): it gives its CPU up and, woken holding
   the lock, needs a CPU again (the conductor's `resume`, which pays the wake-up or queues).
-- Reading /proc/self/mountinfo holds the lock once per 4 KiB read() of a page, as seq_file
-  does: one read section per `mountinfo_lines_per_read` lines of the mount table.
+- Reading /proc/self/mountinfo holds the lock once per read(), which returns at most one
+  page of text (fs/seq_file.c seq_read_iter(): one m_start()/m_stop() a call): one read
+  section per 4 KiB of the table's text (its lines' bytes: an overlay's line carries its
+  lower layers, cohsim.kernel.plan.Line), each over the lines that fit.
 - A writer with no task wanting its CPU spins (rwsem optimistic spinning) unless the lock is
   marked non-spinnable: behind a writer (writers hold the lock on a CPU here) until it is
   handed the lock; behind readers for at most the kernel's reader-spin threshold,
@@ -21,6 +23,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.plan import PAGE_BYTES
 from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.simulation.engine import Environment, Yield, iround
 from cohsim.kernel.simulation.mounttable import MountTable
@@ -63,21 +66,22 @@ class NamespaceSections:
         self.mountinfo_reads = 0  #: whole-file mountinfo reads
 
     def read_mountinfo(
-        self, op: OpCost, extra_line_ns: float = 0.0, lines: float | None = None
+        self, op: OpCost, extra_line_ns: float = 0.0, read_bytes: float = PAGE_BYTES
     ) -> Waited:
         """Read the whole mountinfo on the caller's CPU: one namespace_sem read hold per read()
-        of `lines` lines (default: a page's, `mountinfo_lines_per_read`), each line
-        `extra_line_ns` more than the op says (a slave namespace's peer ring walks). Returns
-        the time spent waiting for the lock or a CPU."""
+        of `read_bytes` of text (a page, or less where the reader asks less), over the lines
+        that fit (the table's mean line), each line `extra_line_ns` more than the op says (a
+        slave namespace's peer ring walks). Returns the time spent waiting for the lock or a
+        CPU."""
         self.mountinfo_reads += 1
-        lines = self.k.mountinfo_lines_per_read if lines is None else lines
         env, sem, st, table = self.env, self.sem, self.stats, self.table
         fixed_ns, line_ns = op.ns_read_ns, op.per_mount_read_ns + extra_line_ns
         done, waited = 0.0, 0.0
         first = True
-        while done < table.mounts or first:
-            chunk = min(lines, max(0.0, table.mounts - done))
-            hold_ns = (fixed_ns if first else 0.0) + line_ns * chunk
+        while done < table.nbytes or first:
+            chunk = min(read_bytes, max(0.0, table.nbytes - done))
+            lines = chunk * table.mounts / table.nbytes if table.nbytes > 0 else 0.0
+            hold_ns = (fixed_ns if first else 0.0) + line_ns * lines
             # `read(hold_ns)`, written out (a read of a large table is hundreds of holds)
             t0 = env.now
             w = sem.acquire(False)
@@ -95,7 +99,7 @@ class NamespaceSections:
             self.tally.mountinfo += hold
             st.acquisitions += 1
             sem.release(False)
-            done += lines
+            done += read_bytes
             first = False
         return waited
 

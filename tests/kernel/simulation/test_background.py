@@ -29,7 +29,7 @@ def make(**kernel_values: float):
             yield ev
         return 0.0
 
-    table = MountTable(env, 100, None)
+    table = MountTable(env, 100, None, 100 * kernel.node_line_bytes)
     nss = NamespaceSections(env, RWSem(env), cpus, kernel, table, LockStats(), resume, None)
     readers = BackgroundReaders(
         env, kernel, cpus, table, nss, np.random.default_rng(0), lambda: 1.0
@@ -62,9 +62,9 @@ def test_systemd_rereads_once_per_burst_of_changes_at_its_rate_limit(monkeypatch
     starts: list[float] = []
     read = nss.read_mountinfo
 
-    def spy(op, lines=None):
+    def spy(op, read_bytes=4096):
         starts.append(env.now)
-        return (yield from read(op, lines=lines))
+        return (yield from read(op, read_bytes=read_bytes))
 
     monkeypatch.setattr(nss, "read_mountinfo", spy)
     # the first re-read starts at once; the next two changes wait for the rate limit, and
@@ -83,9 +83,8 @@ def test_systemd_reads_a_quarter_page_per_lock_hold():
     the same table as a reader of whole pages (mountinfo-readers: 73 vs 20 read() calls)."""
     env, table, nss, readers = make(probe_reads_per_s=0.0)
     run_systemd(env, readers, [(0, 1), (10**9, 0)])
-    pages = -(-table.mounts // readers.k.mountinfo_lines_per_read)
-    quarter = readers.k.mountinfo_lines_per_read * readers.k.systemd_read_bytes / 4096
-    assert nss.stats.acquisitions == -(-table.mounts // quarter) > 3 * pages
+    pages = -(-table.nbytes // 4096)
+    assert nss.stats.acquisitions == -(-table.nbytes // readers.k.systemd_read_bytes) > 3 * pages
 
 
 def test_a_change_left_unparsed_at_the_end_counts_in_the_backlog():

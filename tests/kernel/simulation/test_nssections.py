@@ -14,7 +14,7 @@ from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 from cohsim.kernel.simulation.rwsem import RWSem
 
 
-def make(cpus_n: int = 2, mounts: int = 10):
+def make(cpus_n: int = 2, mounts: int = 10, line_bytes: float = 100.0):
     env = Environment()
     cpus = CPUs(env, cpus_n)
 
@@ -25,15 +25,16 @@ def make(cpus_n: int = 2, mounts: int = 10):
         return 0.0
 
     rec = LaunchRecord()
-    table = MountTable(env, mounts, rec)
+    table = MountTable(env, mounts, rec, mounts * line_bytes)
     nss = NamespaceSections(env, RWSem(env), cpus, load_kernel(), table, LockStats(), resume, rec)
     return env, cpus, nss
 
 
 def test_mountinfo_is_read_one_page_per_lock_hold():
-    lines = load_kernel().mountinfo_lines_per_read
-    mounts = int(2.5 * lines)
-    env, cpus, nss = make(mounts=mounts)
+    """seq_read_iter() returns at most a page a read(): a table of 2.5 pages of text is read
+    in 3 holds, each over the lines that fit (the table's mean line)."""
+    mounts, line_bytes = 100, 102.4  # 40 lines a page
+    env, cpus, nss = make(mounts=mounts, line_bytes=line_bytes)
     op = OpCost(ns_read_ns=100.0, per_mount_read_ns=2.0)
 
     def reader():
@@ -44,8 +45,26 @@ def test_mountinfo_is_read_one_page_per_lock_hold():
     env.process(reader())
     env.run()
     assert nss.mountinfo_reads == 1
-    assert nss.stats.acquisitions == math.ceil(mounts / lines) == 3
-    assert env.now == nss.stats.hold_ns == pytest_approx_sum(op, mounts, lines)
+    assert nss.stats.acquisitions == math.ceil(mounts * line_bytes / 4096) == 3
+    assert env.now == nss.stats.hold_ns == pytest_approx_sum(op, mounts, 40.0)
+
+
+def test_long_lines_make_more_holds_for_the_same_lines():
+    """The same 100 mounts with lines 4x as long (overlays with their lower layers) take 4x
+    the read() calls, and so namespace_sem read sections, for the same work."""
+    holds = []
+    for line_bytes in (102.4, 409.6):
+        env, cpus, nss = make(mounts=100, line_bytes=line_bytes)
+
+        def reader(nss=nss, cpus=cpus):
+            assert cpus.acquire() is None
+            yield from nss.read_mountinfo(OpCost(ns_read_ns=100.0, per_mount_read_ns=2.0))
+
+        env.process(reader())
+        env.run()
+        holds.append((nss.stats.acquisitions, nss.stats.hold_ns))
+    assert holds[0][0] == 3 and holds[1][0] == 10
+    assert abs(holds[0][1] - holds[1][1]) <= 10  # rounding of the holds only
 
 
 def pytest_approx_sum(op: OpCost, mounts: int, lines: float) -> int:
