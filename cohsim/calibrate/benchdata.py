@@ -20,10 +20,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cohsim.calibrate.measured import WalkPoint, grace_slope, walk_points
+from cohsim.calibrate.measured import (
+    WAKE_STEP_LOCK,
+    WalkPoint,
+    grace_slope,
+    wake_steps,
+    walk_points,
+)
 from cohsim.errors import CohsimError
 from cohsim.kernel import waketable
 from cohsim.kernel.waketable import WakeTable
@@ -182,6 +188,7 @@ class BenchData:
     skipped: tuple[tuple[str, str], ...] = ()
     #: walk_bench's umount2 beside one mounter (the grace period per busy CPU; measured.py)
     walk: tuple[WalkPoint, ...] = ()
+    wake_step: tuple[float, ...] = ()  #: traced bursts' wake-up pace, ns (measured.py)
 
     def select(
         self, *, workers: Iterable[int] | None = None, repeats: Iterable[int] | None = None
@@ -194,9 +201,7 @@ class BenchData:
         )
         pause = tuple(p for p in self.pause if r is None or p.repeat in r)
         wake = tuple(k for k in self.wake if r is None or k.repeat in r)
-        return BenchData(
-            mount, pause, dict(self.digests), wake, self.wake_idle, self.skipped, self.walk
-        )
+        return replace(self, mount=mount, pause=pause, digests=dict(self.digests), wake=wake)
 
 
 # --------------------------------------------------------------------------- reading
@@ -225,6 +230,7 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
     pause: list[PauseRun] = []
     wake: list[WakeRun] = []
     walk: list[WalkPoint] = []
+    steps: list[float] = []
     wake_idle: WakeTable | None = None
     digests: dict[str, str] = {}
     skipped: list[tuple[str, str]] = []
@@ -243,6 +249,8 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
             if wake_idle is not None:
                 raise CohsimError("a second wake-up latency table (lock sched-trace)", where)
             wake_idle = waketable.table_from_rows(rows, where)
+        elif bench == "wake" and rows[0][1]["lock"] == WAKE_STEP_LOCK:
+            steps.extend(wake_steps(rows, where))
         elif bench == "wake":
             wake.extend(_wake_runs(rows, where))
         elif bench == "walk":
@@ -254,7 +262,7 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
         else:  # pragma: no cover - read_bench_csv accepts only known headers
             raise CohsimError(f"unknown bench {bench!r}", where)
         digests[where] = file_digest(path)
-    if not mount and not pause and not wake and not walk and wake_idle is None:
+    if not (mount or pause or wake or walk or steps) and wake_idle is None:
         if skipped:
             raise CohsimError(
                 "nothing to fit: no pause_bench, mount_bench, wake_bench or walk_bench data among "
@@ -264,9 +272,8 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
     mount.sort(key=lambda m: (STRATEGIES.index(m.strategy), m.workers, m.layers, m.repeat))
     pause.sort(key=lambda p: (p.lock, p.threads, p.repeat))
     wake.sort(key=lambda k: k.repeat)
-    return BenchData(
-        tuple(mount), tuple(pause), digests, tuple(wake), wake_idle, tuple(skipped), tuple(walk)
-    )
+    done = (tuple(mount), tuple(pause), digests, tuple(wake), wake_idle, tuple(skipped))
+    return BenchData(*done, tuple(walk), tuple(steps))
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -426,15 +433,12 @@ def _wake_runs(rows: list[tuple[int, dict[str, str]]], where: str) -> list[WakeR
 
 def medians(runs: Iterable[MountRun]) -> dict[tuple[str, int, int], tuple[float, float]]:
     """(strategy, workers, layers) -> median over repeats of (stride_ns, containers_per_s)."""
-    groups: dict[tuple[str, int, int], list[MountRun]] = {}
-    for r in runs:
-        groups.setdefault(r.key, []).append(r)
     return {
         k: (
             statistics.median(r.stride_ns for r in v),
             statistics.median(r.containers_per_s for r in v),
         )
-        for k, v in sorted(groups.items())
+        for k, v in group_runs(runs).items()
     }
 
 

@@ -45,7 +45,7 @@ from cohsim.calibrate.fitjson import (
 from cohsim.calibrate.fitplot import plot_fit
 from cohsim.calibrate.kernelfit import KernelSettings, fit_kernel
 from cohsim.calibrate.lockfit import fit_lock
-from cohsim.calibrate.measured import measured_terms
+from cohsim.calibrate.measured import HOST_TERMS, measured_terms
 from cohsim.calibrate.mountsim import SimRun
 from cohsim.calibrate.params import KERNEL_PARAMS, Param, PartFit, apply_kernel_params
 from cohsim.calibrate.surface import block_diagonal
@@ -213,7 +213,7 @@ class Calibration:
         """The host's terms measured directly (cohsim.calibrate.measured: wake_bench's wake-up
         latency, walk_bench's grace period per busy CPU): they describe this host only."""
         wakes = [float(r.wake_ns) for r in data.wake]
-        for name, param, note in measured_terms(base, wakes, data.walk):
+        for name, param, note in measured_terms(base, wakes, data.walk, data.wake_step):
             self.fixed_[name] = note
             if param is not None:
                 self.parameters_[name] = param
@@ -225,9 +225,9 @@ class Calibration:
     def host_kernel(self, kernel: KernelParams) -> KernelParams:
         """`kernel` with this fit's host-only terms (the measured wake-up latency: wake_bench's
         `wake_ns`, and the table by idle duration where the fit had one; the grace period's
-        part per busy CPU where walk_bench measured it)."""
+        part per busy CPU where walk_bench measured it; a traced burst's wake-up pace)."""
         self._check_fitted()
-        for name in ("wake_ns", "rcu_exp_per_cpu_ns"):
+        for name in HOST_TERMS:
             if name in self.parameters_:
                 kernel = kernel.with_values(**{name: self.parameters_[name].value})
         if self.wake_table_ is not None:

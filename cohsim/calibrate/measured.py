@@ -3,6 +3,10 @@ wake_bench and walk_bench as they are, each a property of the host it ran on.
 
 - `wake_ns` (wake_bench): half the cross-CPU minus same-CPU futex round trip, the median over
   repeats: how much later a task that slept resumes on an idle CPU (idle exit, VM wake-up).
+- `wake_step_ns` (a burst's scheduler trace, wake_bench-format rows with lock `wake-q`: calibration.
+  analysis.burst_locks.trace --pace-csv): how far apart a releaser of namespace_sem wakes the
+  readers it granted the lock (wake_up_q(), one try_to_wake_up() and IPI each), the median
+  over the traced runs' medians.
 - `rcu_exp_per_cpu_ns` (walk_bench): what one more busy CPU adds to an expedited grace period
   (docs/kernel-audit.md C20; cohsim.kernel.callcost.grace_period_ns). Beside one mounter, each
   `umount2` waits for one grace period, and every walker is a CPU the grace period must IPI:
@@ -27,6 +31,11 @@ from cohsim.calibrate.fitjson import round_sig
 from cohsim.calibrate.params import Param
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
+
+#: the `lock` column of the wake_bench-format rows of a trace's wake-up pace
+WAKE_STEP_LOCK = "wake-q"
+#: the host terms a fit measures directly (`measured_terms`), applied to its own host only
+HOST_TERMS = ("wake_ns", "rcu_exp_per_cpu_ns", "wake_step_ns")
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,18 @@ def walk_points(rows: Sequence[tuple[int, dict[str, str]]], where: str) -> list[
             )
         except (KeyError, ValueError):
             raise CohsimError("malformed walk_bench row", f"{where}:{line}") from None
+    return out
+
+
+def wake_steps(rows: Sequence[tuple[int, dict[str, str]]], where: str) -> list[float]:
+    """The `step_p50` values (ns) of wake-up pace rows (lock `wake-q`)."""
+    out = []
+    for line, r in rows:
+        if r.get("metric") == "step_p50":
+            try:
+                out.append(float(r["value"]))
+            except (KeyError, ValueError):
+                raise CohsimError("malformed wake-up pace row", f"{where}:{line}") from None
     return out
 
 
@@ -117,15 +138,35 @@ def measured_grace(
     return Param("rcu_exp_per_cpu_ns", round_sig(slope), round_sig(se)), note
 
 
+def measured_wake_step(steps: Sequence[float]) -> tuple[Param, dict[str, object]]:
+    """The traced runs' median wake-up pace (ns) -> `wake_step_ns` and its note."""
+    values = sorted(steps)
+    step = statistics.median(values)
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    note = {
+        "value": round_sig(step),
+        "why": f"measured directly: the median of {len(values)} traced bursts' median gap "
+        "between one releaser's wake-ups of the namespace_sem readers it granted "
+        "(wake_up_q(), kernel/locking/rwsem.c; sched_wakeup in a mount_bench trace); a "
+        "property of this host (its IPIs), applied to its own predictions",
+    }
+    return Param("wake_step_ns", round_sig(step), round_sig(se)), note
+
+
 def measured_terms(
-    base: KernelParams, wakes: Sequence[float], walk: Sequence[WalkPoint]
+    base: KernelParams,
+    wakes: Sequence[float],
+    walk: Sequence[WalkPoint],
+    steps: Sequence[float] = (),
 ) -> list[tuple[str, Param | None, dict[str, object]]]:
     """(name, parameter or None where the data cannot tell it, note for the fit's `fixed`) of
     each term the data measure: `wake_ns` where wake_bench ran, `rcu_exp_per_cpu_ns` where
-    walk_bench did."""
+    walk_bench did, `wake_step_ns` where a burst was traced."""
     out: list[tuple[str, Param | None, dict[str, object]]] = []
     if wakes:
         out.append(("wake_ns", *measured_wake(wakes)))
     if walk:
         out.append(("rcu_exp_per_cpu_ns", *measured_grace(walk, base)))
+    if steps:
+        out.append(("wake_step_ns", *measured_wake_step(steps)))
     return out

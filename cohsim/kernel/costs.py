@@ -186,6 +186,9 @@ class KernelParams:
     #: ... and this much slower while its sibling spins on a lock with PAUSE
     smt_spin_slowdown: float
     wake_ns: float  #: a task that slept resumes on an idle CPU this much later (idle exit)
+    #: a releaser wakes the readers it granted namespace_sem one after another (wake_up_q):
+    #: this much apart (a try_to_wake_up() and its IPI)
+    wake_step_ns: float
     #: call-to-call dispersion of a syscall's own work: each call's work is its cost times
     #: exp(call_sigma x a standard normal) (median 1: the op costs are p50s); 0: none
     call_sigma: float
@@ -258,6 +261,7 @@ _TABLES = {
         "smt_slowdown": "smt_slowdown",
         "spin_slowdown": "smt_spin_slowdown",
         "wake_ns": "wake_ns",
+        "wake_step_ns": "wake_step_ns",
         "call_sigma": "call_sigma",
     },
     "propagation": {

@@ -8,7 +8,7 @@ import pytest
 from analysis_runner import REPO, number, run
 
 from calibration.analysis.burst_locks.model import simulate
-from calibration.analysis.burst_locks.trace import Batches, lock_names, tally
+from calibration.analysis.burst_locks.trace import Batches, lock_names, tally, waker_steps
 from cohsim.calibrate import load_bench, load_fit
 
 HOST = REPO / "calibration/data/devvm-16cpu-intel-xeon-f6m207"
@@ -44,6 +44,17 @@ def test_common_parent_200_waits_on_its_mountinfo_pages() -> None:
     # the readers sleep through most of a wait; woken, they wait for a CPU a few hundred us
     assert 150 < number(r"woken to running (\d+) us", out) < 300
     assert 3 < number(r"one every ([\d.]+) us \(median\)", out) < 10  # wake_up_q's pace
+
+
+def test_the_pace_rows_are_the_committed_ones(tmp_path) -> None:
+    """wake-pace/wake_bench.csv is what --pace-csv writes for the 32-worker trace (its row)."""
+    out = tmp_path / "wake_bench.csv"
+    run("burst_locks.trace", T32, "--pace-csv", out)
+    committed = (TRACES / "wake-pace" / "wake_bench.csv").read_text().splitlines()
+    written = out.read_text().splitlines()
+    assert written[0] == committed[0] and len(written) == 3
+    assert all(row in committed for row in written[1:])
+    assert waker_steps([(float(i), 1) for i in range(0, 50, 5)]) == [5.0]
 
 
 def test_pcpu_sleeps_do_not_lengthen_the_read_batches() -> None:

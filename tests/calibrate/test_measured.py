@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.measured import WalkPoint, grace_slope, measured_terms, walk_points
+from cohsim.calibrate.measured import (
+    WalkPoint,
+    grace_slope,
+    measured_terms,
+    wake_steps,
+    walk_points,
+)
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 
@@ -58,3 +64,16 @@ def test_a_malformed_row_names_its_line():
     with pytest.raises(CohsimError, match="malformed walk_bench row") as exc:
         walk_points(rows, "f.csv")
     assert "f.csv:7" in str(exc.value)
+
+
+def test_the_traced_bursts_wake_readers_about_6_us_apart():
+    """The 16-vCPU VM's seven traced bursts: one releaser's wake-ups of a reader batch 4.5-7.8
+    us apart (medians by run; the burst-200 README's 6.0 us at 200 workers)."""
+    data = load_bench([DATA / "devvm-16cpu-intel-xeon-f6m207/mount-trace/wake-pace"])
+    assert not data.wake and len(data.wake_step) == 7
+    assert all(4000 < s < 8000 for s in data.wake_step)
+    ((name, param, note),) = measured_terms(load_kernel(), [], [], data.wake_step)
+    assert name == "wake_step_ns" and param is not None and 5500 < param.value < 6500
+    assert "wake_up_q" in str(note["why"])
+    with pytest.raises(CohsimError, match="malformed wake-up pace row"):
+        wake_steps([(3, {"metric": "step_p50", "value": "x"})], "p.csv")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import collections
+import csv
 import itertools
 import statistics
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 from calibration.analysis.mount_trace.analyse import records
 from calibration.analysis.mount_trace.locks import sequence_stats
 from calibration.analysis.sleep_stacks.sleep_stacks import sleep_site
+from cohsim.calibrate.measured import WAKE_STEP_LOCK as PACE_LOCK
 
 BENCH = "mount_bench"
 #: a span is summed under (lock name, the kernel's flags, where the task was)
@@ -134,8 +136,21 @@ def batches_with(
 def waker_pace(wakeups: Sequence[tuple[float, int]]) -> tuple[float, float]:
     """Over the batches of wake-ups (`_groups`) of 10 or more: the mean share made by the
     batch's busiest waker, and the median us between one waker's successive wake-ups in a
-    batch (where it made 10 or more)."""
+    batch (where it made 10 or more: `waker_steps`)."""
+    shares, pace = _waker_batches(wakeups)
+    return statistics.fmean(shares or [0.0]), statistics.median(pace or [0.0])
+
+
+def waker_steps(wakeups: Sequence[tuple[float, int]]) -> list[float]:
+    """Per waker and batch where it made 10 or more wake-ups: the mean us between them (the
+    releaser's wake_up_q() walking the readers rwsem_mark_wake() granted)."""
+    return _waker_batches(wakeups)[1]
+
+
+def _waker_batches(wakeups: Sequence[tuple[float, int]]) -> tuple[list[float], list[float]]:
     ts = sorted(wakeups)
+    if not ts:
+        return [], []
     batches: list[list[tuple[float, int]]] = [[ts[0]]]
     for w in ts[1:]:
         if w[0] - batches[-1][-1][0] > BATCH_GAP_US:
@@ -151,7 +166,22 @@ def waker_pace(wakeups: Sequence[tuple[float, int]]) -> tuple[float, float]:
             by[waker].append(t)
         shares.append(max(len(v) for v in by.values()) / len(b))
         pace += [(v[-1] - v[0]) / (len(v) - 1) for v in by.values() if len(v) >= 10]
-    return statistics.fmean(shares or [0.0]), statistics.median(pace or [0.0])
+    return shares, pace
+
+
+def pace_rows(path: Path) -> list[dict[str, str]]:
+    """The trace's wake-up pace as wake_bench-format rows (lock `wake-q`, placement the run's
+    name, threads its workers): how many waker-batch paces, and their median in ns, what
+    cohsim.calibrate reads as the host's `wake_step_ns`."""
+    steps = sorted(waker_steps(tally(path).read_wakers))
+    name = run_csv(path).parent.name.removeprefix("run-")
+    workers = int(name.rsplit("-", 2)[-2].removesuffix("w"))
+    base = {"bench": "wake", "lock": PACE_LOCK, "threads": str(workers), "placement": name}
+    p50 = round(statistics.median(steps) * 1000.0) if steps else 0
+    return [
+        {**base, "metric": "samples", "value": str(len(steps)), "unit": "count", "repeat": "0"},
+        {**base, "metric": "step_p50", "value": str(p50), "unit": "ns", "repeat": "0"},
+    ]
 
 
 def run_csv(trace: Path) -> Path:
@@ -312,7 +342,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("traces", nargs="+", type=Path)
     ap.add_argument("--names", type=Path, help="a stack trace of the same boot")
     ap.add_argument("--floor", type=float, default=10.0, help="hide locks under this us/seq")
+    ap.add_argument("--pace-csv", type=Path, help="write the traces' wake-up pace here instead")
     args = ap.parse_args(argv)
+    if args.pace_csv:
+        rows = [r for p in args.traces for r in pace_rows(p)]
+        with args.pace_csv.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        return 0
     names = lock_names(args.names) if args.names else {}
     for a, n in sorted(names.items(), key=lambda kv: kv[1]):
         print(f"  {a} = {n}")

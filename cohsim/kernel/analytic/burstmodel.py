@@ -12,7 +12,9 @@ definition the simulation uses too, read into arrays by cohsim.kernel.analytic.a
 - one container's namespace_sem write hold h_j(S), its nested mount_lock section included,
   slowed by SMT (or a VM's co-run) for the CPUs busy while the cohort's holds are served:
   the holder and the writers spinning on it (`_busy_at_holds`);
-- its read holds r_j(S) (an overlay's per-layer clones, a mountinfo read);
+- its read holds r_j(S) (an overlay's per-layer clones, a mountinfo read), and where it has
+  any, the (N - 1) w the releaser takes to wake the cohort's readers it granted the lock
+  together, one after another (w = `wake_step_ns`; cohsim.kernel.simulation.rwsem);
 - its own path o_j = (u_j + h_j + r_j) c + think, u_j its path walks and unlocked work (SMT's
   slowdown past the core count), c = max(1, N / (CPUs - daemon CPUs));
 - the mount_lock work it leaves to be served one after another: p_j(S) puts of detached
@@ -299,6 +301,9 @@ class BurstModel:
         out.peaks(before + n * eff)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
         r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)
+        # queued behind the writers, the cohort's readers are granted the lock together and
+        # woken one after another by the releaser (wake_up_q): the last n - 1 steps later
+        r = r + np.where(r > 0, (n - 1) * self.k.wake_step_ns, 0.0)
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
             d = self._back_to_back(d, h, r, free, serial, rcu)

@@ -126,7 +126,7 @@ class LaunchSim:
         self._shared = shared_table(machine)  #: share of busy threads beside a busy sibling
         self._s_work = kernel.smt_slowdown - 1.0
         self._s_spin = kernel.smt_spin_slowdown - 1.0
-        self.ns = RWSem(self.env)
+        self.ns = RWSem(self.env, wake_step_ns=iround(kernel.wake_step_ns))
         self.layers = layers
         self.background = background
         self.record = LaunchRecord() if record else None

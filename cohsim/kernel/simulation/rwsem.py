@@ -12,7 +12,7 @@ spin or are handed the lock, find `granted` set when the event fires. The sectio
 
 from __future__ import annotations
 
-from cohsim.kernel.simulation.engine import Environment, Event
+from cohsim.kernel.simulation.engine import Environment, Event, Proc
 
 
 def _wake(event: Event) -> None:
@@ -57,6 +57,12 @@ class RWSem:
       taken the lock meanwhile); readers at the front are granted the lock together (every
       reader in the list, MAX_READERS_WAKEUP being 256) unless a spinner took it, in which
       case a first reader that has waited `handoff_ns` sets the hand-off bit.
+    - Readers granted together are woken one after another: rwsem_mark_wake() grants the
+      read lock to every queued reader at once (kernel/locking/rwsem.c:562-595, up to
+      MAX_READERS_WAKEUP, :405) and the releaser then wakes each in turn (`wake_up_q()`,
+      :1399; kernel/sched/core.c:1173), a try_to_wake_up() and mostly an IPI each: the k-th
+      reader's wake-up comes k x `wake_step_ns` after the grant (0: all at once). The lock is
+      theirs meanwhile, so a writer waits for the last of them to run and leave.
     - Hand-off (RWSEM_WAIT_TIMEOUT, 4 ms at HZ 250 or 1000): a first waiting writer that has
       waited that long and still fails its retry, or a first reader whose grant failed after
       that long, sets the bit; the lock goes to it (a reader: every queued reader) at the next
@@ -70,8 +76,11 @@ class RWSem:
     would start its reader-spin clock then); a spinner never stops for need_resched.
     """
 
-    def __init__(self, env: Environment, handoff_ns: int = 4_000_000) -> None:
+    def __init__(
+        self, env: Environment, handoff_ns: int = 4_000_000, wake_step_ns: int = 0
+    ) -> None:
         self.env = env
+        self.wake_step_ns = wake_step_ns  #: the releaser's wake_up_q() time per woken reader
         self.readers = 0
         self.writer = False
         self.handoff: Waiter | None = None
@@ -217,10 +226,27 @@ class RWSem:
         _wake(w.event)
 
     def _grant_readers(self) -> None:
-        """Every reader in the wait list is granted the lock, and woken (rwsem_mark_wake)."""
+        """Every reader in the wait list is granted the lock (rwsem_mark_wake), and woken one
+        after another, `wake_step_ns` apart (wake_up_q)."""
         q = self.queue
-        for w in [q[i] for i in range(self.head, len(q)) if q[i].queued and not q[i].write]:
-            self._grant(w)
+        step = self.wake_step_ns
+        readers = [q[i] for i in range(self.head, len(q)) if q[i].queued and not q[i].write]
+        if not step:
+            for w in readers:
+                self._grant(w)
+            return
+        for w in readers:
+            self._dequeue(w)
+            self._take(False)
+            w.granted = True
+        self.env.process(self._wake_up_q([w.event for w in readers], step))
+
+    @staticmethod
+    def _wake_up_q(events: list[Event], step: int) -> Proc:
+        """The releaser's wake_up_q(): each granted reader woken `step` after the one before."""
+        for ev in events:
+            yield step
+            _wake(ev)
 
     def release(self, write: bool) -> None:
         if write:

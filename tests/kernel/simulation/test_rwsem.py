@@ -174,3 +174,28 @@ def test_rwsem_serves_everyone_never_two_writers(ops):
     env.run()
     assert sorted(served) == list(range(len(ops)))
     assert not sem.writer and sem.readers == 0 and not sem.queue and sem.handoff is None
+
+
+def test_a_released_writer_wakes_its_granted_readers_one_after_another():
+    """rwsem_mark_wake() grants every queued reader at once, wake_up_q() wakes them in turn:
+    the lock is the readers' from the release on, the k-th wakes k steps later."""
+    env = Environment()
+    sem = RWSem(env, wake_step_ns=100)
+    assert sem.acquire(True) is None
+    waiters = [sem.acquire(False) for _ in range(3)]
+    woken: list[int] = []
+
+    def reader(w):
+        yield w.event
+        woken.append(env.now)
+
+    def writer():
+        yield 50
+        sem.release(True)
+        assert sem.readers == 3 and all(w.granted for w in waiters)
+
+    for w in waiters:
+        env.process(reader(w))
+    env.process(writer())
+    env.run()
+    assert woken == [150, 250, 350]
