@@ -11,13 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
+from cohsim.cli.args import add_runtime, add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_file, writing
 from cohsim.predict.question import Burst
 from cohsim.predict.validity import refuse_absurd
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
-from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.summary import summarize
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
 
@@ -59,9 +58,7 @@ def register(
 
     s = tsub.add_parser("synth", help="write containerd's mount syscalls as strace text")
     s.add_argument("--strategy", choices=STRATEGIES, required=True)
-    s.add_argument("--runtime", choices=RUNTIMES, default=_BURST.runtime,
-                   help=f"the runtime's own mount calls after containerd's "
-                        f"(default {_BURST.runtime})")  # fmt: skip
+    add_runtime(s, _BURST.runtime)
     s.add_argument("--containers", type=positive_int, default=_BURST.containers,
                    help="containers (default %(default)s)")  # fmt: skip
     s.add_argument("--layers", type=positive_int, default=_BURST.layers,

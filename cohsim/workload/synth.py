@@ -44,7 +44,7 @@ import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.units import NS_PER_S_INT, NS_PER_US, US_PER_S_INT, per_s_to_gap_ns
-from cohsim.workload.runtime import RUNTIMES, runc, runtime_mount_ops
+from cohsim.workload.runtime import RUNTIMES, runtime_calls, runtime_mount_ops
 from cohsim.workload.trace import RawCall, SyscallEvent, Trace, assemble
 
 STRATEGIES: tuple[str, ...] = ("per-layer", "common-parent", "lowerdir-plus")
@@ -88,8 +88,8 @@ def synthesize(
     runtime: str = "runc",
 ) -> Trace:
     """containerd's mount syscalls for ``containers`` containers of a ``layers``-layer image,
-    each followed by its runtime's (``runc``: cohsim.workload.runtime; ``none``: containerd's
-    only).
+    each followed by its runtime's (cohsim.workload.runtime.RUNTIMES: ``runc``, ``shared-ns``,
+    ``host-ns``; ``none``: containerd's only).
 
     ``arrival``: ``burst`` (all at t=0), ``stagger:NS`` (container k at k*NS ns, to the us) or
     ``poisson:RATE`` (exponential gaps at RATE containers/s, the first at 0).
@@ -117,8 +117,7 @@ def synthesize(
         for target, rw in ((shim, False), (f"{TASKS}/{cid}/rootfs", True)):
             tmp = f"{TMPMOUNTS}/ovl-idmapped{int(names_rng.integers(0, 2**32))}"
             seq.extend(build[strategy](layers, target, tmp, upper if rw else None))
-        if runtime == "runc":
-            seq.extend(runc(cid, f"{TASKS}/{cid}/rootfs"))
+        seq.extend(runtime_calls(runtime, cid, f"{TASKS}/{cid}/rootfs"))
         for name, args, ret, err in seq:
             dur = _draw_us(time_rng, duration_ns)
             calls.append(RawCall(tid, now, dur, name, args, ret, err))
