@@ -108,11 +108,15 @@ def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
     )
 
 
-def add_runtime(p: argparse.ArgumentParser, default: str) -> None:
+def add_runtime(p: argparse._ActionsContainer, default: str, *, unset: bool = False) -> None:
     """`--runtime`: the container runtime's own mount calls (cohsim.workload.runtime), the
-    same choices and words in every command."""
+    same choices and words in every command. `unset`: None when not given (the command fills
+    in `default`: a flag of one mode of a command, refused in the other)."""
     p.add_argument(
-        "--runtime", choices=RUNTIMES, default=default, help=f"{RUNTIME_HELP} (default {default})"
+        "--runtime",
+        choices=RUNTIMES,
+        default=None if unset else default,
+        help=f"{RUNTIME_HELP} (default {default})",
     )
 
 
