@@ -19,6 +19,7 @@ from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.predict.pins import check as check_pins
 from cohsim.predict.pins import load as load_pins
 from cohsim.predict.pins import parse_assignment
+from cohsim.workload.runtime import RUNTIME_HELP, RUNTIMES
 
 
 def nonneg_int(text: str) -> int:
@@ -104,6 +105,18 @@ def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
         type=nonneg_int,
         default=default,
         help="random seed, a non-negative integer (default %(default)s)",
+    )
+
+
+def add_runtime(p: argparse._ActionsContainer, default: str, *, unset: bool = False) -> None:
+    """`--runtime`: the container runtime's own mount calls (cohsim.workload.runtime), the
+    same choices and words in every command. `unset`: None when not given (the command fills
+    in `default`: a flag of one mode of a command, refused in the other)."""
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default=None if unset else default,
+        help=f"{RUNTIME_HELP} (default {default})",
     )
 
 

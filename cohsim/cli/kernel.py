@@ -8,7 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_model_files, add_pins, nonneg_int, pins_of, positive_int, warn_pins
+from cohsim.cli.args import (
+    add_model_files,
+    add_pins,
+    add_runtime,
+    nonneg_int,
+    pins_of,
+    positive_int,
+    warn_pins,
+)
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -16,7 +24,6 @@ from cohsim.predict.priors import pin
 from cohsim.predict.query import Answer, State, human, mountinfo_cost, op_cost
 from cohsim.predict.question import Burst
 from cohsim.predict.target import apply_calibration, resolve_machine
-from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
 
@@ -139,12 +146,7 @@ def register(
         help="whose sequence issues it: what it does to the peer group and the slaves "
         "(default %(default)s)",
     )
-    p.add_argument(
-        "--runtime",
-        choices=RUNTIMES,
-        default=Burst.runtime,
-        help="the runtime's calls (default %(default)s)",
-    )
+    add_runtime(p, Burst.runtime)
     p.add_argument("--layers", type=positive_int, default=1, help="image layers (default 1)")
     _common(p, add_json)
     p.set_defaults(func=_op)

@@ -22,6 +22,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_runtime,
     add_seed,
     nonneg_int,
     pins_of,
@@ -40,7 +41,6 @@ from cohsim.predict import Burst, Target
 from cohsim.predict.options import ENGINES
 from cohsim.predict.question import sorted_pins
 from cohsim.sweep.cache import readonly_note
-from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
 _DEFAULTS = PlanOptions()
@@ -175,12 +175,7 @@ def _question(p: argparse.ArgumentParser) -> None:
         default=b.strategy,
         help="containerd's idmap strategy, or all three (default %(default)s)",
     )
-    p.add_argument(
-        "--runtime",
-        choices=RUNTIMES,
-        default=b.runtime,
-        help="the runtime's own mount calls after containerd's (default %(default)s)",
-    )
+    add_runtime(p, b.runtime)
     p.add_argument(
         "--deadline",
         type=positive_float,

@@ -16,6 +16,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_runtime,
     add_seed,
     nonneg_int,
     pins_of,
@@ -30,7 +31,6 @@ from cohsim.predict import Burst, Prediction, RunOptions, Target, predict, repla
 from cohsim.predict.options import ENGINES
 from cohsim.predict.question import sorted_pins
 from cohsim.predict.validity import Validity
-from cohsim.workload.runtime import RUNTIMES
 from cohsim.workload.synth import STRATEGIES
 
 
@@ -268,9 +268,7 @@ def register(
         help="image layers (default %(default)s)",
     )
     _choice(p, "--strategy", STRATEGIES, _BURST.strategy, "containerd's idmap strategy")
-    _choice(
-        p, "--runtime", RUNTIMES, _BURST.runtime, "the runtime's own mount calls after containerd's"
-    )
+    add_runtime(p, _BURST.runtime)
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("replay", help="replay a strace/perf trace on a machine model")

@@ -21,6 +21,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_runtime,
     add_seed,
     count_list,
     name_list,
@@ -110,6 +111,7 @@ def _sweep(args: argparse.Namespace) -> int:
         target=Target(
             kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args))
         ),
+        runtime=args.runtime,
     )
     warn_pins(options.target.kernel, dict(options.target.pins))
     note = readonly_note(options.cache_dir())
@@ -228,6 +230,7 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
     )
     add_model_files(p, "each machine")
     add_pins(p)
+    add_runtime(p, _BURST.runtime)
     p.add_argument(
         "--scheduler",
         metavar="ADDR",

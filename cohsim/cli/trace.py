@@ -1,7 +1,8 @@
 """`cohsim trace parse` and `cohsim trace synth`: syscall traces on the command line.
 
-Thin layer over `cohsim.workload.parse` (parse_trace), `cohsim.workload.trace` (summarize) and
-`cohsim.workload.synth` (synthesize, write_strace).
+Thin layer over `cohsim.workload.parse` (parse_trace), `cohsim.workload.trace` (summarize),
+`cohsim.workload.synth` (synthesize, write_strace) and `cohsim.workload.storm` (unshare_storm:
+`--pattern unshare`, a storm of bare `unshare -m`).
 """
 
 from __future__ import annotations
@@ -11,17 +12,27 @@ from collections.abc import Callable
 from typing import Any
 
 from cohsim import provenance
-from cohsim.cli.args import add_seed, nonneg_int, positive_float, positive_int
+from cohsim.cli.args import add_runtime, add_seed, nonneg_int, positive_float, positive_int
 from cohsim.cli.outputs import check_file, writing
+from cohsim.errors import UsageError
 from cohsim.predict.question import Burst
 from cohsim.predict.validity import refuse_absurd
 from cohsim.units import NS_PER_MS, NS_PER_US
 from cohsim.workload.parse import parse_trace
-from cohsim.workload.runtime import RUNTIMES
+from cohsim.workload.storm import PROPAGATIONS, unshare_storm
 from cohsim.workload.summary import summarize
 from cohsim.workload.synth import STRATEGIES, STYLES, synthesize, write_strace
+from cohsim.workload.trace import Trace
 
 _BURST = Burst()  #: the question's defaults (cohsim.predict.question)
+_PROCESSES = 100  #: `trace synth --pattern unshare`'s processes when not given
+PATTERNS = ("containerd", "unshare")
+#: each pattern's own flags (None when not given): given with the other pattern, a usage error
+_PATTERN_FLAGS = {
+    "containerd": ("strategy", "runtime", "containers", "layers"),
+    "unshare": ("processes", "propagation", "mountinfo"),
+}
+_OTHER = {"containerd": "unshare", "unshare": "containerd"}
 
 
 def _arrival(text: str) -> str:
@@ -46,7 +57,7 @@ def register(
 ) -> None:
     """Add this group's subcommands to the cohsim parser."""
     group = sub.add_parser(
-        "trace", help="parse a syscall trace or synthesise a containerd workload"
+        "trace", help="parse a syscall trace, or synthesise a containerd workload or unshare storm"
     )
     tsub = group.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
 
@@ -57,15 +68,29 @@ def register(
     add_json(p)
     p.set_defaults(func=_parse)
 
-    s = tsub.add_parser("synth", help="write containerd's mount syscalls as strace text")
-    s.add_argument("--strategy", choices=STRATEGIES, required=True)
-    s.add_argument("--runtime", choices=RUNTIMES, default=_BURST.runtime,
-                   help=f"the runtime's own mount calls after containerd's "
-                        f"(default {_BURST.runtime})")  # fmt: skip
-    s.add_argument("--containers", type=positive_int, default=_BURST.containers,
-                   help="containers (default %(default)s)")  # fmt: skip
-    s.add_argument("--layers", type=positive_int, default=_BURST.layers,
-                   help="image layers (default %(default)s)")  # fmt: skip
+    s = tsub.add_parser(
+        "synth",
+        help="write containerd's mount syscalls, or a storm of bare unshare -m, as strace text",
+    )
+    s.add_argument("--pattern", choices=PATTERNS, default="containerd",
+                   help="containerd: its idmap sequences per container, then the runtime's; "
+                        "unshare: bare `unshare -m` processes, each a copy of the host's "
+                        "mount table (default %(default)s)")  # fmt: skip
+    g = s.add_argument_group("--pattern containerd")
+    g.add_argument("--strategy", choices=STRATEGIES, help="containerd's idmap strategy (required)")
+    add_runtime(g, _BURST.runtime, unset=True)
+    g.add_argument("--containers", type=positive_int,
+                   help=f"containers (default {_BURST.containers})")  # fmt: skip
+    g.add_argument("--layers", type=positive_int,
+                   help=f"image layers (default {_BURST.layers})")  # fmt: skip
+    u = s.add_argument_group("--pattern unshare")
+    u.add_argument("--processes", type=positive_int,
+                   help=f"unshare -m processes (default {_PROCESSES})")  # fmt: skip
+    u.add_argument("--propagation", choices=tuple(PROPAGATIONS),
+                   help="what unshare(1) sets on the copy's / (default private, as "
+                        "util-linux's)")  # fmt: skip
+    u.add_argument("--mountinfo", action="store_true", default=None,
+                   help="each process reads its own mountinfo once before it exits")  # fmt: skip
     add_seed(s)
     s.add_argument(
         "--arrival", type=_arrival, default="burst", help="burst, stagger:NS or poisson:RATE_PER_S"
@@ -96,29 +121,48 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
-    refuse_absurd(containers=args.containers, layers=args.layers)  # cohsim.predict.validity
-    check_file(args.out)
-    trace = synthesize(args.strategy, args.containers, args.layers, seed=args.seed,
-                       arrival=args.arrival, think_ns=args.think_ns,
-                       duration_ns=args.duration_ns, runtime=args.runtime)  # fmt: skip
+    trace, stamp = _synthesised(args)
     text = write_strace(trace, args.style)
     with writing(args.out):
         provenance.write_atomic(args.out, text, make_dirs=False)
     summary = summarize(trace)
     if args.json:
         doc = {"schema": 1, "out": args.out, "digest": provenance.text_digest(text),
-               "trace": summary,
-               "provenance": provenance.stamp(seed=args.seed, strategy=args.strategy,
-                                              containers=args.containers, layers=args.layers,
-                                              arrival=args.arrival, think_ns=args.think_ns,
-                                              duration_ns=args.duration_ns,
-                                              runtime=args.runtime,
-                                              style=args.style)}  # fmt: skip
+               "trace": summary, "provenance": provenance.stamp(**stamp)}  # fmt: skip
         print(provenance.dumps(doc), end="")
     else:
         print(f"wrote {args.out} ({len(text.splitlines())} lines, {provenance.text_digest(text)})")
         print(_human(summary))
     return 0
+
+
+def _synthesised(args: argparse.Namespace) -> tuple[Trace, dict[str, Any]]:
+    """The pattern's trace, and what its provenance records; a flag of the other pattern is
+    a usage error (exit 2), a count beyond a real node an input error (exit 1), both before
+    the output file is touched."""
+    other = _OTHER[args.pattern]
+    given = [f"--{f}" for f in _PATTERN_FLAGS[other] if getattr(args, f) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not a flag of --pattern {args.pattern}")
+    times = {"arrival": args.arrival, "think_ns": args.think_ns, "duration_ns": args.duration_ns}
+    if args.pattern == "unshare":
+        n, prop = args.processes or _PROCESSES, args.propagation or "private"
+        mountinfo = bool(args.mountinfo)
+        trace = unshare_storm(n, seed=args.seed, propagation=prop, mountinfo=mountinfo, **times)
+        check_file(args.out)
+        return trace, {"seed": args.seed, "pattern": "unshare", "processes": n,
+                       "propagation": prop, "mountinfo": mountinfo, **times,
+                       "style": args.style}  # fmt: skip
+    if args.strategy is None:
+        raise UsageError("--pattern containerd needs --strategy " + "|".join(STRATEGIES))
+    c, layers = args.containers or _BURST.containers, args.layers or _BURST.layers
+    runtime = args.runtime or _BURST.runtime
+    refuse_absurd(containers=c, layers=layers)  # cohsim.predict.validity
+    check_file(args.out)
+    trace = synthesize(args.strategy, c, layers, seed=args.seed, runtime=runtime, **times)
+    return trace, {"seed": args.seed, "strategy": args.strategy, "containers": c,
+                   "layers": layers, **times, "runtime": runtime,
+                   "style": args.style}  # fmt: skip
 
 
 def _human(s: dict[str, Any]) -> str:

@@ -70,8 +70,9 @@ class Burst:
     layers: int = 50  #: image layers
     #: containerd's idmap strategy (cohsim.workload.synth.STRATEGIES)
     strategy: str = "per-layer"
-    #: the container runtime's own mount calls after containerd's ("runc", or "none":
-    #: containerd's only; cohsim.workload.runtime.RUNTIMES)
+    #: the container runtime's own mount calls after containerd's ("runc"; "shared-ns" and
+    #: "host-ns", without a namespace copy each; "none": containerd's only;
+    #: cohsim.workload.runtime.RUNTIMES)
     runtime: str = "runc"
     #: mounts on the node before the burst (`wc -l /proc/self/mountinfo`), if known: pins
     #: that prior of the kernel model (None: drawn from its range)

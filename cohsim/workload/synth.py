@@ -44,7 +44,7 @@ import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.units import NS_PER_S_INT, NS_PER_US, US_PER_S_INT, per_s_to_gap_ns
-from cohsim.workload.runtime import RUNTIMES, runc, runtime_mount_ops
+from cohsim.workload.runtime import RUNTIMES, runtime_calls, runtime_mount_ops
 from cohsim.workload.trace import RawCall, SyscallEvent, Trace, assemble
 
 STRATEGIES: tuple[str, ...] = ("per-layer", "common-parent", "lowerdir-plus")
@@ -88,8 +88,8 @@ def synthesize(
     runtime: str = "runc",
 ) -> Trace:
     """containerd's mount syscalls for ``containers`` containers of a ``layers``-layer image,
-    each followed by its runtime's (``runc``: cohsim.workload.runtime; ``none``: containerd's
-    only).
+    each followed by its runtime's (cohsim.workload.runtime.RUNTIMES: ``runc``, ``shared-ns``,
+    ``host-ns``; ``none``: containerd's only).
 
     ``arrival``: ``burst`` (all at t=0), ``stagger:NS`` (container k at k*NS ns, to the us) or
     ``poisson:RATE`` (exponential gaps at RATE containers/s, the first at 0).
@@ -105,11 +105,11 @@ def synthesize(
     names_rng, arrival_rng, time_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)
     )
-    starts = _arrivals(arrival, containers, arrival_rng)
+    starts = arrivals(arrival, containers, arrival_rng)
     build = {"per-layer": _per_layer, "common-parent": _common_parent, "lowerdir-plus": _lowerdir}
     calls: list[RawCall] = []
     for k in range(containers):
-        tid, now = FIRST_TID + k, starts[k]
+        tid = FIRST_TID + k
         cid = "".join(f"{int(x):02x}" for x in names_rng.integers(0, 256, 32))
         shim = f"{TMPMOUNTS}/containerd-mount{int(names_rng.integers(0, 2**32))}"
         upper = f"{SNAPSHOTS}/{layers + 1 + k}"
@@ -117,19 +117,35 @@ def synthesize(
         for target, rw in ((shim, False), (f"{TASKS}/{cid}/rootfs", True)):
             tmp = f"{TMPMOUNTS}/ovl-idmapped{int(names_rng.integers(0, 2**32))}"
             seq.extend(build[strategy](layers, target, tmp, upper if rw else None))
-        if runtime == "runc":
-            seq.extend(runc(cid, f"{TASKS}/{cid}/rootfs"))
-        for name, args, ret, err in seq:
-            dur = _draw_us(time_rng, duration_ns)
-            calls.append(RawCall(tid, now, dur, name, args, ret, err))
-            now += (dur or 0) + (_draw_us(time_rng, think_ns) or 0)
+        seq.extend(runtime_calls(runtime, cid, f"{TASKS}/{cid}/rootfs"))
+        calls.extend(timed(tid, starts[k], seq, time_rng, think_ns, duration_ns))
     meta = (("strategy", strategy), ("containers", str(containers)), ("layers", str(layers)),
             ("seed", str(seed)), ("arrival", arrival), ("runtime", runtime))  # fmt: skip
     source = f"synth:{strategy}:containers={containers}:layers={layers}:seed={seed}"
     return assemble(calls, source=source, format="synth", meta=meta)
 
 
-def _arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
+def timed(
+    tid: int,
+    start_ns: int,
+    seq: list[_Call],
+    rng: np.random.Generator,
+    think_ns: int | None,
+    duration_ns: int | None,
+) -> Iterator[RawCall]:
+    """One thread's calls from `start_ns` on, each with its drawn duration and the think
+    time after it (`draw_us`; none where the mean is None), in that order from `rng`."""
+    now = start_ns
+    for name, args, ret, err in seq:
+        dur = draw_us(rng, duration_ns)
+        yield RawCall(tid, now, dur, name, args, ret, err)
+        now += (dur or 0) + (draw_us(rng, think_ns) or 0)
+
+
+def arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
+    """When each of `n` threads starts (ns): ``burst`` (all at 0), ``stagger:NS`` (thread k
+    at k*NS, to the us) or ``poisson:RATE`` (exponential gaps at RATE a second, the first at
+    0); anything else is a CohsimError."""
     kind, _, value = spec.partition(":")
     try:
         if kind == "burst" and not value:
@@ -144,7 +160,8 @@ def _arrivals(spec: str, n: int, rng: np.random.Generator) -> list[int]:
     raise CohsimError(f"bad arrival {spec!r} (burst, stagger:NS or poisson:RATE)", "--arrival")
 
 
-def _draw_us(rng: np.random.Generator, mean_ns: int | None) -> int | None:
+def draw_us(rng: np.random.Generator, mean_ns: int | None) -> int | None:
+    """An exponential time of mean `mean_ns`, rounded to whole us (None: none drawn)."""
     if mean_ns is None:
         return None
     return int(round(rng.exponential(mean_ns) / NS_PER_US)) * NS_PER_US

@@ -167,3 +167,53 @@ def test_parse_bad_argument_is_one_line_or_counted(
     assert err.startswith(f"cohsim: error: {path}:2: malformed strace line")
     rc, out, err = run(capsys, "trace", "parse", str(path), "--lenient", "--json")
     assert rc == 0 and json.loads(out)["trace"]["malformed_skipped"] == 1
+
+
+def test_synth_unshare_storm(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--pattern unshare: bare `unshare -m` processes, one thread each, parseable; its own
+    flags in the provenance."""
+    out_file = tmp_path / "u.strace"
+    rc, out, err = run(capsys, "trace", "synth", "--pattern", "unshare", "--processes", "12",
+                       "--mountinfo", "--seed", "2", "--out", str(out_file), "--json")  # fmt: skip
+    assert (rc, err) == (0, "")
+    doc = json.loads(out)
+    assert (doc["trace"]["threads"], doc["trace"]["mount_ops"]) == (12, 12)
+    assert doc["trace"]["syscalls_by_name"]["unshare"] == 12
+    p = doc["provenance"]
+    assert (p["pattern"], p["processes"], p["propagation"], p["mountinfo"]) == (
+        "unshare", 12, "private", True,
+    )  # fmt: skip
+    assert parse_trace(out_file).mount_ops == 12
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--pattern", "unshare", "--strategy", "per-layer"], "--strategy: not a flag of"),
+        (["--pattern", "unshare", "--runtime", "runc", "--layers", "3"],
+         "--runtime, --layers: not a flag of --pattern unshare"),
+        (["--strategy", "per-layer", "--processes", "4"], "--processes: not a flag of"),
+        (["--strategy", "per-layer", "--mountinfo"], "--mountinfo: not a flag of"),
+        ([], "--pattern containerd needs --strategy"),
+    ],
+)  # fmt: skip
+def test_synth_flags_of_the_other_pattern_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    """One line, exit 2, nothing written: as a usage error in every command."""
+    rc, out, err = run(capsys, "trace", "synth", *argv, "--out", str(tmp_path / "x"))
+    assert (rc, out) == (2, "") and err.count("\n") == 1 and message in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_synth_unshare_bad_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A count beyond a real node: exit 1, one line; a bad name or count: argparse's 2."""
+    rc, _, err = run(capsys, "trace", "synth", "--pattern", "unshare", "--processes",
+                     "100001", "--out", str(tmp_path / "x"))  # fmt: skip
+    assert rc == 1 and err.count("\n") == 1 and "beyond what a real node can run" in err
+    for bad in (["--processes", "0"], ["--propagation", "rprivate"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["trace", "synth", "--pattern", "unshare", *bad, "--out", str(tmp_path / "x")])
+        assert exc.value.code == 2
+    capsys.readouterr()
+    assert not (tmp_path / "x").exists()
