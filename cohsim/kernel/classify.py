@@ -32,7 +32,9 @@ class ThreadState:
         self.overlay_targets: set[str] = set()  # where this thread mounted overlays
         self.bind_targets: set[str] = set()  # where it attached open_tree clones (binds)
         self.pivoted = False  # pivot_root done, the old root not yet detached
-        self.in_own_ns = False  # after its unshare(CLONE_NEWNS): its calls change its own copy
+        #: after its unshare(CLONE_NEWNS) or setns(CLONE_NEWNS): its calls change its own
+        #: namespace, not the host's table
+        self.in_own_ns = False
         self.mountinfo_read_fds: set[int] = set()  # mountinfo fds already read (from the top)
         #: what the last call did to the host's shared root peer group: +1 a clone of a mount
         #: of it (an open_tree clone or a bind joins its source's group: clone_mnt() without
@@ -113,6 +115,11 @@ def classify(e: SyscallEvent, st: ThreadState) -> str:
         return "ns_copy"  # a container runtime's own mount namespace: a copy of the table
     if name in ("clone", "clone3") and "CLONE_NEWNS" in e.flags:
         return "ns_copy"  # the copy is made in the caller's call, for the child
+    if name == "setns" and "CLONE_NEWNS" in e.flags:
+        # joining a namespace made before (a runtime sharing one): no copy, no namespace_sem
+        # (fs/namespace.c:6250 mntns_install(): a walk to its root); its mounts are its own
+        st.in_own_ns = st.in_own_ns or e.ok
+        return "other"
     return "other"
 
 

@@ -108,3 +108,14 @@ def test_an_unmounted_overlay_takes_its_own_line_away(kernel):
         steps = plan_calls(events, kernel, 4, 0.0)
         assert any(s.name == "umount_overlay" for s in steps)
         assert sum(s.nbytes for s in steps) == pytest.approx(0.0)
+
+
+def test_a_runtime_that_joins_a_shared_namespace_mounts_there(kernel):
+    """setns(CLONE_NEWNS) (the shared-ns runtime): the calls after it change the namespace it
+    joined, not the host's table, and nothing is copied."""
+    events = synthesize("per-layer", 1, 2, seed=0, runtime="shared-ns").threads[0].events
+    steps = plan_calls(events, kernel, 2, 0.0)
+    join = next(i for i, e in enumerate(events) if e.name == "setns")
+    assert not any(s.name == "ns_copy" for s in steps)
+    assert all(s.own_ns and s.delta == 0 for s in steps[join + 1 :])
+    assert any(s.delta for s in steps[:join])  # containerd's own mounts are the host's
