@@ -18,8 +18,8 @@ A fraction of 0 leaves an op that takes namespace_sem a section of 0 ns: it stil
 the lock, as the kernel's does (`OpCost.takes_ns_write`, kept from the model file).
 
 Lock parameters (pause_bench, `cohsim.calibrate.lockfit`): `same_llc_ns`, and `pause_ns`
-measured directly; `wake_ns` (wake_bench) and `rcu_exp_per_cpu_ns` (walk_bench) are measured
-directly too (cohsim.calibrate.measured). `DOC` says what each is.
+measured directly; `wake_ns` (wake_bench), `rcu_exp_per_cpu_ns` (walk_bench) and `wake_step_ns`
+(a traced burst's wake-up pace) are measured directly too (cohsim.calibrate.measured). `DOC` says what each is.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ DOC = {
     "directly, wake_bench wake_ns; this host only)",
     "rcu_exp_per_cpu_ns": "an expedited grace period's part per busy CPU (one IPI), ns "
     "(measured directly, walk_bench umount2 against the walkers; this host only)",
+    "wake_step_ns": "how far apart a releaser of namespace_sem wakes the readers it granted, "
+    "ns (measured directly, a traced burst's wake-ups; this host only)",
 }
 _MIN_BODY_NS = 50.0  # an op keeps at least this much of its own work when the RCU part grows
 

@@ -77,3 +77,11 @@ def test_the_traced_bursts_wake_readers_about_6_us_apart():
     assert "wake_up_q" in str(note["why"])
     with pytest.raises(CohsimError, match="malformed wake-up pace row"):
         wake_steps([(3, {"metric": "step_p50", "value": "x"})], "p.csv")
+
+
+def test_every_host_term_is_documented_for_the_fit_file():
+    """A fit writes each parameter with its doc (cohsim.calibrate.params.DOC)."""
+    from cohsim.calibrate.measured import HOST_TERMS
+    from cohsim.calibrate.params import DOC
+
+    assert all(term in DOC for term in HOST_TERMS)
