@@ -1,7 +1,7 @@
 """Calibration: the model's free parameters fitted to real benchmark runs, with uncertainty.
 
 Two sides. The result, which predictions load (cohsim.predict imports nothing else of this
-package; tests/calibrate/test_result.py checks it):
+package; tests/calibrate/test_fit_result.py checks it):
 
 - `result`: a fit's `FitResult`, frozen (parameters, uncertainties, report, how it applies
   to a kernel model and a machine), and `load_fit`;
