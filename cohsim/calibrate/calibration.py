@@ -109,7 +109,7 @@ class Calibration:
 
     # ----- shared -------------------------------------------------------------------------
 
-    def _machine(self, data: BenchData | None = None) -> Machine:
+    def _machine(self) -> Machine:
         if self.instance is None:
             raise CohsimError("no instance: pass --instance (the machine the data was measured on)")
         return Catalog().get(self.instance)
@@ -144,7 +144,7 @@ class Calibration:
                 "no mount_bench or pause_bench runs in the data: nothing to fit "
                 "(wake_bench data only fixes the wake-up latency next to them)"
             )
-        machine = self._machine(data)
+        machine = self._machine()
         base = load_kernel(self.kernel)
         self.base_kernel_ = base
         self._reset()
