@@ -13,7 +13,8 @@ The public API, importable from here::
   `Prediction` with `Interval`s and `Validity`;
 - sweeps: `grid` of `Point`s, `run_sweep` with `SweepOptions` giving a `Sweep` of `Row`s;
 - capacity plans: `plan` with `PlanOptions` giving a `Plan` of `PlanRow`s;
-- the machines: `Catalog`, `Machine`; calibration: `Calibration`, `load_fit`;
+- the machines: `Catalog`, `Machine`; calibration: the estimator `Calibration`, whose fit is a
+  `FitResult`, and `load_fit`;
 - the one error type: `CohsimError` (and its `UsageError`).
 
 `import cohsim` stays cheap (a few milliseconds: no numpy, no simulation): each name is
@@ -58,7 +59,8 @@ _EXPORTS = {
     "Catalog": "cohsim.machine.catalog",
     "Machine": "cohsim.machine.model",
     "Calibration": "cohsim.calibrate.calibration",
-    "load_fit": "cohsim.calibrate.calibration",
+    "FitResult": "cohsim.calibrate.result",
+    "load_fit": "cohsim.calibrate.result",
     "CohsimError": "cohsim.errors",
     "UsageError": "cohsim.errors",
 }
@@ -69,6 +71,7 @@ __all__ = [
     "Calibration",
     "Catalog",
     "CohsimError",
+    "FitResult",
     "Interval",
     "Machine",
     "Plan",

@@ -1,6 +1,7 @@
 """Types of cohsim's public API (cohsim/__init__.py imports each name on first use)."""
 
-from cohsim.calibrate.calibration import Calibration, load_fit
+from cohsim.calibrate.calibration import Calibration
+from cohsim.calibrate.result import FitResult, load_fit
 from cohsim.errors import CohsimError, UsageError
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -27,6 +28,7 @@ __all__ = [
     "Calibration",
     "Catalog",
     "CohsimError",
+    "FitResult",
     "Interval",
     "Machine",
     "Plan",

@@ -1,7 +1,8 @@
 """Time units: the one place the factors between nanoseconds, microseconds, milliseconds and
 seconds are written down.
 
-Simulated time is integer nanoseconds everywhere (simpy's clock, every `*_ns` field); results
+Simulated time is integer nanoseconds in level 3 (the launch simulation's clock, every `*_ns`
+field; level 2's lock simulation runs in integer picoseconds, cohsim.lock.params.PS); results
 people read are in seconds (`*_s`) or, in tables, microseconds. Convert with the functions
 below rather than bare `1e9` / `1000` literals, so a reader sees the unit and a search finds
 every conversion.

@@ -14,8 +14,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cohsim.calibrate import group_runs, load_bench, load_fit
-from cohsim.kernel.costs import load_kernel
+from cohsim.calibrate import bench_of, group_runs, load_bench, load_fit
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 
@@ -29,16 +28,16 @@ def main(argv: list[str]) -> int:
     only = [a for a in argv if not a.endswith(".json") and a not in dirs]
     fit = load_fit(path)
     data = load_bench(
-        dirs or [ROOT / "calibration" / "data" / fit.instance_ / "mount-wake-long" / "mount"]
+        dirs or [ROOT / "calibration" / "data" / fit.instance / "mount-wake-long" / "mount"]
     )
-    machine = Catalog().get(fit.instance_)
+    machine = Catalog().get(fit.instance)
     costs = LineCosts(machine, seed=fit.seed)
-    kernel = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
+    kernel = fit.host_kernel(fit.kernel_params())
     for (s, w, layers), group in group_runs(data.mount).items():
         if only and s not in only:
             continue
-        sim = fit.bench_sim(
-            machine, kernel, costs, s, w, layers, group[0].baseline_mounts, seeds=[0, 1, 2, 3]
+        sim = bench_of(fit, machine, costs).run(
+            kernel, s, w, layers, group[0].baseline_mounts, seeds=[0, 1, 2, 3]
         )
         meas = statistics.median(r.stride_ns for r in group)
         line = (

@@ -27,6 +27,7 @@ at --samples 6).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -38,8 +39,10 @@ from cohsim.calibrate import (
     BenchData,
     Calibration,
     Checked,
+    FitResult,
     MountRun,
     check_runs,
+    fit_bench_kernel,
     load_bench,
     load_fit,
     simulate_run,
@@ -77,7 +80,7 @@ def fit_data() -> BenchData:
     return data.select(workers=(1, 2))
 
 
-def refit(out: Path) -> Calibration:
+def refit(out: Path) -> FitResult:
     """Fit this host's 1-2 worker data (default settings, seed 0) and write the fit. Its kernel
     part applies to this host only: seen at 1-2 workers, it is a held-out test's fit, and the
     catalog's instances keep the committed 2-vCPU fit (`choose_fit` takes a fit whose kernel
@@ -87,18 +90,17 @@ def refit(out: Path) -> Calibration:
     return fit
 
 
-def host_only(fit: Calibration) -> Calibration:
+def host_only(fit: FitResult) -> FitResult:
     """`fit` with its kernel part applying to this host only (`refit`)."""
-    applies = fit.applies_to()
+    applies = dict(fit.applies_to)
     applies["kernel"] = {
         "instances": [HOST],
-        "kernel": fit.kernel_name_,
+        "kernel": fit.kernel_name,
         "caveat": f"measured on {HOST} (16 vCPUs) at 1-2 workers only, to test the model's "
         "prediction of 4-200 workers on the same host (calibration/reports/many_core.py); "
         "not for other instances",
     }
-    fit.applies_to_ = applies
-    return fit
+    return dataclasses.replace(fit, applies_to=applies)
 
 
 def runs_of(group: str) -> list[MountRun]:
@@ -140,7 +142,7 @@ def summary(checked: Sequence[Checked]) -> str:
 
 
 def report(
-    fit: Calibration, name: str, groups: Sequence[str], samples: int, containers: int | None
+    fit: FitResult, name: str, groups: Sequence[str], samples: int, containers: int | None
 ) -> None:
     for group in groups:
         t0 = time.perf_counter()
@@ -154,11 +156,11 @@ def cpus_runs(n: int) -> list[MountRun]:
 
 
 def check_cpus(
-    fit: Calibration, cpus: Sequence[int] = CPUS, samples: int = 6, containers: int | None = None
+    fit: FitResult, cpus: Sequence[int] = CPUS, samples: int = 6, containers: int | None = None
 ) -> dict[int, list[Checked]]:
     """Per CPU count: `fit`'s predictions of the bursts run on that many CPUs, each simulated
     as it was run on the fitted host's machine with only those CPUs (`Machine.with_cores`)."""
-    host = Catalog().get(fit.instance_)
+    host = Catalog().get(fit.instance)
     return {
         n: check_runs(
             fit, cpus_runs(n), samples=samples, containers=containers, machine=host.with_cores(n)
@@ -206,16 +208,18 @@ def cpus_table(title: str, checked: dict[int, list[Checked]]) -> str:
     return "\n".join(lines)
 
 
-def op_table(fit: Calibration, name: str, seeds: int = 2) -> None:
+def op_table(fit: FitResult, name: str, seeds: int = 2) -> None:
     """Per-op mean call times at the traced shape (16 workers x 10 layers x 10 containers, no
     mountinfo sample: mount-trace/run-*), measured and simulated with `fit` (`seeds` seeds):
     which call the model gets wrong at 16-way contention."""
-    machine = Catalog().get(fit.instance_)
+    machine = Catalog().get(fit.instance)
     costs = LineCosts(machine, seed=fit.seed)
     print(f"{name}: per-op mean call time at 16 workers x 10 layers (traced runs), us")
     for strategy in STRATEGIES:
         (run,) = load_bench([DATA / "mount-trace" / f"run-{strategy}-16w-10L"]).mount
-        kernel = fit.mount_bench_kernel(fit.host_kernel(fit.kernel_params()), strategy, 10)
+        kernel = fit_bench_kernel(
+            fit.host_kernel(fit.kernel_params()), fit.op_extra_ns, strategy, 10
+        )
         sims = [
             simulate_run(
                 machine,
@@ -224,7 +228,7 @@ def op_table(fit: Calibration, name: str, seeds: int = 2) -> None:
                 16,
                 10,
                 containers=run.containers,
-                think_ns=fit.think_ns_[strategy]["10"],
+                think_ns=fit.think_ns[strategy]["10"],
                 seed=fit.seed + i,
                 costs=costs,
                 baseline_mounts=run.baseline_mounts,
@@ -271,7 +275,7 @@ def main(argv: list[str]) -> int:
         print(f"fitted in {time.perf_counter() - t0:.0f} s, written to {args.refit}")
     else:
         fit = load_fit(args.fit)
-    kernel = {n: f"{p.value:.4g} +/- {p.stderr:.2g}" for n, p in fit.parameters_.items()}
+    kernel = {n: f"{p.value:.4g} +/- {p.stderr:.2g}" for n, p in fit.parameters.items()}
     print(f"{HOST} fit: {kernel}")
     fits = [("within the host (fit: 1-2 workers)", fit)]
     if args.transfer:

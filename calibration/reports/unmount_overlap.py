@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 from calibration.analysis.mount_trace.overlap import Call, meets, phase
-from cohsim.calibrate import load_fit, simulate_run
-from cohsim.kernel.costs import load_kernel
+from cohsim.calibrate import fit_bench_kernel, load_fit, simulate_run
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 
@@ -51,11 +50,11 @@ def overlaps(every: list[Call]) -> None:
 
 def main(argv: list[str]) -> int:
     fit = load_fit(argv[0] if argv else ROOT / "calibration" / "fits" / f"{HOST}.json")
-    machine = Catalog().get(fit.instance_)
+    machine = Catalog().get(fit.instance)
     costs = LineCosts(machine, seed=fit.seed)
-    base = fit.host_kernel(fit.kernel_params(load_kernel(fit.kernel)))
+    base = fit.host_kernel(fit.kernel_params())
     for strategy in ("common-parent", "per-layer"):
-        kernel = fit.mount_bench_kernel(base, strategy, 1)
+        kernel = fit_bench_kernel(base, fit.op_extra_ns, strategy, 1)
         for seed in (0, 1):
             calls: list[tuple[int, str, int, int]] = []
             run = simulate_run(
@@ -65,7 +64,7 @@ def main(argv: list[str]) -> int:
                 2,
                 1,
                 containers=100,
-                think_ns=fit.think_ns_[strategy]["1"],
+                think_ns=fit.think_ns[strategy]["1"],
                 seed=seed,
                 costs=costs,
                 jitter=True,

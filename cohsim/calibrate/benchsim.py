@@ -9,20 +9,28 @@ the sequence's calls) and how much each timed op's mean exceeds the model's p50-
 `BenchSim` holds them with the rest of what a fit's simulation of a run needs (the machine,
 its line costs, the containers per worker and the seeds) and runs a shape averaged over a seed
 set: every candidate parameter set is simulated with the same seeds (common random numbers).
+`bench_of` is a finished fit's (`FitResult`: its measured terms and settings), and
+`predict_run` a mount_bench run predicted from the fit, with an interval (the held-out
+checks, cohsim.calibrate.heldout).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from cohsim.calibrate.benchdata import MountRun, group_runs
 from cohsim.calibrate.fitjson import round_sig
 from cohsim.calibrate.mountsim import SimRun, bench_kernel, simulate_run, with_op_extra
+from cohsim.calibrate.result import FitResult
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
+from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
 
 #: seed set r simulates with seeds seed + r * this + j (far from the fit's own seed + j)
@@ -182,3 +190,61 @@ def measure_bench_terms(
                 f"mount_bench's own time per call cannot be measured"
             )
     return think_ns, op_extra_ns
+
+
+def bench_of(fit: FitResult, machine: Machine, costs: LineCosts | None = None) -> BenchSim:
+    """How `fit` simulates mount_bench runs on `machine`: with the terms it measured on its
+    host and its settings' containers per worker and seeds (`costs`: the machine's line
+    costs at the fit's seed, made if not given)."""
+    s = fit.settings
+    costs = costs or LineCosts(machine, seed=s.seed)
+    return BenchSim(machine, costs, fit.think_ns, fit.op_extra_ns, s.containers, s.seed, s.seeds)
+
+
+def predict_run(
+    fit: FitResult,
+    strategy: str,
+    workers: int,
+    layers: int,
+    *,
+    samples: int = 8,
+    containers: int | None = None,
+    level: float = 0.9,
+    seed: int = 0,
+    baseline_mounts: int = 21,
+    mountinfo_sample: bool = True,
+    machine: Machine | None = None,
+) -> dict[str, dict[str, float]]:
+    """A mount_bench run predicted from `fit`: worker time per sequence (ns) and
+    containers/s, each {value, low, high} (`mountinfo_sample`: False for a
+    `--mountinfo-every 0` run). `machine`: simulate there, not on the fitted instance (e.g.
+    it confined to fewer CPUs). value: at the fitted parameters (the fit's seeds averaged).
+    The interval is for one run (central `level` fraction, lognormal): the spread of
+    `samples` parameter draws (each with its own seed) and the fit's residual scatter of
+    that metric (log residuals' root mean square), added in quadrature."""
+    if str(layers) not in fit.think_ns.get(strategy, {}):
+        raise CohsimError(
+            f"no measured think time for {strategy} at {layers} layers "
+            f"(the fit saw no 1-worker run of it)"
+        )
+    bench = bench_of(fit, machine or Catalog().get(fit.instance))
+    base = fit.base_kernel()
+
+    def run(kernel: KernelParams, seeds: list[int] | None = None) -> SimRun:
+        shape = (strategy, workers, layers, baseline_mounts, containers, seeds)
+        return bench.run(kernel, *shape, mountinfo_sample=mountinfo_sample)
+
+    point = run(fit.host_kernel(fit.kernel_params(base)))
+    draws = [
+        run(k, seeds=[seed + 1000 + j])
+        for j, k in enumerate(fit.host_kernel(d) for d in fit.sample_kernels(base, samples, seed))
+    ]
+    z = float(statistics.NormalDist().inv_cdf(0.5 + level / 2))
+    out = {}
+    for name in ("stride_ns", "containers_per_s"):
+        v = float(getattr(point, name))
+        logs = np.log([getattr(d, name) / v for d in draws])
+        spread = float(np.sqrt(np.mean(logs**2))) if len(logs) else 0.0
+        half = z * math.hypot(spread, fit.misfit_sd(name))
+        out[name] = {"value": v, "low": v * math.exp(-half), "high": v * math.exp(half)}
+    return out

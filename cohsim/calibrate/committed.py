@@ -1,18 +1,19 @@
 """The committed fits (calibration/fits/, shipped as `cohsim._fits`) and which one describes an
-instance: what a prediction loads when no fit is named (`default_fit`)."""
+instance: what a prediction loads when no fit is named (`default_fit`). They are read as
+results (cohsim.calibrate.result), without the estimator that made them."""
 
 from __future__ import annotations
 
 import functools
 
-from cohsim.calibrate.calibration import Calibration, load_fit
 from cohsim.calibrate.fitjson import choose_fit
+from cohsim.calibrate.result import FitResult, load_fit
 from cohsim.errors import CohsimError
 from cohsim.io import fits_dir
 from cohsim.machine.catalog import Catalog
 
 
-def default_fit(instance_or_family: str) -> Calibration | None:
+def default_fit(instance_or_family: str) -> FitResult | None:
     """The committed fit that describes this instance or family, if any.
 
     A fit with kernel parameters applies to every instance (its `applies_to.kernel.instances`
@@ -25,9 +26,10 @@ def default_fit(instance_or_family: str) -> Calibration | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _committed_fits(files: tuple[tuple[str, int], ...]) -> tuple[Calibration, ...]:
+def _committed_fits(files: tuple[tuple[str, int], ...]) -> tuple[FitResult, ...]:
     """The committed fits, read once per process (keyed by path and modification time: a
-    fit rewritten since is read again). Predictions only read them."""
+    fit rewritten since is read again). Predictions only read them, and the results are
+    frozen."""
     return tuple(load_fit(path) for path, _ in files)
 
 

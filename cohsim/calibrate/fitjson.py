@@ -1,12 +1,12 @@
-"""The fit JSON: the one place a fitted calibration is written to and read from a document.
+"""The fit JSON: the one definition of the document a fit is written to and read from.
 
-A fit document is what `Calibration.save` writes and `load_fit` reads back (the committed
-fits are calibration/fits/*.json; calibration/fits/README.md describes them). `to_doc` turns a
-fitted calibration into the document (`applies_to_doc`: where a new fit applies); `parse_doc`
-validates a document into a `FitDoc` record from which the calibration is rebuilt; `read_doc`
-reads a file; `choose_fit` picks the fit that describes an instance or family. Values are
-rounded to 6 significant figures (`round_sig`) so that writing the same fit gives the same
-bytes.
+A fit document is what `FitResult.save` (cohsim.calibrate.result) writes and `load_fit`
+reads back (the committed fits are calibration/fits/*.json; calibration/fits/README.md
+describes them). `to_doc` turns a fit into the document (`applies_to_doc`: where a new fit
+applies); `check_header`, `settings_of`, `parameters_of` and `covariance_of` validate a
+document's parts, from which `FitResult.from_dict` builds the fit; `read_doc` reads a file;
+`choose_fit` picks the fit that describes an instance or family. Values are rounded to 6
+significant figures (`round_sig`) so that writing the same fit gives the same bytes.
 
 Format history: schema 1 — kind, instance, kernel, applies_to, parameters, covariance,
 residuals, think_ns, fixed, data_digests, optimizer, settings, cohsim_version, seed.
@@ -30,6 +30,9 @@ from cohsim.kernel.waketable import WakeTable
 from cohsim.machine.catalog import Catalog
 
 SCHEMA = 1
+#: the response-surface half-width the estimator uses (cohsim.calibrate.calibration), and
+#: what a file written before the settings recorded it was fitted with
+RADIUS = 0.15
 KINDS = ("kernel", "lock", "kernel+lock")
 #: the keys every fit document has
 _REQUIRED = (
@@ -63,28 +66,49 @@ class Covariance(TypedDict):
 
 
 class FittedView(Protocol):
-    """What `to_doc` reads of a fitted calibration (`cohsim.calibrate.calibration`)."""
+    """What `to_doc` reads of a fit (`cohsim.calibrate.result.FitResult`, frozen: read-only)."""
 
-    kind_: str
-    instance_: str
-    kernel_name_: str
-    parameters_: dict[str, Param]
-    cov_: Covariance
-    residuals_: list[dict[str, Any]]
-    think_ns_: dict[str, dict[str, float]]
-    op_extra_ns_: dict[str, dict[str, dict[str, float]]]
-    wake_table_: WakeTable | None
-    fixed_: dict[str, dict[str, Any]]
-    data_digests_: dict[str, str]
-    optimizer_: dict[str, Any]
-    containers: int
-    seeds: int
-    max_nfev: int
-    starts: int
-    seed_sets: int
-    radius: float
-    free: Sequence[str] | None
-    seed: int
+    @property
+    def settings(self) -> FitSettings: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def instance(self) -> str: ...
+
+    @property
+    def kernel_name(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Param]: ...
+
+    @property
+    def cov(self) -> Covariance: ...
+
+    @property
+    def residuals(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def think_ns(self) -> dict[str, dict[str, float]]: ...
+
+    @property
+    def op_extra_ns(self) -> dict[str, dict[str, dict[str, float]]]: ...
+
+    @property
+    def wake_table(self) -> WakeTable | None: ...
+
+    @property
+    def fixed(self) -> dict[str, dict[str, Any]]: ...
+
+    @property
+    def data_digests(self) -> dict[str, str]: ...
+
+    @property
+    def optimizer(self) -> dict[str, Any]: ...
+
+    @property
+    def applies_to(self) -> dict[str, Any]: ...
 
 
 def _parameter_docs(parameters: Mapping[str, Param]) -> dict[str, dict[str, Any]]:
@@ -102,39 +126,38 @@ def _parameter_docs(parameters: Mapping[str, Param]) -> dict[str, dict[str, Any]
     return out
 
 
-def to_doc(fit: FittedView, applies: dict[str, Any]) -> dict[str, Any]:
-    """The versioned fit document of a fitted calibration (`applies`: its applies_to)."""
+def to_doc(fit: FittedView) -> dict[str, Any]:
+    """The versioned fit document of a fit."""
+    settings = fit.settings
     return {
         "schema": SCHEMA,
-        "kind": fit.kind_,
-        "instance": fit.instance_,
-        "kernel": fit.kernel_name_,
-        "applies_to": applies,
-        "parameters": _parameter_docs(fit.parameters_),
+        "kind": fit.kind,
+        "instance": fit.instance,
+        "kernel": fit.kernel_name,
+        "applies_to": dict(fit.applies_to),
+        "parameters": _parameter_docs(fit.parameters),
         "covariance": {
-            "names": list(fit.cov_["names"]),
-            "matrix": [
-                [round_sig(float(v)) for v in row] for row in np.asarray(fit.cov_["matrix"])
-            ],
+            "names": list(fit.cov["names"]),
+            "matrix": [[round_sig(float(v)) for v in row] for row in np.asarray(fit.cov["matrix"])],
         },
-        "residuals": fit.residuals_,
-        "think_ns": fit.think_ns_,
-        "op_extra_ns": fit.op_extra_ns_,
-        "wake_table": fit.wake_table_.to_doc() if fit.wake_table_ else None,
-        "fixed": fit.fixed_,
-        "data_digests": fit.data_digests_,
-        "optimizer": fit.optimizer_,
+        "residuals": fit.residuals,
+        "think_ns": fit.think_ns,
+        "op_extra_ns": fit.op_extra_ns,
+        "wake_table": fit.wake_table.to_doc() if fit.wake_table else None,
+        "fixed": fit.fixed,
+        "data_digests": fit.data_digests,
+        "optimizer": fit.optimizer,
         "settings": {
-            "containers_per_worker": fit.containers,
-            "seeds": fit.seeds,
-            "max_nfev": fit.max_nfev,
-            "starts": fit.starts,
-            "seed_sets": fit.seed_sets,
-            "radius": fit.radius,
-            "free": list(fit.free) if fit.free else None,
+            "containers_per_worker": settings.containers,
+            "seeds": settings.seeds,
+            "max_nfev": settings.max_nfev,
+            "starts": settings.starts,
+            "seed_sets": settings.seed_sets,
+            "radius": settings.radius,
+            "free": list(settings.free) if settings.free else None,
         },
         "cohsim_version": __version__,
-        "seed": fit.seed,
+        "seed": settings.seed,
     }
 
 
@@ -151,30 +174,12 @@ class FitSettings:
     starts: int
     seed_sets: int
     free: Sequence[str] | None
-    radius: float | None  #: None: the estimator's default
+    radius: float  #: the response-surface design's half-width, in scaled units
 
 
-@dataclass(frozen=True)
-class FitDoc:
-    """A validated fit document: the settings and everything the fit learned."""
-
-    settings: FitSettings
-    kind: str
-    instance: str
-    kernel_name: str
-    parameters: dict[str, Param]
-    cov: Covariance
-    residuals: list[dict[str, Any]]
-    fixed: dict[str, dict[str, Any]]
-    data_digests: dict[str, str]
-    optimizer: dict[str, Any]
-    think_ns: dict[str, dict[str, float]]
-    op_extra_ns: dict[str, dict[str, dict[str, float]]]
-    wake_table: WakeTable | None
-    applies_to: dict[str, Any]
-
-
-def _check_header(doc: Any, where: str) -> None:
+def check_header(doc: Any, where: str) -> None:
+    """A fit document's schema, required keys and kind (`where`: the file, for the one-line
+    error)."""
     if not isinstance(doc, Mapping):
         raise CohsimError("a fit must be a JSON object", where)
     if doc.get("schema") != SCHEMA:
@@ -188,7 +193,8 @@ def _check_header(doc: Any, where: str) -> None:
         raise CohsimError(f"kind {doc['kind']!r} is not one of {', '.join(KINDS)}", where)
 
 
-def _settings(doc: Mapping[str, Any]) -> FitSettings:
+def settings_of(doc: Mapping[str, Any]) -> FitSettings:
+    """The estimator's settings a document records (defaults for an older file)."""
     settings = doc.get("settings", {})
     return FitSettings(
         instance=doc["instance"],
@@ -200,11 +206,12 @@ def _settings(doc: Mapping[str, Any]) -> FitSettings:
         starts=int(settings.get("starts", 8)),
         seed_sets=int(settings.get("seed_sets", 1)),
         free=settings.get("free"),
-        radius=float(settings["radius"]) if "radius" in settings else None,
+        radius=float(settings.get("radius", RADIUS)),
     )
 
 
-def _parameters(doc: Mapping[str, Any], where: str) -> dict[str, Param]:
+def parameters_of(doc: Mapping[str, Any], where: str) -> dict[str, Param]:
+    """The parameters a document holds, each a known one with numbers."""
     out: dict[str, Param] = {}
     for n, p in doc["parameters"].items():
         if n not in DOC:
@@ -220,7 +227,8 @@ def _parameters(doc: Mapping[str, Any], where: str) -> dict[str, Param]:
     return out
 
 
-def _covariance(doc: Mapping[str, Any], params: Mapping[str, Param], where: str) -> Covariance:
+def covariance_of(doc: Mapping[str, Any], params: Mapping[str, Param], where: str) -> Covariance:
+    """The covariance a document holds, over names that are among `params`."""
     names = list(doc["covariance"].get("names", []))
     matrix = (
         np.array(doc["covariance"].get("matrix", []), dtype=float).reshape(len(names), len(names))
@@ -233,35 +241,8 @@ def _covariance(doc: Mapping[str, Any], params: Mapping[str, Param], where: str)
     return {"names": names, "matrix": matrix}
 
 
-def parse_doc(doc: Any, where: str = "") -> FitDoc:
-    """Validate a fit document (`where`: the file, for the one-line error)."""
-    _check_header(doc, where)
-    settings = _settings(doc)
-    parameters = _parameters(doc, where)
-    cov = _covariance(doc, parameters, where)
-    table = doc.get("wake_table")
-    return FitDoc(
-        settings=settings,
-        kind=doc["kind"],
-        instance=doc["instance"],
-        kernel_name=doc["kernel"],
-        parameters=parameters,
-        cov=cov,
-        residuals=list(doc["residuals"]),
-        fixed=dict(doc["fixed"]),
-        data_digests=dict(doc["data_digests"]),
-        optimizer=dict(doc["optimizer"]),
-        think_ns={s: dict(v) for s, v in doc["think_ns"].items()},
-        op_extra_ns={
-            s: {L: dict(ops) for L, ops in v.items()} for s, v in doc.get("op_extra_ns", {}).items()
-        },
-        wake_table=WakeTable.from_doc(table, where) if table is not None else None,
-        applies_to=dict(doc["applies_to"]),
-    )
-
-
 def read_doc(path: str | Path) -> Any:
-    """The JSON document in a fit file (not yet validated: `parse_doc`)."""
+    """The JSON document in a fit file (not yet validated: `FitResult.from_dict`)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -294,8 +275,11 @@ def applies_to_doc(kind: str, instance: str, kernel_name: str) -> dict[str, Any]
 
 
 class _Applies(Protocol):
-    instance_: str
-    applies_to_: dict[str, Any]
+    @property
+    def instance(self) -> str: ...
+
+    @property
+    def applies_to(self) -> dict[str, Any]: ...
 
 
 F = TypeVar("F", bound=_Applies)
@@ -306,13 +290,13 @@ def choose_fit(fits: Sequence[F], instance_or_family: str, family: str) -> F | N
     then a fit whose lock part names the instance or `family`; then any kernel fit (its
     `applies_to.kernel.instances` is "*": kernel parameters apply to every instance)."""
     for c in fits:
-        if c.instance_ == instance_or_family:
+        if c.instance == instance_or_family:
             return c
     for c in fits:
-        lock = getattr(c, "applies_to_", {}).get("lock", {})
+        lock = c.applies_to.get("lock", {})
         if instance_or_family in lock.get("instances", []) or family in lock.get("families", []):
             return c
     for c in fits:
-        if getattr(c, "applies_to_", {}).get("kernel", {}).get("instances") == "*":
+        if c.applies_to.get("kernel", {}).get("instances") == "*":
             return c
     return None

@@ -1,6 +1,6 @@
 """The picture of a fit: each residual's measured value against its fitted (simulated) one.
 
-`plot_fit` draws on a matplotlib Axes the caller owns (`Calibration.plot` passes it on), so
+`plot_fit` draws on a matplotlib Axes the caller owns (`FitResult.plot` passes it on), so
 reading or making a fit never imports matplotlib; `cohsim.plots` draws the library's other
 figures.
 """
@@ -22,7 +22,7 @@ _MARKERS = (
 
 def plot_fit(residuals: Sequence[dict[str, Any]], instance: str, ax: Any) -> list[Any]:
     """Measured vs fitted (log-log), one marker per metric, on `ax`; returns the artists
-    drawn. `residuals`: a fit's residual rows (`Calibration.residuals_`)."""
+    drawn. `residuals`: a fit's residual rows (`FitResult.residuals`)."""
     artists = []
     for metric, marker in _MARKERS:
         pts = [(r["measured"], r["fitted"]) for r in residuals if r["metric"] == metric]

@@ -13,16 +13,17 @@ rest, and say how far off the predictions are and how often their intervals cove
 
 from __future__ import annotations
 
-import copy
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from cohsim.calibrate.benchdata import BenchData, MountRun, medians
+from cohsim.calibrate.benchsim import predict_run
 from cohsim.calibrate.calibration import Calibration
 from cohsim.calibrate.params import KERNEL_PARAMS
+from cohsim.calibrate.result import FitResult
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 from cohsim.machine.model import Machine
@@ -94,7 +95,7 @@ def held_out(
     fitted = medians(fit_data.mount)
     for key, (stride, _cps) in medians(held).items():
         s, w, layers = key
-        p = fit.predict(s, w, layers, samples=samples)["stride_ns"]
+        p = predict_run(fit, s, w, layers, samples=samples)["stride_ns"]
         errors[key] = p["value"] / stride - 1
         covered += sum(p["low"] <= r.stride_ns <= p["high"] for r in held if r.key == key)
         if key in fitted:
@@ -109,7 +110,7 @@ METRICS = ("stride_ns", "containers_per_s")
 @dataclass(frozen=True)
 class Checked:
     """One shape's prediction against its runs. `measured`: per metric (`METRICS`), the
-    median over the runs; `predicted`: per metric {value, low, high} (`Calibration.predict`);
+    median over the runs; `predicted`: per metric {value, low, high} (`predict_run`);
     `covered`: per metric, how many of the runs lie inside the predicted interval."""
 
     key: tuple[str, int, int]  #: strategy, workers, layers
@@ -126,7 +127,7 @@ class Checked:
 
 
 def check_runs(
-    fit: Calibration,
+    fit: FitResult,
     runs: Sequence[MountRun],
     *,
     samples: int = 6,
@@ -138,14 +139,15 @@ def check_runs(
     containers per worker and whether mount_bench sampled mountinfo), each simulated as it
     was run: its own containers per worker (or `containers`, to cut a long simulation
     short), its runs' mount-table baseline and their mountinfo sampling; on `machine` when
-    given (`Calibration.predict`: e.g. the host confined to the CPUs the runs had)."""
+    given (`predict_run`: e.g. the host confined to the CPUs the runs had)."""
     groups: dict[tuple[tuple[str, int, int], int, bool], list[MountRun]] = {}
     for r in runs:
         groups.setdefault((r.key, r.containers, r.sampled), []).append(r)
     out = []
     for (key, per_worker, sampled), group in sorted(groups.items()):
         s, w, layers = key
-        p = fit.predict(
+        p = predict_run(
+            fit,
             s,
             w,
             layers,
@@ -164,32 +166,32 @@ def check_runs(
     return out
 
 
-def transfer_kernel(host: Calibration, source: Calibration) -> Calibration:
+def transfer_kernel(host: FitResult, source: FitResult) -> FitResult:
     """`host`'s fit (its machine, mount_bench terms, wake-up latency and lock part) with
     `source`'s kernel parameters, their covariance and their residuals (whose scatter widens
     the intervals: the source fit's own misfit): how a kernel fit made on `source`'s host
     predicts `host`'s runs. Both must be fits of the same kernel model."""
-    if not host.params_ or not source.params_:  # params_ refuses an unfitted calibration
+    if not host.parameters or not source.parameters:
         raise CohsimError("a fit without parameters")
-    if host.kernel_name_ != source.kernel_name_:
+    if host.kernel_name != source.kernel_name:
         raise CohsimError(
-            f"kernel {source.kernel_name_!r} of the source fit is not the host fit's "
-            f"{host.kernel_name_!r}"
+            f"kernel {source.kernel_name!r} of the source fit is not the host fit's "
+            f"{host.kernel_name!r}"
         )
-    if not any(n in KERNEL_PARAMS for n in source.parameters_):
+    if not any(n in KERNEL_PARAMS for n in source.parameters):
         raise CohsimError("the source fit has no kernel parameters (no mount_bench data)")
-    out = copy.copy(host)
-    out.parameters_ = {
-        **{n: p for n, p in host.parameters_.items() if n not in KERNEL_PARAMS},
-        **{n: p for n, p in source.parameters_.items() if n in KERNEL_PARAMS},
-    }
     blocks, names = [], []
     for c, kernel in ((source, True), (host, False)):
-        idx = [i for i, n in enumerate(c.cov_["names"]) if (n in KERNEL_PARAMS) == kernel]
-        names += [c.cov_["names"][i] for i in idx]
-        blocks.append(np.asarray(c.cov_["matrix"], dtype=float)[np.ix_(idx, idx)])
-    out.cov_ = {"names": names, "matrix": block_diagonal(blocks)}
-    out.residuals_ = [r for r in host.residuals_ if r.get("kind") != "kernel"] + [
-        r for r in source.residuals_ if r.get("kind") == "kernel"
-    ]
-    return out
+        idx = [i for i, n in enumerate(c.cov["names"]) if (n in KERNEL_PARAMS) == kernel]
+        names += [c.cov["names"][i] for i in idx]
+        blocks.append(np.asarray(c.cov["matrix"], dtype=float)[np.ix_(idx, idx)])
+    return replace(
+        host,
+        parameters={
+            **{n: p for n, p in host.parameters.items() if n not in KERNEL_PARAMS},
+            **{n: p for n, p in source.parameters.items() if n in KERNEL_PARAMS},
+        },
+        cov={"names": names, "matrix": block_diagonal(blocks)},
+        residuals=[r for r in host.residuals if r.get("kind") != "kernel"]
+        + [r for r in source.residuals if r.get("kind") == "kernel"],
+    )

@@ -34,8 +34,6 @@ from cohsim.kernel.costs import KernelParams
 
 #: the `lock` column of the wake_bench-format rows of a trace's wake-up pace
 WAKE_STEP_LOCK = "wake-q"
-#: the host terms a fit measures directly (`measured_terms`), applied to its own host only
-HOST_TERMS = ("wake_ns", "rcu_exp_per_cpu_ns", "wake_step_ns")
 
 
 @dataclass(frozen=True)

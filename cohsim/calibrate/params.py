@@ -18,8 +18,9 @@ A fraction of 0 leaves an op that takes namespace_sem a section of 0 ns: it stil
 the lock, as the kernel's does (`OpCost.takes_ns_write`, kept from the model file).
 
 Lock parameters (pause_bench, `cohsim.calibrate.lockfit`): `same_llc_ns`, and `pause_ns`
-measured directly; `wake_ns` (wake_bench), `rcu_exp_per_cpu_ns` (walk_bench) and `wake_step_ns`
-(a traced burst's wake-up pace) are measured directly too (cohsim.calibrate.measured). `DOC` says what each is.
+measured directly; `wake_ns` (wake_bench), `rcu_exp_per_cpu_ns` (walk_bench) and
+`wake_step_ns` (a traced burst's wake-up pace) are measured directly too
+(cohsim.calibrate.measured). `DOC` says what each is.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ DOC = {
     "wake_step_ns": "how far apart a releaser of namespace_sem wakes the readers it granted, "
     "ns (measured directly, a traced burst's wake-ups; this host only)",
 }
+#: the host terms a fit measures directly (cohsim.calibrate.measured), applied to its own host
+#: only (`FitResult.host_kernel`)
+HOST_TERMS = ("wake_ns", "rcu_exp_per_cpu_ns", "wake_step_ns")
 _MIN_BODY_NS = 50.0  # an op keeps at least this much of its own work when the RCU part grows
 
 

@@ -50,10 +50,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         f"{doc['instance']}: {doc['kind']} fit ({len(data.mount)} mount runs, "
         f"{len(data.pause)} pause runs) -> {args.out}"
     )
-    for name, p in doc["parameters"].items():
-        print(f"  {name:<16s} {p['value']:>12.6g} +/- {p['stderr']:<10.3g} ({p['group']})")
-    for name, f in doc["fixed"].items():
-        print(f"  fixed {name}: {f['why']}")
+    if doc["parameters"] or doc["fixed"]:
+        print(fit.report())
     print(f"({wall:.1f} s)", file=sys.stderr)
     return 0
 

@@ -155,8 +155,9 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction, add_json: Callable[..., Any]) -> None:
-    """Add `sweep` to the cohsim parser (its --json takes a file, or prints on stdout)."""
+def register(sub: argparse._SubParsersAction, _add_json: Callable[..., Any]) -> None:
+    """Add `sweep` to the cohsim parser. Every cli module's register takes the shared --json
+    flag (cohsim.cli.app); sweep's own takes a file, or prints on stdout (`_output_flags`)."""
     p = sub.add_parser(
         "sweep",
         help="predictions over a grid of instances, counts and strategies (Dask, cached)",

@@ -1,6 +1,6 @@
 """How much slower CPU work runs when other CPUs of the machine are busy: the one definition
-both engines of level 3 use (the simulation tabulates it per busy count, the closed form
-evaluates it on arrays of mean busy counts).
+both engines of level 3 use (the simulation reads it off a table by busy and spinning CPUs,
+`slowdown_rows`; the closed form evaluates it on arrays of mean busy counts).
 
 - With SMT: a thread whose sibling is busy runs `smt_slowdown` times slower, or
   `smt_spin_slowdown` times where the sibling is spinning on a lock with PAUSE (a de-pipelined
@@ -65,16 +65,24 @@ def slowdown_array(
     return np.asarray(_slowdown(machine, smt_slowdown, b, s, spin_slow))
 
 
-def shared_table(machine: Machine) -> list[float]:
-    """At every busy count 0..vcpus, the share of busy threads whose SMT sibling is busy (0
-    on a machine without SMT): what `slowdown` scales, tabulated for the simulation."""
-    t = machine.topology
-    if t.threads_per_core < 2:
-        return [0.0] * (machine.vcpus + 1)
-    return [2.0 * max(0, b - t.cores) / max(b, 1) for b in range(machine.vcpus + 1)]
-
-
 def slowdown_table(machine: Machine, smt_slowdown: float) -> list[float]:
-    """`slowdown` at every busy count 0..vcpus, nobody spinning (the simulation reads it per
-    event)."""
+    """`slowdown` at every busy count 0..vcpus, nobody spinning."""
     return [slowdown(machine, smt_slowdown, b) for b in range(machine.vcpus + 1)]
+
+
+def slowdown_rows(machine: Machine, smt_slowdown: float, spin_slow: float) -> list[list[float]]:
+    """`slowdown` for the simulation, which reads it at every event: at every busy count
+    0..vcpus a row by how many of the other busy CPUs spin, 0..busy-1 (more count as all of
+    them); a row of one where that does not matter (no thread beside a busy sibling: at most
+    one busy thread a core, or no SMT and the co-run slowdown)."""
+    t, cpus = machine.topology, machine.vcpus
+    rows = [[v] for v in slowdown_table(machine, smt_slowdown)]
+    if t.threads_per_core < 2:
+        return rows
+    shape = (cpus - t.cores, cpus - 1)  # busy cores+1..vcpus, by 1..vcpus-1 others spinning
+    busy = np.broadcast_to(np.arange(t.cores + 1.0, cpus + 1.0)[:, None], shape)
+    others = np.broadcast_to(np.arange(1.0, float(cpus))[None, :], shape)
+    spun = slowdown_array(machine, smt_slowdown, busy, others, spin_slow).tolist()
+    for b, line in enumerate(spun, t.cores + 1):
+        rows[b] += line[: b - 1]
+    return rows

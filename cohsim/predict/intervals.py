@@ -23,7 +23,7 @@ highest it takes over one set of draws (`summarise`):
   of two replicates covers about a third of what the priors allow) and says so (`method`).
 
 With a kernel fit, every draw of that set then also counts with each container's mount phase
-scaled down and up by the model's own error on the fitted host (`Calibration.misfit_sd`: the
+scaled down and up by the model's own error on the fitted host (`FitResult.misfit_sd`: the
 in-sample scatter of the worker time per sequence), as a lognormal factor covering
 `MISFIT_LEVEL` of it, and its launch moved by the same amount (the rest of a launch is not
 calibrated; `widened`). The misfit was seen at 1-4 workers on the fitted host; on a larger

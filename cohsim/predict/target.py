@@ -10,7 +10,9 @@ is used for what it applies to — a kernel fit to every instance, a lock fit on
 instances it names; `calibration="none"` uses the catalog and kernel files as they are. A
 kernel fit also gives parameter draws from its covariance (for the replicates after the
 first) and the model's misfit on the fitted host (which widens the intervals). Where a fit's
-lock part applies (its own host), the wake-up latency it measured pins that prior.
+lock part applies (its own host), the wake-up latency it measured pins that prior. A fit is
+read as its result (`cohsim.calibrate.result.FitResult`): a prediction imports nothing of the
+estimator that made it.
 
 Pins: a user's values for some of the kernel model's priors (`--node-mounts`, `--set`,
 `--priors`), which are then not drawn (cohsim.predict.priors); checked before any work
@@ -50,7 +52,7 @@ class Fitted:
 
 
 #: the priors a fit's part measures where it applies: the lock part's host terms
-#: (wake_bench's wake-up latency; `Calibration.host_kernel`)
+#: (wake_bench's wake-up latency; `FitResult.host_kernel`)
 MEASURED_BY_LOCK_FIT = ("cpu.wake_ns",)
 
 
@@ -63,7 +65,7 @@ def apply_calibration(
     cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
     if cal is None:
         return Fitted(machine, kernel, [], "none (no committed fit describes this machine)", 0.0)
-    applies = cal.applies_to()
+    applies = cal.applies_to
     used, notes = [], []
     fitted_kernel, draws, misfit = kernel, [], 0.0
     measured: tuple[str, ...] = ()
@@ -83,8 +85,8 @@ def apply_calibration(
         used.append("lock")
         measured = MEASURED_BY_LOCK_FIT
     if not used:
-        return Fitted(machine, kernel, [], f"none ({cal.instance_}'s fit does not apply here)", 0.0)
-    source = spec if spec is not None else f"committed fit of {cal.instance_}"
+        return Fitted(machine, kernel, [], f"none ({cal.instance}'s fit does not apply here)", 0.0)
+    source = spec if spec is not None else f"committed fit of {cal.instance}"
     note = f"{source}: {' and '.join(used)} parameters"
     if notes and notes[0]:
         note += f" (caveat: {notes[0]})"

@@ -1,5 +1,5 @@
-"""calibration: the estimator recovers known parameters, refits to the same bytes, predicts
-with intervals, refuses unfitted, and `cohsim calibrate` fails in one line."""
+"""calibration: the estimator recovers known parameters, returns a frozen result that refits
+to the same bytes and predicts with intervals, and `cohsim calibrate` fails in one line."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from cohsim.calibrate.benchdata import LABEL_OPS, BenchData, MountRun, load_bench
-from cohsim.calibrate.calibration import Calibration, load_fit
+from cohsim.calibrate.benchsim import predict_run
+from cohsim.calibrate.calibration import Calibration
 from cohsim.calibrate.mountsim import bench_kernel, simulate_run
 from cohsim.calibrate.params import apply_kernel_params
+from cohsim.calibrate.result import FitResult, load_fit
 from cohsim.cli import app as cli
 from cohsim.cli import calibrate as cli_calibrate
 from cohsim.errors import CohsimError
@@ -51,16 +53,14 @@ def _total(k, name, vcpus=2):
     return op.cpu_ns + op.ns_write_ns + (k.rcu_exp_base_ns + k.rcu_exp_per_cpu_ns * vcpus) * op.rcu
 
 
-def test_unfitted_calibration_refuses():
-    c = Calibration(DEVVM)
-    for call in (
-        lambda: c.predict("per-layer", 1, 1),
-        lambda: c.sample_kernels(None, 2, 0),
-        lambda: c.to_dict(),
-        lambda: c.kernel_params(),
-    ):
-        with pytest.raises(CohsimError, match="not fitted"):
-            call()
+def test_the_estimator_holds_settings_and_its_fit_is_a_frozen_result(small_fit):
+    """An unfitted estimator has nothing to predict with (no result exists to call); the
+    fit's result cannot be changed after the fact."""
+    c = Calibration(DEVVM, seed=3)
+    assert not any(hasattr(c, m) for m in ("predict", "sample_kernels", "to_dict", "params"))
+    assert isinstance(small_fit, FitResult) and small_fit.seed == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        small_fit.kind = "lock"  # type: ignore[misc]
 
 
 def _synthetic(
@@ -125,10 +125,10 @@ def _recovered(ser: float, rcu: float, seed: int) -> list[tuple[str, float, floa
     c = Calibration(DEVVM, free=("ser_umount", "rcu_exp_base_ns"), containers=16).fit(data)
     out = []
     for name, true in (("ser_umount", ser), ("rcu_exp_base_ns", rcu)):
-        span = c.bounds_[name][1] - c.bounds_[name][0]
+        span = c.bounds[name][1] - c.bounds[name][0]
         # within 3 reported standard errors, plus a floor of 0.02 of the bounds' span: the
         # optimizer stops at xatol 0.01 (scaled) and the simulated objective is rough below it
-        out.append((name, true, c.params_[name], 3 * c.stderr_[name] + 0.02 * span))
+        out.append((name, true, c.params[name], 3 * c.stderr[name] + 0.02 * span))
     return out
 
 
@@ -148,7 +148,7 @@ def test_fit_recovers_parameters_of_simulated_data(ser, rcu, seed):
         assert abs(est - true) <= tol, (name, true, est, tol)
 
 
-def _fit_small() -> Calibration:
+def _fit_small() -> FitResult:
     """A quick fit: per-layer, 1 layer, 1-2 workers, two free kernel parameters."""
     data = load_bench([DEVVM_DATA / "pause", DEVVM_DATA / "mount"])
     sub = dataclasses.replace(
@@ -198,11 +198,11 @@ def test_samples_and_prediction_intervals(small_fit):
     ks = small_fit.sample_kernels(None, 5, seed=1)
     base = load_kernel()
     assert len(ks) == 5
-    lo, hi = small_fit.bounds_["rcu_exp_base_ns"]
+    lo, hi = small_fit.bounds["rcu_exp_base_ns"]
     for k in ks:
         assert lo <= k.rcu_exp_base_ns <= hi
         assert _total(k, "umount_detach") == pytest.approx(_total(base, "umount_detach"))
-    p = small_fit.predict("per-layer", 2, 1, samples=3)
+    p = predict_run(small_fit, "per-layer", 2, 1, samples=3)
     for v in p.values():
         assert v["low"] <= v["value"] <= v["high"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from cohsim.calibrate.calibration import load_fit
 from cohsim.calibrate.committed import default_fit
 from cohsim.calibrate.params import KERNEL_PARAMS
+from cohsim.calibrate.result import load_fit
 from cohsim.errors import CohsimError
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
@@ -26,10 +26,10 @@ def test_bad_fit_files(tmp_path):
 def test_committed_fit_loads_and_applies():
     path = REPO / "calibration" / "fits" / f"{DEVVM}.json"
     c = load_fit(path)
-    assert c.kind_ == "kernel+lock" and set(KERNEL_PARAMS) <= set(c.params_)
-    assert default_fit(DEVVM).instance_ == DEVVM
+    assert c.kind == "kernel+lock" and set(KERNEL_PARAMS) <= set(c.params)
+    assert default_fit(DEVVM).instance == DEVVM
     other = default_fit("m7i.metal-24xl")  # the kernel part applies to every instance
-    assert other is not None and other.applies_to_["kernel"]["instances"] == "*"
+    assert other is not None and other.applies_to["kernel"]["instances"] == "*"
 
 
 def test_committed_fit_writes_back_the_same_bytes(tmp_path):

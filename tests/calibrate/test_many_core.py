@@ -11,6 +11,7 @@ the host) and +51 % (the 2-vCPU kernel), lowerdir-plus -19 and -37 % (README the
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -42,20 +43,19 @@ def fits():
 def test_transfer_takes_the_kernel_and_keeps_the_host(fits):
     host, moved, two = fits
     for name in ("ser_bind", "ser_overlay", "ser_umount", "rcu_exp_base_ns"):
-        assert moved.params_[name] == two.params_[name]
+        assert moved.params[name] == two.params[name]
     for name in ("wake_ns", "same_llc_ns", "pause_ns"):
-        assert moved.params_[name] == host.params_[name]
-    assert moved.think_ns_ == host.think_ns_ and moved.instance_ == HOST
+        assert moved.params[name] == host.params[name]
+    assert moved.think_ns == host.think_ns and moved.instance == HOST
     assert moved.misfit_sd() == two.misfit_sd()  # the source fit's own error widens intervals
-    assert host.params_["ser_bind"] != two.params_["ser_bind"]  # the host fit is untouched
-    assert set(moved.cov_["names"]) == set(host.cov_["names"])
+    assert host.params["ser_bind"] != two.params["ser_bind"]  # the host fit is untouched
+    assert set(moved.cov["names"]) == set(host.cov["names"])
     assert len(moved.sample_kernels(None, 2, 0)) == 2
 
 
 def test_transfer_needs_the_same_kernel_model(fits):
     host, _, two = fits
-    other = transfer_kernel(host, two)
-    other.kernel_name_ = "linux-9.99"
+    other = dataclasses.replace(transfer_kernel(host, two), kernel_name="linux-9.99")
     with pytest.raises(CohsimError, match="kernel 'linux-9.99'"):
         transfer_kernel(host, other)
 

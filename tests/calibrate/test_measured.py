@@ -81,7 +81,6 @@ def test_the_traced_bursts_wake_readers_about_6_us_apart():
 
 def test_every_host_term_is_documented_for_the_fit_file():
     """A fit writes each parameter with its doc (cohsim.calibrate.params.DOC)."""
-    from cohsim.calibrate.measured import HOST_TERMS
-    from cohsim.calibrate.params import DOC
+    from cohsim.calibrate.params import DOC, HOST_TERMS
 
     assert all(term in DOC for term in HOST_TERMS)

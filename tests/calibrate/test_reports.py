@@ -142,7 +142,7 @@ def test_many_core_prints_the_fits_parameters() -> None:
     for args in ((), ("--transfer",)):
         out = report("many_core", "--groups", "none", *args).splitlines()
         assert len(out) == 1 and out[0].startswith(f"{many_core.HOST} fit: {{")
-        for name, p in fit.parameters_.items():
+        for name, p in fit.parameters.items():
             assert f"'{name}': '{p.value:.4g} +/- {p.stderr:.2g}'" in out[0]
 
 
@@ -165,7 +165,7 @@ def test_many_core_reads_each_groups_runs() -> None:
 
 def test_many_core_host_only_names_the_host() -> None:
     fit = many_core.host_only(load_fit(many_core.COMMITTED))
-    kernel = fit.applies_to()["kernel"]
+    kernel = fit.applies_to["kernel"]
     assert kernel["instances"] == [many_core.HOST] and "not for other instances" in kernel["caveat"]
 
 

@@ -136,7 +136,7 @@ def test_intervals_carry_the_calibrations_misfit(catalog):
     fit = default_fit("m7a.24xlarge")
     res = [
         r["log_residual"]
-        for r in fit.residuals_
+        for r in fit.residuals
         if r.get("kind") == "kernel" and r["metric"] == "stride_ns"
     ]
     sd = math.sqrt(sum(x * x for x in res) / len(res))

@@ -41,8 +41,14 @@ from typing import Any
 import numpy as np
 
 from calibration.analysis.burst_locks.trace import Batches
-from cohsim.calibrate import MountRun, load_bench, load_fit, mount_bench_trace
-from cohsim.calibrate.calibration import Calibration
+from cohsim.calibrate import (
+    FitResult,
+    MountRun,
+    fit_bench_kernel,
+    load_bench,
+    load_fit,
+    mount_bench_trace,
+)
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation import engine
 from cohsim.kernel.simulation.launch import LaunchSim
@@ -141,15 +147,17 @@ def _clock(sim: LaunchSim) -> Callable[[], float]:
 
 
 def simulate(
-    fit: Calibration,
+    fit: FitResult,
     run: MountRun,
     seeds: int,
     first_seed: int = 0,
 ) -> Simulated:
     """`run`'s shape simulated `seeds` times as the fit simulates it, its locks recorded."""
-    machine = Catalog().get(fit.instance_)
+    machine = Catalog().get(fit.instance)
     costs = LineCosts(machine, seed=fit.seed)
-    kernel = fit.mount_bench_kernel(fit.host_kernel(fit.kernel_params()), run.strategy, run.layers)
+    kernel = fit_bench_kernel(
+        fit.host_kernel(fit.kernel_params()), fit.op_extra_ns, run.strategy, run.layers
+    )
     out = Simulated()
     for j in range(first_seed, first_seed + seeds):
         seed = fit.seed + j
@@ -160,7 +168,7 @@ def simulate(
             run.layers,
             run.containers,
             sequences_per_container=run.sequences_per_container,
-            think_ns=round(fit.think_ns_[run.strategy][str(run.layers)]),
+            think_ns=round(fit.think_ns[run.strategy][str(run.layers)]),
             rng=np.random.default_rng(seed),
             start_spread_ns=20_000.0,
             mountinfo_sample=run.sampled,
@@ -215,7 +223,7 @@ def rows(s: Simulated) -> list[str]:
 
 
 def report(
-    fit: Calibration,
+    fit: FitResult,
     folder: Path,
     seeds: int,
     first_seed: int = 0,

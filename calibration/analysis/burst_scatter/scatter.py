@@ -11,7 +11,7 @@ max over the repeats and max / min.
 
 The model: this host's committed fit (calibration/fits/devvm-16cpu-intel-xeon-f6m207.json)
 as calibration/reports/many_core.py uses it, level 3 (the simulation: the closed form is not
-fitted to mount_bench runs). Its prediction (`Calibration.predict`, the nominal point, the
+fitted to mount_bench runs). Its prediction (`predict_run`, the nominal point, the
 fit's own seeds averaged) and its error against each folder's median; and, to set beside the
 repeats, the simulation's own run-to-run spread: `--seeds` single-seed simulations of the
 shape (each seed draws the workers' start offsets and think gaps, as one run), min / median
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cohsim.calibrate import Calibration, MountRun, load_bench, load_fit
+from cohsim.calibrate import FitResult, MountRun, bench_of, load_bench, load_fit, predict_run
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.machine.catalog import Catalog
 from cohsim.units import NS_PER_MS
@@ -109,17 +109,17 @@ def strides(runs: Sequence[MountRun]) -> Spread:
     return Spread(tuple(r.stride_ns / NS_PER_MS for r in runs))
 
 
-def model_seeds(fit: Calibration, shape: Shape, baseline: int, seeds: int) -> Spread:
+def model_seeds(fit: FitResult, shape: Shape, baseline: int, seeds: int) -> Spread:
     """`seeds` single-seed simulations of the shape at the fit's nominal point (ms)."""
     strategy, workers, layers = shape
-    machine = Catalog().get(fit.instance_)
+    machine = Catalog().get(fit.instance)
     costs = LineCosts(machine, seed=fit.seed)
     kernel = fit.host_kernel(fit.kernel_params())
     return Spread(
         tuple(
-            fit.bench_sim(
-                machine, kernel, costs, strategy, workers, layers, baseline, 1, [fit.seed + j]
-            ).stride_ns
+            bench_of(fit, machine, costs)
+            .run(kernel, strategy, workers, layers, baseline, 1, [fit.seed + j])
+            .stride_ns
             / NS_PER_MS
             for j in range(seeds)
         )
@@ -140,7 +140,9 @@ def main(argv: list[str]) -> int:
     for shape in shapes:
         s, w, layers = shape
         some = next(by[shape][0] for by in scatter.values() if shape in by)
-        p = fit.predict(s, w, layers, samples=0, containers=1, baseline_mounts=some.baseline_mounts)
+        p = predict_run(
+            fit, s, w, layers, samples=0, containers=1, baseline_mounts=some.baseline_mounts
+        )
         value = p["stride_ns"]["value"] / NS_PER_MS
         print(f"{s} {w} x {layers}: model {value:.2f} ms a sequence (nominal)")
         rows = [(f"scatter/{f}", by[shape]) for f, by in scatter.items() if shape in by]

@@ -91,8 +91,8 @@ from cohsim.workload.trace import SyscallEvent, Trace
 #: the spreads `BurstModel.run` knows (the module docstring)
 SPREADS = ("lockstep", "gated", "uniform")
 
-#: the last few plans' arrays, by (events, kernel, layers, per-CPU sum): a replicate asks for
-#: the burst and for one container alone (the same calls)
+#: the last few plans' arrays, by (events, kernel, machine, layers, per-CPU sum): a replicate
+#: asks for the burst and for one container alone (the same calls)
 _ARRAYS = Recent()
 
 
@@ -103,14 +103,15 @@ def _planned(
     sum_ns: float,
     cc: CallCosts,
 ) -> tuple[list[Step], StepArrays]:
-    """The planned calls (cohsim.kernel.plan) and their arrays, reused while the same events
-    and kernel objects come again (the entry keeps them, so an id is not reused meanwhile)."""
-    hit = _ARRAYS.get((events, kernel), (layers, sum_ns))
+    """The planned calls (cohsim.kernel.plan) and their arrays, reused while the same events,
+    kernel and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
+    machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
+    hit = _ARRAYS.get((events, kernel, machine), (layers, sum_ns))
     if hit is not None:
         return cast(tuple[list[Step], StepArrays], hit)
     steps = plan_calls(events, kernel, layers, sum_ns)
     arrays = StepArrays(steps, cc, math.exp(kernel.call_sigma**2 / 2))
-    _ARRAYS.put((events, kernel), (layers, sum_ns), (steps, arrays))
+    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), (steps, arrays))
     return steps, arrays
 
 

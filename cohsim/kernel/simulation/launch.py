@@ -72,7 +72,7 @@ from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats, 
 from cohsim.kernel.simulation.rwsem import RWSem
 from cohsim.kernel.simulation.sections import Sections
 from cohsim.kernel.simulation.threads import Factors, Waits
-from cohsim.kernel.smt import shared_table, slowdown_table
+from cohsim.kernel.smt import slowdown_rows
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
@@ -122,10 +122,8 @@ class LaunchSim:
         self.rng = np.random.default_rng(seed)
         self.call_factor = Factors(CallFactors(kernel.call_sigma, seed))
         self.cpus = CPUs(self.env, machine.vcpus)
-        self._smt_table = slowdown_table(machine, kernel.smt_slowdown)  #: by busy CPUs
-        self._shared = shared_table(machine)  #: share of busy threads beside a busy sibling
-        self._s_work = kernel.smt_slowdown - 1.0
-        self._s_spin = kernel.smt_spin_slowdown - 1.0
+        #: the slowdown of CPU work by busy CPUs, then by how many of the others spin
+        self._slow = slowdown_rows(machine, kernel.smt_slowdown, kernel.smt_spin_slowdown)
         self.ns = RWSem(self.env, wake_step_ns=iround(kernel.wake_step_ns))
         self.layers = layers
         self.background = background
@@ -203,15 +201,12 @@ class LaunchSim:
         """Slowdown of CPU work now, for the number of busy CPUs and how many of them spin on a
         lock (cohsim.kernel.smt: a spinning sibling slows a thread less than a working one)."""
         busy = self.cpus.busy
-        p = self._shared[busy]
-        if p == 0.0:
-            return self._smt_table[busy]
+        row = self._slow[busy]
+        if len(row) == 1:  # no thread beside a busy sibling: who spins does not matter
+            return row[0]
         ml = self.ml
         spin = self.cpus.spinning + ml.seq_spinners + len(ml.queue)
-        if spin == 0:
-            return self._smt_table[busy]
-        f = spin / (busy - 1) if spin < busy - 1 else 1.0
-        return 1.0 + p * (self._s_work * (1.0 - f) + self._s_spin * f)
+        return row[spin] if spin < busy else row[busy - 1]
 
     def _gp_ns(self) -> float:
         """A grace period that starts now: the CPUs the simulation's tasks hold and the node

@@ -201,6 +201,18 @@ class MountLock:
             self._released = self.env.event()
         return self._released
 
+    def spinning_done_at(self) -> int:
+        """The release count by which every CPU spinning on the lock now has left it (what an
+        RCU grace period waits for: spinning here is not preemptible): each waiter queued now
+        takes and releases it; the walks and background CPUs on a writer's counter leave at
+        its release."""
+        spinning = self.seq_spinners > 0 or self.bg_spinners > 0 or bool(self.queue)
+        return self.releases + len(self.queue) + (1 if self.writing and spinning else 0)
+
+    def spinning_done(self, at: int) -> bool:
+        """Released `at` times in all (`spinning_done_at`), or free and wanted by no one."""
+        return self.releases >= at or not self.busy
+
     def release(self) -> None:
         if self.writing:
             self._changed()

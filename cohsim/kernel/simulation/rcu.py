@@ -60,10 +60,9 @@ class GracePeriods:
         self.count += 1
         # CPUs spinning in the kernel now must finish before the grace period can end
         ml = self.ml
-        spinning = ml.seq_spinners > 0 or ml.bg_spinners > 0 or bool(ml.queue)
-        target = ml.releases + len(ml.queue) + (1 if ml.writing and spinning else 0)
+        done_at = ml.spinning_done_at()
         yield iround(self.cpu_wait() + self.gp_ns())
-        while ml.releases < target and ml.busy:
+        while not ml.spinning_done(done_at):
             yield ml.released
         for ev in waiters:
             ev.succeed()

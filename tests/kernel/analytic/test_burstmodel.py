@@ -202,3 +202,24 @@ def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n,
     des_mount, des_launch = float(np.median(mounts)), float(np.median(launches))
     assert float(np.median(a.mount_each_ns)) == pytest.approx(des_mount, rel=bound)
     assert float(np.percentile(a.launch_each_ns, 99)) == pytest.approx(des_launch, rel=bound)
+
+
+def test_a_plans_arrays_are_kept_per_machine(catalog):
+    """The arrays price each call's take of mount_lock's line on its machine: another machine
+    with the same events, kernel and per-CPU sum gets arrays of its own."""
+    from cohsim.kernel.analytic.burstmodel import _planned
+    from cohsim.kernel.callcost import CallCosts
+    from cohsim.kernel.linetake import LineTakes
+
+    k = load_kernel()
+    events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
+
+    def arrays(m):
+        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))[
+            1
+        ]
+
+    one, two = catalog.get("c6gd.metal"), catalog.get("m7i.metal-48xl")
+    first = arrays(one)
+    assert arrays(one) is first  # kept
+    assert arrays(two) is not first

@@ -94,7 +94,7 @@ def test_compiled_and_pure_python_simulations_give_the_same_bytes(tmp_path):
 def test_the_tests_that_reach_into_the_simulation_pass_on_the_sources(tmp_path):
     """Tests marked `pure_python` (they replace a method or subclass the clock, which compiled
     classes refuse) are skipped in a compiled run; here they run on the sources."""
-    tests = Path(__file__).resolve().parent.parent
+    tests = Path(__file__).resolve().parents[2]  # all of tests/, not only tests/kernel/
     env = {**os.environ, _pure.ENV: "1"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",

@@ -95,6 +95,37 @@ def test_the_release_event_is_made_only_for_someone_waiting(costs):
     assert ml._released is None  # nobody asked: no event was scheduled
 
 
+def test_spinning_is_done_when_the_waiters_and_the_writers_spinners_have_left(costs):
+    """What a grace period waits for (cohsim.kernel.simulation.rcu): each writer queued now
+    takes and releases the lock, a walk spinning on the writer's counter leaves at its
+    release."""
+    env, ml = make(costs)
+    seen = {}
+
+    def writer(tid, at):
+        yield env.timeout(at)
+        yield from ml.section(10_000.0, tid)
+
+    def walker():
+        yield env.timeout(20)
+        yield from ml.seq_spin()
+
+    def look():
+        yield env.timeout(30)  # writer 1 holds, a walk spins, writer 2 waits
+        seen["at"] = at = ml.spinning_done_at()
+        seen["then"] = ml.spinning_done(at)
+        while not ml.spinning_done(at):
+            yield ml.released
+        seen["done"] = (env.now, ml.releases)
+
+    for p in (writer(1, 0), writer(2, 10), walker(), look()):
+        env.process(p)
+    env.run()
+    assert seen["at"] == 2 and not seen["then"]  # writer 1 (a walk spins on it), queued 2
+    assert seen["done"] == (ml.change_times[-1], 2)  # both writers' releases
+    assert ml.spinning_done(99)  # free and wanted by no one
+
+
 def test_background_walkers_lengthen_a_hold_and_run_up_a_debt(costs):
     quiet_env, quiet = make(costs)
     busy_env, busy = make(costs, daemon_cpus=32.0)
