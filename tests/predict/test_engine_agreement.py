@@ -90,13 +90,26 @@ NAMED = (
 #: +2 % while the median was the last), and on the issue grid 45 of the 102 points miss 15 %,
 #: -15 to -30 % (16 before)
 SPREAD_MOUNT_P50 = 0.30
+#: where the mount-phase p50 alone misses more (a named regime, measured through `predict`)
+NAMED_MOUNT_P50 = (
+    ("40 containers of 10 layers on the small grid: a release wakes the readers it granted "
+     "one after another (docs/kernel-audit.md C27, nominal 1 us apart); the simulation pays "
+     "every batch its interleaved readers and writers make, the estimate one a read call "
+     "(session 35: per-layer -30 % on m7i.metal-24xl and c6gd.metal, common-parent -33 % on "
+     "c6gd.metal; c6gd.metal per-layer 40 x 10 in the simulation 77 -> 100 ms with the wakes)",
+     lambda s, n, lay, m: (n, lay) == (40, 10) and s != "lowerdir-plus", 0.36),
+)  # fmt: skip
 
 
 def bound(strategy: str, n: int, layers: int, machine: str, metric: str = "launch_p99") -> float:
     """The tolerance at one point for `metric`: a named regime's measured bound, else
-    `TOLERANCE`; for the mount-phase p50 at least `SPREAD_MOUNT_P50`."""
+    `TOLERANCE`; for the mount-phase p50 at least `SPREAD_MOUNT_P50`, or its own named
+    regime's."""
     b = next((b for _, where, b in NAMED if where(strategy, n, layers, machine)), TOLERANCE)
-    return max(b, SPREAD_MOUNT_P50) if metric == "mount_p50" else b
+    if metric != "mount_p50":
+        return b
+    named = (b for _, where, b in NAMED_MOUNT_P50 if where(strategy, n, layers, machine))
+    return max(b, SPREAD_MOUNT_P50, next(named, 0.0))
 
 
 @pytest.mark.slow

