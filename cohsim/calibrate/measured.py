@@ -99,11 +99,16 @@ def grace_slope(points: Sequence[WalkPoint]) -> tuple[float, float, int] | None:
     return float(coef[1]), se, len(ks)
 
 
+def _median_se(values: Sequence[float]) -> tuple[float, float]:
+    """The median of `values` and the standard error of their mean (0 for one value)."""
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return statistics.median(values), se
+
+
 def measured_wake(runs: Sequence[float]) -> tuple[Param, dict[str, object]]:
     """wake_bench's `wake_ns` per repeat -> the parameter and its note in the fit's `fixed`."""
     values = sorted(runs)
-    wake = statistics.median(values)
-    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    wake, se = _median_se(values)
     note = {
         "value": round_sig(wake),
         "why": f"measured directly: wake_bench's wake_ns, median of {len(values)} repeats "
@@ -139,8 +144,7 @@ def measured_grace(
 def measured_wake_step(steps: Sequence[float]) -> tuple[Param, dict[str, object]]:
     """The traced runs' median wake-up pace (ns) -> `wake_step_ns` and its note."""
     values = sorted(steps)
-    step = statistics.median(values)
-    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    step, se = _median_se(values)
     note = {
         "value": round_sig(step),
         "why": f"measured directly: the median of {len(values)} traced bursts' median gap "
