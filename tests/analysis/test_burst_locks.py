@@ -85,6 +85,8 @@ def test_model_records_each_section() -> None:
     (cp,) = load_bench([TRACES / "burst-100/run-common-parent-100w-50L"]).mount
     sim = simulate(fit, cp, 1)
     pages = sim.ns["read, mountinfo pages"][2] / sim.sequences
-    # a page of text a read(): the trace's 8.9 waiting sections a sequence at least, the
-    # peak table's text (100 overlays of 1.6 KB and their binds: 41 pages) at most
-    assert 8.9 < pages < 41
+    # a page of text a read(): near the trace's 8.9 waiting sections a sequence (the model's
+    # 8.5-10.4 with the fits of session 35: how many overlays are up when it reads), the peak
+    # table's text (100 overlays of 1.6 KB and their binds: 41 pages) at most; 4.0 a
+    # sequence when a read() was 27 lines whatever their length
+    assert 7 < pages < 41
