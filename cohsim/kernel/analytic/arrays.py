@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cohsim.kernel.callcost import CallCosts
-from cohsim.kernel.plan import Step
+from cohsim.kernel.calls import Step
 
 Array = NDArray[np.float64]
 

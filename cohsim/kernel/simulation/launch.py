@@ -3,7 +3,7 @@
 Every traced (or synthesised) thread issues its syscalls in order on a CPU of the machine
 (`cpus`: a run queue when more threads are runnable than CPUs). Each syscall is the sequence of
 phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
-cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.plan; what
+cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.calls; what
 grows with the node's state: cohsim.kernel.callcost; which lock each part is under:
 docs/kernel-audit.md):
 
@@ -57,9 +57,9 @@ from typing import Any
 import numpy as np
 
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
+from cohsim.kernel.calls import CallFactors, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.plan import CallFactors, Step, plan_calls
 from cohsim.kernel.simulation.background import BackgroundReaders
 from cohsim.kernel.simulation.cpus import CPUs
 from cohsim.kernel.simulation.engine import Environment, Proc, Yield, iround
@@ -84,7 +84,7 @@ class LaunchSim:
     its sections, cohsim.kernel.simulation.nssections), mount_lock
     (cohsim.kernel.simulation.mountlock), the grace periods (cohsim.kernel.simulation.rcu), the
     mount table and the background readers (cohsim.kernel.simulation.background), and runs each
-    thread's planned calls (cohsim.kernel.plan) through them.
+    thread's planned calls (cohsim.kernel.calls) through them.
 
     Recording every call: pass `calls=` a list and each syscall is appended to it as it
     returns, as (thread id, op name, start ns, end ns). The start is when the call was issued
@@ -256,7 +256,7 @@ class LaunchSim:
     # ----- the threads ---------------------------------------------------------------------
 
     def plan(self, events: tuple[SyscallEvent, ...]) -> list[Step]:
-        """The thread's calls worked out (cohsim.kernel.plan, which remembers its last plans: a
+        """The thread's calls worked out (cohsim.kernel.calls, which remembers its last plans: a
         burst workload gives every container the same events tuple, planned once)."""
         return plan_calls(events, self.k, self.layers, self.percpu_sum_ns)
 

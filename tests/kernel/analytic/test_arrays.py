@@ -10,8 +10,8 @@ import pytest
 
 from cohsim.kernel.analytic.arrays import Point, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.calls import plan_calls
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.plan import plan_calls
 from cohsim.predict import burst_workload
 
 
