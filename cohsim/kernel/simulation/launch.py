@@ -41,7 +41,7 @@ op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two w
 the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
 of any cost.
 
-Simulated time is integer nanoseconds; ties resolve in event order (the clock, `engine`, is
+Simulated time is integer nanoseconds; ties resolve in event order (the event clock, `clock`, is
 deterministic as simpy is); the randomness (arrival jitter of probes, wake-ups drawn from a
 table) comes from one seeded generator, and the per-call factors from a second stream of the
 same seed, so that changing how often the first is drawn does not move them (common random
@@ -61,8 +61,8 @@ from cohsim.kernel.calls import CallFactors, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation.background import BackgroundReaders
+from cohsim.kernel.simulation.clock import Environment, Proc, Yield, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
@@ -407,7 +407,7 @@ class LaunchSim:
     def run(self) -> list[ThreadResult]:
         """Run every thread to completion; results in thread order."""
         # A plain event, not an AllOf condition: a condition nested in another condition loses
-        # its callbacks when the outer one fires (the engine's Condition, as simpy's, removes its
+        # its callbacks when the outer one fires (the clock's Condition, as simpy's, removes its
         # checks recursively).
         self.finished = self.env.event()
         threads = [t for t in self.trace.threads if t.events]

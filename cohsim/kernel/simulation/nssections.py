@@ -24,8 +24,8 @@ from typing import Any
 
 from cohsim.kernel.calls import PAGE_BYTES
 from cohsim.kernel.costs import KernelParams, OpCost
+from cohsim.kernel.simulation.clock import Environment, Yield, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Yield, iround
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.pcpu import PcpuMutex
 from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats
