@@ -7,7 +7,7 @@ readers, and the records they fill) spends its time in Python per event; mypyc c
 modules to C, with the same semantics (the same simulation, event for event:
 tests/kernel/simulation/test_compiled.py compares the two). They are written for it: native classes
 with typed fields on the hot path (the clock is one of its own, not a subclass of simpy's:
-cohsim.kernel.simulation.engine; the op costs the loop reads are copied into native fields:
+cohsim.kernel.simulation.clock; the op costs the loop reads are copied into native fields:
 cohsim.kernel.callcost.OpRow). The .py sources are installed beside the compiled modules.
 
 Pure Python instead: `COHSIM_PURE_PYTHON=1 pip install .`, an editable install (`pip install
@@ -26,7 +26,7 @@ from setuptools.command.build_ext import build_ext
 
 #: the modules compiled: the simulation's hot loop (nearly all of a prediction's time)
 COMPILED = [
-    "cohsim/kernel/simulation/engine.py",
+    "cohsim/kernel/simulation/clock.py",
     "cohsim/kernel/simulation/launch.py",
     "cohsim/kernel/simulation/mountlock.py",
     "cohsim/kernel/simulation/rwsem.py",

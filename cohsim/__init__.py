@@ -11,7 +11,7 @@ The public API, importable from here::
   replicates run: `RunOptions`;
 - predictions: `predict` (a synthesised burst), `replay` (a strace/perf trace), their
   `Prediction` with `Interval`s and `Validity`;
-- sweeps: `grid` of `Point`s, `run_sweep` with `SweepOptions` giving a `Sweep` of `Row`s;
+- sweeps: `grid` of `SweepPoint`s, `run_sweep` with `SweepOptions` giving a `Sweep` of `Row`s;
 - capacity plans: `plan` with `PlanOptions` giving a `Plan` of `PlanRow`s;
 - the machines: `Catalog`, `Machine`; calibration: the estimator `Calibration`, whose fit is a
   `FitResult`, and `load_fit`;
@@ -47,7 +47,7 @@ _EXPORTS = {
     "Interval": "cohsim.predict.intervals",
     "Validity": "cohsim.predict.validity",
     "grid": "cohsim.sweep.grid",
-    "Point": "cohsim.sweep.grid",
+    "SweepPoint": "cohsim.sweep.grid",
     "run_sweep": "cohsim.sweep.runner",
     "SweepOptions": "cohsim.sweep.options",
     "Sweep": "cohsim.sweep.runner",
@@ -77,12 +77,12 @@ __all__ = [
     "Plan",
     "PlanOptions",
     "PlanRow",
-    "Point",
     "Prediction",
     "Row",
     "RunOptions",
     "Sweep",
     "SweepOptions",
+    "SweepPoint",
     "Target",
     "UsageError",
     "Validity",

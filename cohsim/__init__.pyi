@@ -17,7 +17,7 @@ from cohsim.predict.options import RunOptions
 from cohsim.predict.question import Burst, Target
 from cohsim.predict.results import Prediction
 from cohsim.predict.validity import Validity
-from cohsim.sweep.grid import Point, grid
+from cohsim.sweep.grid import SweepPoint, grid
 from cohsim.sweep.options import SweepOptions
 from cohsim.sweep.row import Row
 from cohsim.sweep.runner import Sweep, run_sweep
@@ -34,12 +34,12 @@ __all__ = [
     "Plan",
     "PlanOptions",
     "PlanRow",
-    "Point",
     "Prediction",
     "Row",
     "RunOptions",
     "Sweep",
     "SweepOptions",
+    "SweepPoint",
     "Target",
     "UsageError",
     "Validity",

@@ -13,7 +13,7 @@ writing while it walks the root mount's peer group, and every container waits fo
 other's holds: they add up, and each grows with the mount table the burst fills. The knee is
 the first burst whose launch p50 is twice a container's alone.
 
-Prints each strategy's knee, one container's planned write holds and walks (cohsim.kernel.plan),
+Prints each strategy's knee, one container's planned write holds and walks (cohsim.kernel.calls),
 how the holds grow with the burst and what held the lock longest (the prediction's breakdown).
 Figure: launch p50/p99 against containers, and namespace_sem's write holds per container.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from _burst import burst, counts, header, machine, parser, plot_launch
 
+from cohsim.kernel.calls import plan_calls
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.plan import plan_calls
 from cohsim.machine.catalog import Catalog
 from cohsim.plots.save import save_figure
 from cohsim.predict import Prediction, burst_workload

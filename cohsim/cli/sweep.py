@@ -35,9 +35,9 @@ from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
 from cohsim.predict.question import Burst, Target, sorted_pins
 from cohsim.sweep import (
-    Point,
     Row,
     SweepOptions,
+    SweepPoint,
     csv_text,
     grid,
     json_text,
@@ -51,7 +51,7 @@ _RUN = RunOptions()  #: the run options' defaults, which the flags show
 _BURST = Burst()  #: the question's defaults (a sweep's grid varies its counts and strategy)
 
 
-def points_of(args: argparse.Namespace, catalog: Catalog) -> list[Point]:
+def points_of(args: argparse.Namespace, catalog: Catalog) -> list[SweepPoint]:
     """The grid the flags name (an unknown instance or family, or a bad count, is a
     CohsimError)."""
     names = None if args.instances in (None, "all") else args.instances.split(",")

@@ -2,7 +2,7 @@
 simulation (cohsim.kernel.simulation.launch) and the analytic burst model
 (cohsim.kernel.analytic.burstmodel) share.
 
-A call's uncontended costs are fixed before the run (cohsim.kernel.plan); what grows with the
+A call's uncontended costs are fixed before the run (cohsim.kernel.calls); what grows with the
 node is priced here from the state the call finds (`NodeState`: the mounts in the table, the
 root's peer group, its binds under the root, the runtimes' live namespace copies; what
 cohsim.kernel.simulation.mounttable counts):
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from cohsim.kernel.calls import TABLE, Step
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.linetake import LineTakes
-from cohsim.kernel.plan import TABLE, Step
 from cohsim.machine.model import Machine
 
 

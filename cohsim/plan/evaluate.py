@@ -25,7 +25,7 @@ from cohsim.machine.catalog import Catalog
 from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_row
 from cohsim.predict import Prediction, RunOptions
 from cohsim.predict.question import Burst, Target
-from cohsim.sweep import Point, SweepOptions, run_points
+from cohsim.sweep import SweepOptions, SweepPoint, run_points
 from cohsim.sweep.options import SERIAL_POINTS
 from cohsim.sweep.runner import local_cluster
 
@@ -63,9 +63,9 @@ def predict_evaluator(
     return evaluate
 
 
-def _points(probes: Sequence[Probe]) -> list[Point]:
+def _points(probes: Sequence[Probe]) -> list[SweepPoint]:
     return [
-        Point(
+        SweepPoint(
             p.candidate.instance,
             p.containers,
             p.layers,

@@ -31,7 +31,7 @@ from dataclasses import replace
 from cohsim.kernel.analytic.burstmodel import BurstModel
 from cohsim.kernel.analytic.estimate import engine_result
 from cohsim.predict.breakdown import Breakdown, holds_by_mechanism
-from cohsim.predict.runs import Run, Task, run_of
+from cohsim.predict.runs import ReplicateTask, Run, run_of
 from cohsim.units import NS_PER_S
 
 #: what the analytic engine reports differently (the prediction's `engine` block)
@@ -49,7 +49,7 @@ NOTES = {
 }
 
 
-def analytic_replicate(task: Task) -> Run:
+def analytic_replicate(task: ReplicateTask) -> Run:
     """One replicate answered by the burst model (see the module)."""
     kernel = task.kernel
     res = BurstModel(task.machine, kernel, task.trace, layers=task.layers).estimate()

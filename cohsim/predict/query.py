@@ -3,7 +3,7 @@
 A planner's question ("what does a move_mount cost with 5,000 mounts on the node and 2,000
 binds in the root's peer group?") answered from the one cost definition both engines share
 (cohsim.kernel.callcost.CallCosts), read, never changed: the op as the strategy's own sequence
-issues it (its first call of that name: cohsim.kernel.plan classifies what it does to the peer
+issues it (its first call of that name: cohsim.kernel.calls classifies what it does to the peer
 group, the table and the slave namespaces), on the machine and kernel a prediction would use
 (the committed fit applied, the priors at their nominal values unless pinned), uncontended:
 no lock wait, no SMT sibling, no path walker spinning on mount_lock.
@@ -42,8 +42,8 @@ from typing import Any
 
 from cohsim.errors import UsageError
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
+from cohsim.kernel.calls import PAGE_BYTES, TABLE, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import PAGE_BYTES, TABLE, Step, plan_calls
 from cohsim.machine.model import Machine
 from cohsim.predict.pins import close_names
 from cohsim.predict.question import Burst

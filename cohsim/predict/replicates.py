@@ -38,19 +38,19 @@ from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
-from cohsim.predict.runs import Run, Task, run_of
+from cohsim.predict.runs import ReplicateTask, Run, run_of
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 
 
-def _one(task: Task) -> Run:
+def _one(task: ReplicateTask) -> Run:
     """Run one replicate with the task's engine."""
     if task.engine == "analytic":
         return analytic_replicate(task)
     return _simulate(task)
 
 
-def _simulate(task: Task) -> Run:
+def _simulate(task: ReplicateTask) -> Run:
     """Simulate one replicate (the discrete-event engine)."""
     calls: list[Call] | None = [] if task.breakdown else None
     sim = LaunchSim(
@@ -79,12 +79,12 @@ def _tasks(
     costs: LineCosts,
     layers: int | None,
     options: RunOptions,
-) -> list[Task]:
+) -> list[ReplicateTask]:
     """One task per replicate: replicate i gets `kernels[i]` and child seed i of the seed;
     only replicate 0 keeps a record and the calls for the breakdown."""
     children = np.random.SeedSequence(options.seed).spawn(options.replicates)
     return [
-        Task(
+        ReplicateTask(
             machine=machine,
             kernel=kernels[i],
             trace=trace,
@@ -116,7 +116,9 @@ def _kernels(
     return [k.with_values(**v) if v else k for k, v in zip(base, values, strict=True)]
 
 
-def _sensitivity_tasks(first: Task, priors: Sequence[Prior], seed: int) -> list[Task]:
+def _sensitivity_tasks(
+    first: ReplicateTask, priors: Sequence[Prior], seed: int
+) -> list[ReplicateTask]:
     """Replicate 0 again with each prior at its low end, then at its high end (the others
     nominal, the same seed); last, replicate 0 with the next child seed of `seed` (the
     simulation's own noise, to compare the swings with). None without priors."""
@@ -154,7 +156,7 @@ def _sensitivity(
 
 
 def _run_all(
-    tasks: list[Task], costs: LineCosts, jobs: int | None, progress: bool = False
+    tasks: list[ReplicateTask], costs: LineCosts, jobs: int | None, progress: bool = False
 ) -> list[Run]:
     if tasks and tasks[0].engine == "analytic":
         # milliseconds each, and no level-2 table: worker processes would cost more
@@ -163,7 +165,7 @@ def _run_all(
 
 
 def _simulate_all(
-    tasks: list[Task], costs: LineCosts, jobs: int | None, progress: bool = False
+    tasks: list[ReplicateTask], costs: LineCosts, jobs: int | None, progress: bool = False
 ) -> list[Run]:
     """Fill `costs` (which every task holds), then run the tasks, in up to `jobs` workers;
     with `progress`, a progress bar on stderr (where it is a terminal, after a second)."""

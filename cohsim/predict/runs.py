@@ -1,4 +1,4 @@
-"""One replicate of a prediction: what is run (`Task`) and what it gives back (`Run`).
+"""One replicate of a prediction: what is run (`ReplicateTask`) and what it gives back (`Run`).
 
 Both engines of level 3 take the same task and give back the same kind of run, so the
 replicates, their intervals and the report do not depend on which engine answered: the
@@ -24,7 +24,7 @@ from cohsim.workload.trace import Trace
 
 
 @dataclass(frozen=True)
-class Task:
+class ReplicateTask:
     """One replicate to run."""
 
     machine: Machine
@@ -70,7 +70,7 @@ class Run:
 
 
 def run_of(
-    task: Task,
+    task: ReplicateTask,
     result: EngineResult,
     record: LaunchRecord | None = None,
     breakdown: Breakdown | None = None,

@@ -6,7 +6,7 @@ return one flat `Row` per point in grid order (cohsim.sweep.row), which `csv_tex
 `json_doc` write (cohsim.sweep.outputs) and `sweep_figure` draws (cohsim.sweep.plot).
 """
 
-from cohsim.sweep.grid import Point, grid, select_instances, variants_of
+from cohsim.sweep.grid import SweepPoint, grid, select_instances, variants_of
 from cohsim.sweep.options import SweepOptions
 from cohsim.sweep.outputs import csv_text, json_doc, json_text
 from cohsim.sweep.row import COLUMNS, Row
@@ -14,10 +14,10 @@ from cohsim.sweep.runner import Sweep, run_points, run_sweep
 
 __all__ = [
     "COLUMNS",
-    "Point",
     "Row",
     "Sweep",
     "SweepOptions",
+    "SweepPoint",
     "csv_text",
     "json_doc",
     "json_text",

@@ -48,7 +48,7 @@ from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
 from cohsim.predict.pins import check as check_pins
-from cohsim.sweep.grid import Point
+from cohsim.sweep.grid import SweepPoint
 
 #: the module whose `compute` makes a row: its import graph is the code in every key
 SOURCE = "cohsim.sweep.runner"
@@ -117,7 +117,7 @@ def run_inputs(run: RunOptions) -> dict[str, Any]:
 
 
 def point_digest(
-    point: Point,
+    point: SweepPoint,
     catalog: Catalog,
     run: RunOptions,
     shared: Shared,

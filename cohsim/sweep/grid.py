@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Point:
+class SweepPoint:
     """One prediction of a sweep: which machine, which burst, which strategy."""
 
     instance: str  #: catalog name (`cohsim machines`) or a machine TOML path
@@ -138,7 +138,7 @@ def grid(
     strategies: Sequence[str] = (Burst.strategy,),
     *,
     variants: bool = False,
-) -> list[Point]:
+) -> list[SweepPoint]:
     """Every point of instances x variants x strategies x layers x containers, in that order
     (each list's own order kept, duplicates dropped)."""
     counts = {"containers": _unique(containers), "layers": _unique(layers)}
@@ -156,7 +156,7 @@ def grid(
             for s in strats:
                 for n_layers in counts["layers"]:
                     for n in counts["containers"]:
-                        points.append(Point(inst, n, n_layers, s, smt, sockets))
+                        points.append(SweepPoint(inst, n, n_layers, s, smt, sockets))
     return points
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from cohsim import __version__
 from cohsim.predict.results import Prediction
-from cohsim.sweep.grid import Point
+from cohsim.sweep.grid import SweepPoint
 
 #: seconds to the microsecond, failures to a millionth of a container, the chance of missing to
 #: a millionth
@@ -37,7 +37,7 @@ class Row:
     """One point of a sweep, flat (a CSV row). Times in seconds."""
 
     instance: str
-    variant: str  #: "base", "smt-off", "1s" (cohsim.sweep.grid.Point.variant)
+    variant: str  #: "base", "smt-off", "1s" (cohsim.sweep.grid.SweepPoint.variant)
     smt: bool
     sockets: int  #: sockets used (the machine's all, or the variant's)
     vcpus: int
@@ -98,7 +98,7 @@ COLUMNS = tuple(f.name for f in fields(Row))
 
 
 def row_of(
-    point: Point, p: Prediction, *, vcpus: int, sockets: int, engine: str, digest: str
+    point: SweepPoint, p: Prediction, *, vcpus: int, sockets: int, engine: str, digest: str
 ) -> Row:
     """The row of `point` from its prediction `p`."""
     lat = {}

@@ -34,16 +34,16 @@ from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
 from cohsim.predict.question import Target
 from cohsim.sweep import cache
-from cohsim.sweep.grid import Point
+from cohsim.sweep.grid import SweepPoint
 from cohsim.sweep.options import SERIAL_POINTS, SweepOptions
 from cohsim.sweep.row import Row, row_of
 
 
 @dataclass(frozen=True)
-class Task:
+class PointTask:
     """One point to compute, with what the client resolved for it."""
 
-    point: Point
+    point: SweepPoint
     digest: str
     vcpus: int
     sockets: int
@@ -52,7 +52,7 @@ class Task:
     runtime: str
 
 
-def compute(task: Task, catalog: Catalog | None = None) -> dict[str, Any]:
+def compute(task: PointTask, catalog: Catalog | None = None) -> dict[str, Any]:
     """A task's row (as a dict): what a worker runs.
     `catalog`: the client's (read once, not once a point: half a fast point's time)."""
     pt = task.point
@@ -74,8 +74,8 @@ class Sweep:
 
 
 def tasks_of(
-    points: Sequence[Point], options: SweepOptions, catalog: Catalog, shared: cache.Shared
-) -> list[Task]:
+    points: Sequence[SweepPoint], options: SweepOptions, catalog: Catalog, shared: cache.Shared
+) -> list[PointTask]:
     """Every point's task (same order; an unknown instance is a CohsimError, before any
     work)."""
     run = options.point_run
@@ -84,7 +84,7 @@ def tasks_of(
         m = pt.machine(catalog)
         key = cache.point_digest(pt, catalog, run, shared)
         out.append(
-            Task(
+            PointTask(
                 pt,
                 key,
                 m.topology.vcpus,
@@ -97,7 +97,7 @@ def tasks_of(
     return out
 
 
-def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> Sweep:
+def run_sweep(points: Sequence[SweepPoint], options: SweepOptions | None = None) -> Sweep:
     """Every point's row, in the points' order: from the cache, or computed (and kept)."""
     options = options or SweepOptions()
     catalog = Catalog()
@@ -152,7 +152,7 @@ def run_sweep(points: Sequence[Point], options: SweepOptions | None = None) -> S
     return Sweep([rows[t.digest] for t in tasks], len(todo), cached, shared.code)
 
 
-def run_points(points: Sequence[Point], options: SweepOptions | None = None) -> list[Row]:
+def run_points(points: Sequence[SweepPoint], options: SweepOptions | None = None) -> list[Row]:
     """Every point's row, in the points' order (`run_sweep`'s rows)."""
     return run_sweep(points, options).rows
 
@@ -243,7 +243,7 @@ def _client(options: SweepOptions, n: int) -> Iterator[Any]:
 
 
 def _on_dask(
-    todo: Sequence[Task],
+    todo: Sequence[PointTask],
     options: SweepOptions,
     catalog: Catalog,
     code: str,

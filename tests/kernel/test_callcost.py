@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.calls import TABLE, plan_calls
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.plan import TABLE, plan_calls
 from cohsim.workload.synth import synthesize
 
 

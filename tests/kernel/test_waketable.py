@@ -72,7 +72,7 @@ def test_bad_table_rows_name_the_line() -> None:
 
 
 def test_cpus_report_how_long_the_granted_cpu_was_idle() -> None:
-    from cohsim.kernel.simulation.engine import Environment
+    from cohsim.kernel.simulation.clock import Environment
 
     env = Environment()
     cpus = CPUs(env, 2)

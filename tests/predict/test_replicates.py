@@ -12,7 +12,7 @@ from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.predict import RunOptions, burst_workload, resolve_machine, run_workload
 from cohsim.predict.replicates import _one
-from cohsim.predict.runs import Task
+from cohsim.predict.runs import ReplicateTask
 from cohsim.units import NS_PER_S
 from cohsim.workload.parse import parse_trace
 
@@ -44,7 +44,7 @@ def test_only_replicate_zero_keeps_a_record_and_a_task_travels_to_a_worker(catal
     assert p.record is not None and p.replicates == 2
     costs = LineCosts(machine, model="des", seed=0)
     costs.prefill()
-    task = Task(machine, load_kernel(), trace, costs, 7, 2, True, False, 30.0)
+    task = ReplicateTask(machine, load_kernel(), trace, costs, 7, 2, True, False, 30.0)
     run = _one(pickle.loads(pickle.dumps(task)))
     assert run.record is None and len(run.launch_s) == 4
 

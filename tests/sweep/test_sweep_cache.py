@@ -10,9 +10,9 @@ from conftest import copy_package, edit
 
 import cohsim.cache as cohsim_cache
 from cohsim.predict.options import RunOptions
-from cohsim.sweep import Point, SweepOptions, cache
+from cohsim.sweep import SweepOptions, SweepPoint, cache
 
-BASE = Point("r5.metal", 10, 5)
+BASE = SweepPoint("r5.metal", 10, 5)
 RUN = RunOptions(seed=1, replicates=2)
 
 
@@ -58,7 +58,9 @@ def test_a_machine_file_edit_changes_the_key(catalog, tmp_path):
     same = tmp_path / "same" / "r5.metal.toml"
     same.parent.mkdir()
     same.write_text(text)
-    assert key(catalog, Point(str(same), 10, 5)) != key(catalog, Point(str(edited), 10, 5))
+    assert key(catalog, SweepPoint(str(same), 10, 5)) != key(
+        catalog, SweepPoint(str(edited), 10, 5)
+    )
 
 
 def test_the_source_is_read_when_a_sweep_starts(catalog, monkeypatch):

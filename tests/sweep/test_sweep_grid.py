@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cohsim.errors import CohsimError
-from cohsim.sweep import Point, grid, select_instances, variants_of
+from cohsim.sweep import SweepPoint, grid, select_instances, variants_of
 
 
 def test_grid_order_is_instances_variants_strategies_layers_containers(catalog):
@@ -29,7 +29,7 @@ def test_grid_order_is_instances_variants_strategies_layers_containers(catalog):
 def test_variants_follow_the_hardware(catalog):
     assert variants_of(catalog.get("r5.metal")) == [(True, None), (False, None), (True, 1)]
     assert variants_of(catalog.get("m7g.metal")) == [(True, None)]  # no SMT, one socket
-    assert Point("r5.metal", 2, 2, smt=False, sockets=1).variant == "smt-off+1s"
+    assert SweepPoint("r5.metal", 2, 2, smt=False, sockets=1).variant == "smt-off+1s"
 
 
 def test_duplicates_are_dropped(catalog):
@@ -55,10 +55,10 @@ def test_instances_and_families(catalog):
         (lambda c: select_instances(c, family="pentium"), "unknown family 'pentium'"),
         (lambda c: select_instances(c, ["r5.metal"], family="genoa"), "not both"),
         (lambda c: grid(c, ["r5.metal"], [], [1]), "no containers counts"),
-        (lambda c: Point("r5.metal", 0, 1), "containers must be a positive integer"),
-        (lambda c: Point("r5.metal", 2, -1), "layers must be a positive integer"),
-        (lambda c: Point("r5.metal", 2, 1, strategy="x"), "unknown strategy 'x'"),
-        (lambda c: Point("m7g.metal", 2, 1, sockets=2).machine(c), "sockets must be between"),
+        (lambda c: SweepPoint("r5.metal", 0, 1), "containers must be a positive integer"),
+        (lambda c: SweepPoint("r5.metal", 2, -1), "layers must be a positive integer"),
+        (lambda c: SweepPoint("r5.metal", 2, 1, strategy="x"), "unknown strategy 'x'"),
+        (lambda c: SweepPoint("m7g.metal", 2, 1, sockets=2).machine(c), "sockets must be between"),
     ],
 )
 def test_bad_requests_are_one_clear_error(catalog, call, message):

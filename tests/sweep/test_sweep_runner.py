@@ -9,12 +9,12 @@ from tinygrid import MACHINES, RUN, options, tiny_points
 from cohsim.errors import CohsimError
 from cohsim.predict import predict
 from cohsim.predict.options import RunOptions
-from cohsim.sweep import Point, SweepOptions, csv_text, json_text, run_points, run_sweep
+from cohsim.sweep import SweepOptions, SweepPoint, csv_text, json_text, run_points, run_sweep
 from cohsim.sweep import runner as sweep_runner
 
 
 @pytest.fixture(scope="module")
-def points() -> list[Point]:
+def points() -> list[SweepPoint]:
     return tiny_points()
 
 
@@ -98,7 +98,7 @@ def test_bad_options_are_refused():
     with pytest.raises(CohsimError, match="unknown runtime"):
         SweepOptions(runtime="crun")
     with pytest.raises(CohsimError, match="unknown instance"):
-        run_points([Point("nosuch.metal", 2, 2)], options())
+        run_points([SweepPoint("nosuch.metal", 2, 2)], options())
 
 
 def test_a_scheduler_without_workers_is_one_error(points):
@@ -113,10 +113,10 @@ def test_a_scheduler_without_workers_is_one_error(points):
 
 def test_a_row_carries_the_peak_peer_group():
     from cohsim.predict import predict
-    from cohsim.sweep import Point
+    from cohsim.sweep import SweepPoint
     from cohsim.sweep.row import row_of
 
-    pt = Point("xeon-gold-6242-1s", 3, 2)
+    pt = SweepPoint("xeon-gold-6242-1s", 3, 2)
     p = predict(instance=pt.instance, containers=3, layers=2, replicates=1, engine="analytic")
     row = row_of(pt, p, vcpus=16, sockets=1, engine="analytic", digest="x")
     assert row.peak_peer_group == p.peak_peer_group > 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
-from cohsim.sweep import Point, SweepOptions, grid
+from cohsim.sweep import SweepOptions, SweepPoint, grid
 
 #: one-socket machines whose line-cost tables fill in a fraction of a second
 MACHINES = ["devvm-2cpu-intel-xeon-f6m167", "xeon-gold-6242-1s"]
@@ -16,7 +16,7 @@ FLAGS = ["--instances", ",".join(MACHINES), "--containers", "2,6", "--layers", "
          "--replicates", "2", "--seed", "3", "--no-progress"]  # fmt: skip
 
 
-def tiny_points() -> list[Point]:
+def tiny_points() -> list[SweepPoint]:
     """2 machines x 2 container counts (4 points)."""
     return grid(Catalog(), MACHINES, [2, 6], [2])
 

@@ -50,7 +50,7 @@ from cohsim.calibrate import (
     mount_bench_trace,
 )
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.simulation import engine
+from cohsim.kernel.simulation import clock
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.kernel.simulation.records import LockStats
 from cohsim.machine.catalog import Catalog
@@ -113,7 +113,7 @@ class RecordingStats(LockStats):
 
 def _need_sources() -> None:
     """The tallies subclass the simulation's: refused (one line) where it is compiled."""
-    if not (engine.__file__ or "").endswith(".py"):
+    if not (clock.__file__ or "").endswith(".py"):
         raise SystemExit(
             "burst_locks.model: cohsim's simulation is compiled here; run it on the sources "
             "with COHSIM_PURE_PYTHON=1"

@@ -26,14 +26,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cohsim.kernel.callcost import CallCosts
-from cohsim.kernel.plan import Step
+from cohsim.kernel.calls import Step
 
 Array = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class Point:
-    """A node state (cohsim.kernel.callcost.NodeState) at one point; the basis of the read-off."""
+class FixedNodeState:
+    """A node state (cohsim.kernel.callcost.NodeState) fixed at given values: the basis of the
+    read-off."""
 
     mounts: float
     ring: float
@@ -43,11 +44,11 @@ class Point:
 
 #: the zero state and one unit of each component, in the order of `States` columns
 _BASIS = (
-    Point(0.0, 0.0, 0.0, 0.0),
-    Point(1.0, 0.0, 0.0, 0.0),
-    Point(0.0, 1.0, 0.0, 0.0),
-    Point(0.0, 0.0, 1.0, 0.0),
-    Point(0.0, 0.0, 0.0, 1.0),
+    FixedNodeState(0.0, 0.0, 0.0, 0.0),
+    FixedNodeState(1.0, 0.0, 0.0, 0.0),
+    FixedNodeState(0.0, 1.0, 0.0, 0.0),
+    FixedNodeState(0.0, 0.0, 1.0, 0.0),
+    FixedNodeState(0.0, 0.0, 0.0, 1.0),
 )
 
 
@@ -58,7 +59,7 @@ PARTS = ("percpu", "peers", "copy", "prop")
 def _ml_hold(cc: CallCosts) -> object:
     """The cost function (step, state) -> its mount_lock section's state-dependent work."""
 
-    def f(s: Step, p: Point) -> float:
+    def f(s: Step, p: FixedNodeState) -> float:
         return cc.ml_hold_at(s, cc.row(s.name, s.op), p.mounts, p.ring, p.windows)
 
     return f
@@ -70,7 +71,7 @@ def _parts(cc: CallCosts, mf: float) -> object:
     `mf`) and the nested mount_lock section's."""
     ml = _ml_hold(cc)
 
-    def f(s: Step, p: Point) -> list[float]:
+    def f(s: Step, p: FixedNodeState) -> list[float]:
         cc.write_hold_ns(s, p)
         ns = [cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop]
         ml(s, p)  # type: ignore[operator]
@@ -178,7 +179,7 @@ class StepArrays:
             read[0] += op.ns_read_ns
             read[1] += op.per_mount_read_ns
             if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
-                r2 = cc.slave_line_ns(Point(1.0, 1.0, 0.0, 0.0))
+                r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
         p = _linear(lambda st, pt: cc.puts(st, pt.mounts, pt), s)
         puts = [p[0], p[1], p[4]]
         nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5

@@ -4,7 +4,7 @@
 simulation (cohsim.kernel.simulation.launch) stays the reference. docs/analytic.md has the equations
 at length and the measured agreement (`benchmarks/bench_analytic.py` prints it).
 
-The N containers run the same planned calls j = 1..J (cohsim.kernel.plan). At each call the
+The N containers run the same planned calls j = 1..J (cohsim.kernel.calls). At each call the
 model prices, from the node's state S it finds (mounts M, the root's peer group R, its binds
 under the root B, the live namespace copies W; what each costs there is CallCosts', the one
 definition the simulation uses too, read into arrays by cohsim.kernel.analytic.arrays):
@@ -80,9 +80,9 @@ from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.analytic.spread import finishing, gap
 from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
+from cohsim.kernel.calls import Recent, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
-from cohsim.kernel.plan import Recent, Step, plan_calls
 from cohsim.kernel.result import CPU_SITES
 from cohsim.kernel.smt import slowdown, slowdown_array
 from cohsim.machine.model import Machine
@@ -103,7 +103,7 @@ def _planned(
     sum_ns: float,
     cc: CallCosts,
 ) -> tuple[list[Step], StepArrays]:
-    """The planned calls (cohsim.kernel.plan) and their arrays, reused while the same events,
+    """The planned calls (cohsim.kernel.calls) and their arrays, reused while the same events,
     kernel and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
     machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
     hit = _ARRAYS.get((events, kernel, machine), (layers, sum_ns))

@@ -23,10 +23,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cohsim.kernel.calls import PAGE_BYTES
 from cohsim.kernel.costs import KernelParams
-from cohsim.kernel.plan import PAGE_BYTES
+from cohsim.kernel.simulation.clock import Environment, Event, Proc, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Event, Proc, iround
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.units import per_s_to_gap_ns

@@ -7,7 +7,7 @@ namespace_sem, cohsim.kernel.simulation.mountlock's mount_lock): `acquire` retur
 resource is granted on the spot, with no event at all (the common case, and the simulation's hot
 path: an event would be scheduled and stepped even when nobody waits), and otherwise the thing the
 caller waits on; `release` frees what `acquire` granted. For the CPUs that thing is a plain event
-(cohsim.kernel.simulation.engine) that fires when a CPU is handed over: the grant is complete
+(cohsim.kernel.simulation.clock) that fires when a CPU is handed over: the grant is complete
 when it fires, nothing more to do.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from cohsim.kernel.simulation.engine import Environment, Event
+from cohsim.kernel.simulation.clock import Environment, Event
 
 
 class CPUs:

@@ -3,7 +3,7 @@
 Every traced (or synthesised) thread issues its syscalls in order on a CPU of the machine
 (`cpus`: a run queue when more threads are runnable than CPUs). Each syscall is the sequence of
 phases its op's costs give it (cohsim.kernel.costs; which op a traced call is:
-cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.plan; what
+cohsim.kernel.classify; both worked out per thread before the run, cohsim.kernel.calls; what
 grows with the node's state: cohsim.kernel.callcost; which lock each part is under:
 docs/kernel-audit.md):
 
@@ -41,7 +41,7 @@ op costs are p50s). Real calls vary (mount_bench's p90 / p50); without it, two w
 the same sequence fall into lock step and which call absorbs the waiting flips with a few ns
 of any cost.
 
-Simulated time is integer nanoseconds; ties resolve in event order (the clock, `engine`, is
+Simulated time is integer nanoseconds; ties resolve in event order (the event clock, `clock`, is
 deterministic as simpy is); the randomness (arrival jitter of probes, wake-ups drawn from a
 table) comes from one seeded generator, and the per-call factors from a second stream of the
 same seed, so that changing how often the first is drawn does not move them (common random
@@ -57,12 +57,12 @@ from typing import Any
 import numpy as np
 
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
+from cohsim.kernel.calls import CallFactors, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.plan import CallFactors, Step, plan_calls
 from cohsim.kernel.simulation.background import BackgroundReaders
+from cohsim.kernel.simulation.clock import Environment, Proc, Yield, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Proc, Yield, iround
 from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
@@ -84,7 +84,7 @@ class LaunchSim:
     its sections, cohsim.kernel.simulation.nssections), mount_lock
     (cohsim.kernel.simulation.mountlock), the grace periods (cohsim.kernel.simulation.rcu), the
     mount table and the background readers (cohsim.kernel.simulation.background), and runs each
-    thread's planned calls (cohsim.kernel.plan) through them.
+    thread's planned calls (cohsim.kernel.calls) through them.
 
     Recording every call: pass `calls=` a list and each syscall is appended to it as it
     returns, as (thread id, op name, start ns, end ns). The start is when the call was issued
@@ -256,7 +256,7 @@ class LaunchSim:
     # ----- the threads ---------------------------------------------------------------------
 
     def plan(self, events: tuple[SyscallEvent, ...]) -> list[Step]:
-        """The thread's calls worked out (cohsim.kernel.plan, which remembers its last plans: a
+        """The thread's calls worked out (cohsim.kernel.calls, which remembers its last plans: a
         burst workload gives every container the same events tuple, planned once)."""
         return plan_calls(events, self.k, self.layers, self.percpu_sum_ns)
 
@@ -407,7 +407,7 @@ class LaunchSim:
     def run(self) -> list[ThreadResult]:
         """Run every thread to completion; results in thread order."""
         # A plain event, not an AllOf condition: a condition nested in another condition loses
-        # its callbacks when the outer one fires (the engine's Condition, as simpy's, removes its
+        # its callbacks when the outer one fires (the clock's Condition, as simpy's, removes its
         # checks recursively).
         self.finished = self.env.event()
         threads = [t for t in self.trace.threads if t.events]

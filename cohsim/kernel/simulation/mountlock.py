@@ -48,7 +48,7 @@ from typing import Any
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.linetake import LineTakes
-from cohsim.kernel.simulation.engine import Environment, Event, Proc, Yield, iround
+from cohsim.kernel.simulation.clock import Environment, Event, Proc, Yield, iround
 from cohsim.kernel.simulation.records import LaunchRecord, LockStats
 
 

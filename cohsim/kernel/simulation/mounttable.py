@@ -22,7 +22,7 @@ namespaces, `service_namespaces` in the kernel model).
 
 from __future__ import annotations
 
-from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.records import LaunchRecord
 
 

@@ -7,7 +7,7 @@ and what it does with its CPU meanwhile.
 - Reading /proc/self/mountinfo holds the lock once per read(), which returns at most one
   page of text (fs/seq_file.c seq_read_iter(): one m_start()/m_stop() a call): one read
   section per 4 KiB of the table's text (its lines' bytes: an overlay's line carries its
-  lower layers, cohsim.kernel.plan.Line), each over the lines that fit.
+  lower layers, cohsim.kernel.calls.Line), each over the lines that fit.
 - A writer with no task wanting its CPU spins (rwsem optimistic spinning) unless the lock is
   marked non-spinnable: behind a writer (writers hold the lock on a CPU here) until it is
   handed the lock; behind readers for at most the kernel's reader-spin threshold,
@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
+from cohsim.kernel.calls import PAGE_BYTES
 from cohsim.kernel.costs import KernelParams, OpCost
-from cohsim.kernel.plan import PAGE_BYTES
+from cohsim.kernel.simulation.clock import Environment, Yield, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Yield, iround
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.pcpu import PcpuMutex
 from cohsim.kernel.simulation.records import CpuTally, LaunchRecord, LockStats

@@ -24,8 +24,8 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
+from cohsim.kernel.simulation.clock import Environment, Event, Yield, iround
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment, Event, Yield, iround
 from cohsim.kernel.simulation.records import LockStats
 
 

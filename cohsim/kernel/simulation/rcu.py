@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cohsim.kernel.simulation.engine import Environment, Event, Proc, iround
+from cohsim.kernel.simulation.clock import Environment, Event, Proc, iround
 from cohsim.kernel.simulation.mountlock import MountLock
 
 

@@ -12,7 +12,7 @@ spin or are handed the lock, find `granted` set when the event fires. The sectio
 
 from __future__ import annotations
 
-from cohsim.kernel.simulation.engine import Environment, Event, Proc
+from cohsim.kernel.simulation.clock import Environment, Event, Proc
 
 
 def _wake(event: Event) -> None:

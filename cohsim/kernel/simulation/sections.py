@@ -12,8 +12,8 @@ from collections.abc import Generator
 from typing import Any
 
 from cohsim.kernel.callcost import CallCosts, OpRow
-from cohsim.kernel.plan import Step
-from cohsim.kernel.simulation.engine import Yield, iround
+from cohsim.kernel.calls import Step
+from cohsim.kernel.simulation.clock import Yield, iround
 from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections

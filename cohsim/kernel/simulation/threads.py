@@ -6,7 +6,7 @@ Compiled with the simulation (setup.py): the conductor reads and adds to these o
 
 from __future__ import annotations
 
-from cohsim.kernel.plan import CallFactors
+from cohsim.kernel.calls import CallFactors
 
 
 class Waits:
@@ -23,7 +23,7 @@ class Waits:
 
 
 class Factors:
-    """The per-call factors of cohsim.kernel.plan.CallFactors, one by one: its blocks, taken
+    """The per-call factors of cohsim.kernel.calls.CallFactors, one by one: its blocks, taken
     here (compiled; a call into Python per syscall was 7 % of a replicate)."""
 
     __slots__ = ("source", "block", "i")

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from cohsim.kernel.analytic.arrays import Point, StepArrays
+from cohsim.kernel.analytic.arrays import FixedNodeState, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
+from cohsim.kernel.calls import plan_calls
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.plan import plan_calls
 from cohsim.predict import burst_workload
 
 
@@ -28,7 +28,7 @@ def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy):
     st = rng.uniform(1.0, hi, size=(len(steps), 4))
     holds, reads, puts = a.holds(st), a.reads(st), a.put_count(st)
     for j, s in enumerate(steps):
-        p = Point(*st[j])
+        p = FixedNodeState(*st[j])
         op = s.op
         want = 0.0
         if op.ns_write_ns or op.per_mount_write_ns:

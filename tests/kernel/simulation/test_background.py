@@ -10,8 +10,8 @@ import pytest
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.simulation.background import BackgroundReaders
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.kernel.simulation.records import LockStats

@@ -16,10 +16,10 @@ import pytest
 from conftest import DATA
 
 from cohsim import _pure
-from cohsim.kernel.simulation import engine
+from cohsim.kernel.simulation import clock
 
 #: is the simulation compiled here (its clock a compiled module)?
-COMPILED = not (engine.__file__ or "").endswith(".py")
+COMPILED = not (clock.__file__ or "").endswith(".py")
 needs_compiled = pytest.mark.skipif(
     not COMPILED, reason="cohsim.kernel is pure Python here (`pip install .` compiles it)"
 )
@@ -68,7 +68,7 @@ def test_compiled_and_pure_python_simulations_give_the_same_bytes(tmp_path):
     runs = {}
     for pure in (False, True):
         loaded = _run(
-            ["-c", "from cohsim.kernel.simulation import engine; print(engine.__file__)"],
+            ["-c", "from cohsim.kernel.simulation import clock; print(clock.__file__)"],
             tmp_path,
             pure,
         )

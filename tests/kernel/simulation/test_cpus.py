@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment
 
 
 def test_cpus_grant_at_once_then_queue_by_priority():

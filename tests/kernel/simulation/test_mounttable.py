@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.records import LaunchRecord
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from cohsim.kernel.costs import OpCost, load_kernel
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.cpus import CPUs
-from cohsim.kernel.simulation.engine import Environment
 from cohsim.kernel.simulation.mounttable import MountTable
 from cohsim.kernel.simulation.nssections import NamespaceSections
 from cohsim.kernel.simulation.records import LaunchRecord, LockStats

@@ -6,7 +6,7 @@ import pytest
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.mountlock import MountLock
 from cohsim.kernel.simulation.rcu import GracePeriods
 from cohsim.kernel.simulation.records import LaunchRecord, LockStats

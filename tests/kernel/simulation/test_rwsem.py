@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohsim.kernel.simulation.engine import Environment
+from cohsim.kernel.simulation.clock import Environment
 from cohsim.kernel.simulation.rwsem import RWSem
 
 

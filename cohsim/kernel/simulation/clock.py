@@ -32,7 +32,7 @@ What a process does:
 
 Heap entries are ordered by (time, priority, id) as simpy orders them (the priority and the id
 in one int, `rank`), and the ids are drawn from one counter in the same order: the same seed
-gives the same simulation, event for event (tests/kernel/simulation/test_engine.py runs a whole
+gives the same simulation, event for event (tests/kernel/simulation/test_clock.py runs a whole
 launch on simpy's own Environment, every wait a Timeout, through an adapter and compares). The heap
 is a binary heap of the entries themselves, sifted here (native comparisons of two ints, no tuple
 per entry); any heap pops entries of distinct keys in the same order.

@@ -1,4 +1,4 @@
-"""The launch simulation's clock (cohsim.kernel.simulation.engine): bare-generator processes and
+"""The launch simulation's clock (cohsim.kernel.simulation.clock): bare-generator processes and
 integer timeouts must step the very same events in the very same order as simpy's own Environment
 with Process and Timeout events."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import cohsim.kernel.simulation.launch as launch
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
-from cohsim.kernel.simulation.engine import Environment, iround
+from cohsim.kernel.simulation.clock import Environment, iround
 from cohsim.predict import burst_workload
 
 
@@ -55,7 +55,7 @@ def test_iround_is_round(x):
 
 
 class SimpyReference(simpy.Environment):
-    """simpy's own Environment running the engine's processes: each yielded int becomes a
+    """simpy's own Environment running the clock's processes: each yielded int becomes a
     Timeout, made where the process yields it (where simpy draws its id)."""
 
     def process(self, generator):

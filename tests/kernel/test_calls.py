@@ -1,4 +1,4 @@
-"""A thread's calls planned before the run (cohsim.kernel.plan): each call's op and costs, its
+"""A thread's calls planned before the run (cohsim.kernel.calls): each call's op and costs, its
 mount_lock work with the per-CPU sum, its mount-table change, and the per-call factors."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cohsim.kernel.calls import TABLE_DELTA, CallFactors, plan_calls
 from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.plan import TABLE_DELTA, CallFactors, plan_calls
 from cohsim.kernel.simulation.threads import Factors
 from cohsim.workload.synth import synthesize
 
@@ -83,7 +83,7 @@ def test_each_overlay_line_carries_its_lower_layers_and_leaves_with_it(kernel, s
     """An overlay's mountinfo line is its fixed part and one entry per lower layer (a
     `lowerdir=` path, or `,lowerdir+=/` for an fsmount'ed overlay's detached layers); the
     binds' lines go with them, the two overlays stay (the container runs on them)."""
-    from cohsim.kernel.plan import LOWERDIR_PLUS_ENTRY_BYTES
+    from cohsim.kernel.calls import LOWERDIR_PLUS_ENTRY_BYTES
 
     layers = 5
     events = synthesize(strategy, 1, layers, seed=0, runtime="none").threads[0].events
