@@ -99,23 +99,23 @@ def grace_slope(points: Sequence[WalkPoint]) -> tuple[float, float, int] | None:
     return float(coef[1]), se, len(ks)
 
 
-def _median_se(values: Sequence[float]) -> tuple[float, float]:
-    """The median of `values` and the standard error of their mean (0 for one value)."""
+def _median_param(name: str, values: Sequence[float], why: str) -> tuple[Param, dict[str, object]]:
+    """A term measured as the median of `values`: the parameter (the standard error of their
+    mean; 0 for one value) and its note in the fit's `fixed`."""
+    mid = statistics.median(values)
     se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return statistics.median(values), se
+    return Param(name, round_sig(mid), round_sig(se)), {"value": round_sig(mid), "why": why}
 
 
 def measured_wake(runs: Sequence[float]) -> tuple[Param, dict[str, object]]:
     """wake_bench's `wake_ns` per repeat -> the parameter and its note in the fit's `fixed`."""
-    values = sorted(runs)
-    wake, se = _median_se(values)
-    note = {
-        "value": round_sig(wake),
-        "why": f"measured directly: wake_bench's wake_ns, median of {len(values)} repeats "
+    return _median_param(
+        "wake_ns",
+        runs,
+        f"measured directly: wake_bench's wake_ns, median of {len(runs)} repeats "
         "(half the cross-CPU minus same-CPU futex round trip); a property of this host "
         "(idle exit, VM wake-up), applied only where the fit's lock part applies",
-    }
-    return Param("wake_ns", round_sig(wake), round_sig(se)), note
+    )
 
 
 def measured_grace(
@@ -143,16 +143,14 @@ def measured_grace(
 
 def measured_wake_step(steps: Sequence[float]) -> tuple[Param, dict[str, object]]:
     """The traced runs' median wake-up pace (ns) -> `wake_step_ns` and its note."""
-    values = sorted(steps)
-    step, se = _median_se(values)
-    note = {
-        "value": round_sig(step),
-        "why": f"measured directly: the median of {len(values)} traced bursts' median gap "
+    return _median_param(
+        "wake_step_ns",
+        steps,
+        f"measured directly: the median of {len(steps)} traced bursts' median gap "
         "between one releaser's wake-ups of the namespace_sem readers it granted "
         "(wake_up_q(), kernel/locking/rwsem.c; sched_wakeup in a mount_bench trace); a "
         "property of this host (its IPIs), applied to its own predictions",
-    }
-    return Param("wake_step_ns", round_sig(step), round_sig(se)), note
+    )
 
 
 def measured_terms(
