@@ -46,7 +46,7 @@ _WAKEUP = re.compile(r" pid=(\d+) .*target_cpu=(\d+)")
 IDLE_EXIT_US = 1.0
 
 
-class Event(NamedTuple):
+class TraceEvent(NamedTuple):
     """One tracepoint event of a trace."""
 
     comm: str
@@ -72,25 +72,25 @@ def fields(rest: str) -> dict[str, str]:
     return dict(_FIELD.findall(rest))
 
 
-def parse(line: str, n: int = 0) -> Event | None:
-    """One tracepoint line as an Event (line number `n`), or None for any other line."""
+def parse(line: str, n: int = 0) -> TraceEvent | None:
+    """One tracepoint line as a TraceEvent (line number `n`), or None for any other line."""
     m = LINE.match(line)
     if not m:
         return None
     comm, pid, cpu, flags, ts, name, rest = m.groups()
-    return _new(Event, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
+    return _new(TraceEvent, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
 
 
-def _plain(lines: Iterable[str]) -> Iterator[Event]:
+def _plain(lines: Iterable[str]) -> Iterator[TraceEvent]:
     for n, line in enumerate(lines, start=1):
         m = _match(line)
         if m is not None:
             comm, pid, cpu, flags, ts, name, rest = m.groups()
-            yield _new(Event, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
+            yield _new(TraceEvent, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
 
 
-def _with_stacks(lines: Iterable[str]) -> Iterator[Event]:
-    pending: tuple[Event, list[str]] | None = None
+def _with_stacks(lines: Iterable[str]) -> Iterator[TraceEvent]:
+    pending: tuple[TraceEvent, list[str]] | None = None
     for n, line in enumerate(lines, start=1):
         if pending is not None:
             if line.startswith(" => "):
@@ -102,10 +102,10 @@ def _with_stacks(lines: Iterable[str]) -> Iterator[Event]:
         m = _match(line)
         if m is not None:
             comm, pid, cpu, flags, ts, name, rest = m.groups()
-            yield _new(Event, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
+            yield _new(TraceEvent, (comm, int(pid), int(cpu), flags, float(ts), name, rest, n))
         elif m := _STACK.match(line):
             comm, pid, cpu, flags, ts = m.groups()
-            pending = (Event(comm, int(pid), int(cpu), flags, float(ts), "stack", "", n), [])
+            pending = (TraceEvent(comm, int(pid), int(cpu), flags, float(ts), "stack", "", n), [])
     if pending is not None:
         head, frames = pending
         yield head._replace(rest=" < ".join(frames))
@@ -113,20 +113,20 @@ def _with_stacks(lines: Iterable[str]) -> Iterator[Event]:
 
 def events(
     lines: Iterable[str], *, stacks: bool = False, idle_exits: bool = False
-) -> Iterator[Event]:
+) -> Iterator[TraceEvent]:
     """Every tracepoint event of a dump's lines, in order (the options: module docstring)."""
     raw = _with_stacks(lines) if stacks else _plain(lines)
     return _with_idle_exits(raw) if idle_exits else raw
 
 
-def _with_idle_exits(raw: Iterator[Event]) -> Iterator[Event]:
+def _with_idle_exits(raw: Iterator[TraceEvent]) -> Iterator[TraceEvent]:
     idle: dict[int, bool] = {}  # CPU -> its last recorded switch went to the idle task
     woken: dict[int, dict[int, float]] = {}  # idle CPU -> {pid: wake-up aimed at it, us}
     for e in raw:
         t = e.t_us
         if idle.get(e.cpu) and e.pid != 0 and e.name != "stack":
             t_in = min(woken[e.cpu].get(e.pid, t) + IDLE_EXIT_US, t)
-            yield Event(
+            yield TraceEvent(
                 "<idle>", 0, e.cpu, e.flags, t_in / US_PER_S, "sched_switch",
                 f"prev_comm=swapper/{e.cpu} prev_pid=0 prev_prio=120 prev_state=R ==> "
                 f"next_comm={e.comm} next_pid={e.pid} next_prio=120 inferred=1", 0,
@@ -159,7 +159,7 @@ def open_text(path: str) -> IO[str]:
     return open(path, encoding="utf-8")
 
 
-def read(path: str, *, stacks: bool = False, idle_exits: bool = False) -> Iterator[Event]:
+def read(path: str, *, stacks: bool = False, idle_exits: bool = False) -> Iterator[TraceEvent]:
     """`events` of the dump at `path`; a file that cannot be read or decompressed (at any
     point) is a CohsimError naming it."""
     try:

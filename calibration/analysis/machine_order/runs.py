@@ -45,7 +45,7 @@ Pins = tuple[tuple[str, float], ...]  #: (prior key, value) pairs: hashable
 
 
 @dataclass(frozen=True)
-class Point:
+class PriorSettingP50s:
     """The five configurations' launch p50s (s) at one setting of the priors, and R1-R5."""
 
     pins: Pins
@@ -88,11 +88,11 @@ class Runner:
             self.per_seed[key] = [r.launch_s["p50"].value for r in runs]
         return statistics.fmean(self.per_seed[key])
 
-    def point(self, containers: int, pins: Pins = ()) -> Point:
+    def point(self, containers: int, pins: Pins = ()) -> PriorSettingP50s:
         """R1-R5 at one setting of the priors."""
         at_n = {c.label: self.p50(c, containers, pins) for c in CONFIGS}
         at_20 = {c.label: self.p50(c, SMALL_BURST, pins) for c in CONFIGS}
-        return Point(pins, at_n, at_20, p50_relations(at_n, at_20))
+        return PriorSettingP50s(pins, at_n, at_20, p50_relations(at_n, at_20))
 
 
 def seed_relations(runner: Runner, containers: int) -> list[dict[str, Relation]]:

@@ -34,7 +34,7 @@ from calibration.analysis.machine_order import report
 from calibration.analysis.machine_order.relations import P50_RELATIONS, Relation
 from calibration.analysis.machine_order.runs import (
     Bursts,
-    Point,
+    PriorSettingP50s,
     Runner,
     bursts,
     crossing,
@@ -54,7 +54,7 @@ class End:
     end: str  #: "low" or "high"
     value: float
     nominal: float
-    point: Point
+    point: PriorSettingP50s
     bursts: Bursts | None
     flips: tuple[str, ...]  #: relations that hold here and not at nominal, or the reverse
     #: relation -> (last value like nominal, first value like this end)
@@ -73,7 +73,7 @@ class Study:
 
     args: argparse.Namespace
     kernel: KernelParams
-    nominal: Point
+    nominal: PriorSettingP50s
     nominal_bursts: Bursts
     ends: list[End]
     runner: Runner
