@@ -19,6 +19,7 @@ from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.predict.pins import check as check_pins
 from cohsim.predict.pins import load as load_pins
 from cohsim.predict.pins import parse_assignment
+from cohsim.predict.question import Burst, Target, sorted_pins
 from cohsim.workload.runtime import RUNTIME_HELP, RUNTIMES
 
 
@@ -167,6 +168,24 @@ def pins_of(args: argparse.Namespace) -> dict[str, float]:
     pins = load_pins(args.priors) if args.priors else {}
     pins.update(dict(args.set))
     return pins
+
+
+def target_of(args: argparse.Namespace) -> Target:
+    """The `Target` of `add_model_files`' and `add_pins`' flags, with no machine (a plan's or
+    a sweep's candidates are the machines; `predict` sets its one with `dataclasses.replace`)."""
+    return Target(kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args)))
+
+
+def burst_of(args: argparse.Namespace, strategy: str | None = None) -> Burst:
+    """The `Burst` the question's flags describe (`strategy` in place of `--strategy`'s)."""
+    return Burst(
+        containers=args.containers,
+        layers=args.layers,
+        strategy=args.strategy if strategy is None else strategy,
+        runtime=args.runtime,
+        node_mounts=args.node_mounts,
+        deadline_s=args.deadline,
+    )
 
 
 def warn_pins(kernel: str | None, pins: dict[str, float]) -> None:

@@ -24,10 +24,11 @@ from cohsim.cli.args import (
     add_pins,
     add_runtime,
     add_seed,
+    burst_of,
     nonneg_int,
-    pins_of,
     positive_float,
     positive_int,
+    target_of,
     warn_pins,
 )
 from cohsim.cli.outputs import check_file
@@ -37,9 +38,7 @@ from cohsim.plan.api import CONFIRM_ENGINE, TWO_STAGE
 from cohsim.plan.candidates import ALL
 from cohsim.plan.evaluate import sweep_evaluators
 from cohsim.plan.table import render
-from cohsim.predict import Burst, Target
 from cohsim.predict.options import ENGINES
-from cohsim.predict.question import sorted_pins
 from cohsim.sweep.cache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
@@ -55,20 +54,9 @@ def options_of(args: argparse.Namespace) -> PlanOptions:
     """The one options object the flags describe: the question a `Burst`, the kernel model,
     fit and pins a `Target` (with no machine: the candidates are the machines)."""
     every = args.strategy == ALL
-    burst = Burst(
-        containers=args.containers,
-        layers=args.layers,
-        strategy=_BURST.strategy if every else args.strategy,
-        runtime=args.runtime,
-        node_mounts=args.node_mounts,
-        deadline_s=args.deadline,
-    )
-    target = Target(
-        kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args))
-    )
     return PlanOptions(
-        burst=burst,
-        target=target,
+        burst=burst_of(args, _BURST.strategy if every else None),
+        target=target_of(args),
         every_strategy=every,
         instances=args.instances,
         family=args.family,

@@ -18,10 +18,11 @@ from cohsim.cli.args import (
     add_pins,
     add_runtime,
     add_seed,
+    burst_of,
     nonneg_int,
-    pins_of,
     positive_float,
     positive_int,
+    target_of,
 )
 from cohsim.cli.outputs import check_plot
 from cohsim.cli.predict_text import render
@@ -29,7 +30,6 @@ from cohsim.errors import CohsimError
 from cohsim.machine.catalog import ARCHETYPES
 from cohsim.predict import Burst, Prediction, RunOptions, Target, predict, replay
 from cohsim.predict.options import ENGINES
-from cohsim.predict.question import sorted_pins
 from cohsim.predict.validity import Validity
 from cohsim.workload.synth import STRATEGIES
 
@@ -84,14 +84,12 @@ def _target(args: argparse.Namespace) -> Target:
     check_plot(args.explain_plot)
     if args.plot and args.engine == "analytic":
         raise CohsimError("--plot draws the simulation's timeline: use it with --engine des")
-    return Target(
+    return replace(
+        target_of(args),
         arch=args.arch,
         instance=args.instance,
         smt=args.smt == "on",
         sockets=args.sockets,
-        kernel=args.kernel,
-        calibration=args.calibration,
-        pins=sorted_pins(pins_of(args)),
     )
 
 
@@ -105,15 +103,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.arch is None and args.instance is None:
         raise CohsimError("say which machine: --arch mesh|chiplet|cmn or --instance NAME")
     target = _target(args)
-    burst = Burst(
-        containers=args.containers,
-        layers=args.layers,
-        strategy=args.strategy,
-        runtime=args.runtime,
-        node_mounts=args.node_mounts,
-        deadline_s=args.deadline,
-    )
-    p = predict(burst, target, options=_run_options(args), on_validity=_warn_outside)
+    p = predict(burst_of(args), target, options=_run_options(args), on_validity=_warn_outside)
     return _emit(p, args, _fit_input(args))
 
 

@@ -25,15 +25,15 @@ from cohsim.cli.args import (
     add_seed,
     count_list,
     name_list,
-    pins_of,
     positive_float,
     positive_int,
+    target_of,
     warn_pins,
 )
 from cohsim.cli.outputs import check_cache_dir, check_file, check_plot, writing
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import ENGINES, RunOptions
-from cohsim.predict.question import Burst, Target, sorted_pins
+from cohsim.predict.question import Burst
 from cohsim.sweep import (
     Row,
     SweepOptions,
@@ -108,9 +108,7 @@ def _sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         workers=args.workers,
         progress=not args.no_progress,
-        target=Target(
-            kernel=args.kernel, calibration=args.calibration, pins=sorted_pins(pins_of(args))
-        ),
+        target=target_of(args),
         runtime=args.runtime,
     )
     warn_pins(options.target.kernel, dict(options.target.pins))
