@@ -26,10 +26,8 @@ are in `__init__.pyi` (for type checkers: this module imports nothing it exports
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from cohsim import _pure
+from cohsim._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -96,18 +94,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported the first time it is asked for (PEP 562)."""
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module 'cohsim' has no attribute {name!r}")
-    module = importlib.import_module(where)
-    # `predict` and `plan`: the subpackage itself, callable (see the docstring); importing it
-    # has bound it here already
-    value = module if where == f"cohsim.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

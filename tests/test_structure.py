@@ -30,6 +30,7 @@ RANK = {
     "cohsim.provenance": 0,
     "cohsim.cache": 0,
     "cohsim._pure": 0,
+    "cohsim._lazy": 0,
     "cohsim._entry": 0,
     "cohsim.machine": 1,
     "cohsim.lock": 2,

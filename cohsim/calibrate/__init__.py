@@ -28,8 +28,9 @@ side does not import the estimator.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cohsim._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names' types, for type checkers: at run time each is imported on use
     from cohsim.calibrate.benchdata import (
@@ -60,34 +61,34 @@ if TYPE_CHECKING:  # the names' types, for type checkers: at run time each is im
 
 #: each public name -> the module that defines it (imported on first use)
 _EXPORTS = {
-    "BenchData": "benchdata",
-    "MountRun": "benchdata",
-    "PauseRun": "benchdata",
-    "WakeRun": "benchdata",
-    "group_runs": "benchdata",
-    "load_bench": "benchdata",
-    "medians": "benchdata",
-    "bench_of": "benchsim",
-    "fit_bench_kernel": "benchsim",
-    "predict_run": "benchsim",
-    "Calibration": "calibration",
-    "default_fit": "committed",
-    "BOUND": "heldout",
-    "METRICS": "heldout",
-    "SPLITS": "heldout",
-    "Checked": "heldout",
-    "HeldOut": "heldout",
-    "check_runs": "heldout",
-    "held_out": "heldout",
-    "transfer_kernel": "heldout",
-    "SimRun": "mountsim",
-    "bench_kernel": "mountsim",
-    "mount_bench_trace": "mountsim",
-    "simulate_run": "mountsim",
-    "KERNEL_PARAMS": "params",
-    "apply_kernel_params": "params",
-    "FitResult": "result",
-    "load_fit": "result",
+    "BenchData": "cohsim.calibrate.benchdata",
+    "MountRun": "cohsim.calibrate.benchdata",
+    "PauseRun": "cohsim.calibrate.benchdata",
+    "WakeRun": "cohsim.calibrate.benchdata",
+    "group_runs": "cohsim.calibrate.benchdata",
+    "load_bench": "cohsim.calibrate.benchdata",
+    "medians": "cohsim.calibrate.benchdata",
+    "bench_of": "cohsim.calibrate.benchsim",
+    "fit_bench_kernel": "cohsim.calibrate.benchsim",
+    "predict_run": "cohsim.calibrate.benchsim",
+    "Calibration": "cohsim.calibrate.calibration",
+    "default_fit": "cohsim.calibrate.committed",
+    "BOUND": "cohsim.calibrate.heldout",
+    "METRICS": "cohsim.calibrate.heldout",
+    "SPLITS": "cohsim.calibrate.heldout",
+    "Checked": "cohsim.calibrate.heldout",
+    "HeldOut": "cohsim.calibrate.heldout",
+    "check_runs": "cohsim.calibrate.heldout",
+    "held_out": "cohsim.calibrate.heldout",
+    "transfer_kernel": "cohsim.calibrate.heldout",
+    "SimRun": "cohsim.calibrate.mountsim",
+    "bench_kernel": "cohsim.calibrate.mountsim",
+    "mount_bench_trace": "cohsim.calibrate.mountsim",
+    "simulate_run": "cohsim.calibrate.mountsim",
+    "KERNEL_PARAMS": "cohsim.calibrate.params",
+    "apply_kernel_params": "cohsim.calibrate.params",
+    "FitResult": "cohsim.calibrate.result",
+    "load_fit": "cohsim.calibrate.result",
 }
 
 __all__ = [
@@ -122,15 +123,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported the first time it is asked for (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cohsim.calibrate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"cohsim.calibrate.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
