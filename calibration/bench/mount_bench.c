@@ -57,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MOUNT_BENCH_VERSION "1"
+#define MOUNT_BENCH_VERSION "2"
 #define BENCH_NAME "mount_bench"
 #include "bench_util.h"
 #include "mount_api.h"
@@ -105,6 +105,7 @@ static const char *const strategy_name[S_COUNT] = {"per-layer", "common-parent",
 
 struct rec {
 	uint64_t start_ns, dur_ns;
+	uint64_t cpu_ns; /* with --cpu-time: the calling thread's CPU time over the call */
 	uint32_t seq;
 	uint16_t label;
 	int16_t err; /* 0, or the errno of a failed call */
@@ -127,11 +128,12 @@ struct config {
 	int workers[64], nworkers;
 	int layers[64], nlayers;
 	int containers, seq_per_container, repeats, mountinfo_every, use_threads, shared_layers, idmap;
+	int cpu_time;
 	const char *strace_file, *tmp_parent;
 };
 
 struct worker {
-	int id, strategy, layers, nseq, mountinfo_every, idmap, userns_fd;
+	int id, strategy, layers, nseq, mountinfo_every, idmap, userns_fd, cpu_time;
 	char **layer_path; /* layers' source dirs */
 	char **tmp_path;   /* per-layer bind targets */
 	char *parent_src;  /* common parent of the layers */
@@ -241,25 +243,39 @@ struct seqctx {
 	int sampled;
 };
 
-/* Time one call; returns its result, records (label, duration, errno). */
+/* The calling thread's CPU time (ns): the scheduler's account of the time it ran, on the CPU
+ * or spinning there, never the time it slept or waited runnable (clock_gettime(2)). */
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Time one call; returns its result, records (label, duration, CPU time, errno).  The CPU
+ * clock (with --cpu-time) is read outside the wall clock's pair, so the wall time is as
+ * without it; the CPU time includes about one clock read (the run's cpu_clock_ns). */
 #define TIMED(ctx, lab, expr)                                                                  \
 	({                                                                                     \
+		uint64_t _c0 = (ctx)->w->cpu_time ? thread_cpu_ns() : 0;                       \
 		uint64_t _t0 = mono_ns();                                                      \
 		long _r = (long)(expr);                                                        \
 		uint64_t _t1 = mono_ns();                                                      \
 		int _e = _r < 0 ? errno : 0;                                                   \
-		record((ctx), (lab), _t0, _t1 - _t0, _e);                                      \
+		uint64_t _c1 = (ctx)->w->cpu_time ? thread_cpu_ns() : 0;                       \
+		record((ctx), (lab), _t0, _t1 - _t0, _c1 - _c0, _e);                           \
 		errno = _e;                                                                    \
 		_r;                                                                            \
 	})
 
-static void record(struct seqctx *c, int label, uint64_t t0, uint64_t dur, int err)
+static void record(struct seqctx *c, int label, uint64_t t0, uint64_t dur, uint64_t cpu, int err)
 {
 	struct worker *w = c->w;
 	if (w->nrec < w->caprec) {
 		struct rec *r = &w->recs[w->nrec++];
 		r->start_ns = t0;
 		r->dur_ns = dur;
+		r->cpu_ns = cpu;
 		r->seq = c->seq;
 		r->label = (uint16_t)label;
 		r->err = (int16_t)err;
@@ -287,7 +303,7 @@ static void sample_mounts(struct seqctx *c)
 	uint64_t t0 = mono_ns();
 	int n = count_mounts();
 	uint64_t t1 = mono_ns();
-	record(c, L_MOUNTINFO_SAMPLE, t0, t1 - t0, n < 0 ? errno : 0);
+	record(c, L_MOUNTINFO_SAMPLE, t0, t1 - t0, 0, n < 0 ? errno : 0);
 	c->excluded += t1 - t0;
 	c->sampled = n;
 }
@@ -396,10 +412,11 @@ static int seq_common_parent(struct seqctx *c)
 	for (int k = 0; k < 64; k++) {
 		/* The last call, which ends the loop with EINVAL ("not a mount point"), is labelled
 		 * umount2_einval so that umount2 holds only real unmounts. */
-		uint64_t t0 = mono_ns();
+		uint64_t c0 = w->cpu_time ? thread_cpu_ns() : 0, t0 = mono_ns();
 		int r = umount2(w->parent_dst, 0);
 		int e = r < 0 ? errno : 0;
-		record(c, e == EINVAL ? L_UMOUNT2_EINVAL : L_UMOUNT2, t0, mono_ns() - t0, e);
+		uint64_t t1 = mono_ns(), c1 = w->cpu_time ? thread_cpu_ns() : 0;
+		record(c, e == EINVAL ? L_UMOUNT2_EINVAL : L_UMOUNT2, t0, t1 - t0, c1 - c0, e);
 		errno = e;
 		if (r < 0) {
 			if (errno != EINVAL && rc == 0) {
@@ -679,6 +696,18 @@ static void emit_dist(int st, int wk, int ly, const char *lab, uint64_t *v, size
 
 /* ------------------------------------------------------------------ one run */
 
+/* What one read of the thread CPU clock adds to a call's CPU time (ns): the median of 201
+ * back-to-back pairs, each pair's difference being one read's cost. */
+static uint64_t cpu_clock_cost(void)
+{
+	uint64_t d[201];
+	for (int i = 0; i < 201; i++) {
+		uint64_t a = thread_cpu_ns();
+		d[i] = thread_cpu_ns() - a;
+	}
+	return dist_of(d, 201).p50;
+}
+
 static void run_one(const struct config *cfg, int strategy, int nworkers, int layers, int repeat)
 {
 	int nseq = cfg->containers * cfg->seq_per_container;
@@ -703,6 +732,7 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 		w[i].nseq = nseq;
 		w[i].mountinfo_every = cfg->mountinfo_every;
 		w[i].idmap = cfg->idmap;
+		w[i].cpu_time = cfg->cpu_time;
 		w[i].userns_fd = g_userns_fd;
 		w[i].recs = recs + caprec * (size_t)i;
 		w[i].caprec = caprec;
@@ -826,6 +856,19 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 		if (!n)
 			continue;
 		emit_dist(strategy, nworkers, layers, label_name[lab], v, n, repeat);
+		if (cfg->cpu_time && lab != L_MOUNTINFO_SAMPLE) {
+			uint64_t wall = 0, cpu = 0;
+			for (int i = 0; i < nworkers; i++)
+				for (size_t k = 0; k < nrec[i]; k++)
+					if (w[i].recs[k].label == lab) {
+						wall += w[i].recs[k].dur_ns;
+						cpu += w[i].recs[k].cpu_ns;
+					}
+			emit(strategy, nworkers, layers, label_name[lab], "cpu_mean_ns", (double)cpu / (double)n,
+			     "ns", repeat);
+			emit(strategy, nworkers, layers, label_name[lab], "cpu_share",
+			     wall ? (double)cpu / (double)wall : 0.0, "fraction", repeat);
+		}
 		emit(strategy, nworkers, layers, label_name[lab], "calls_per_sequence",
 		     (double)n / ((double)nseq * nworkers), "count", repeat);
 		emit(strategy, nworkers, layers, label_name[lab], "failed", (double)failed, "count", repeat);
@@ -894,6 +937,8 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 	emit(strategy, nworkers, layers, "mount_table", "peak_from_calls", (double)(baseline + top), "mounts",
 	     repeat);
 	emit(strategy, nworkers, layers, "mount_table", "final", (double)final, "mounts", repeat);
+	if (cfg->cpu_time)
+		emit(strategy, nworkers, layers, "run", "cpu_clock_ns", (double)cpu_clock_cost(), "ns", repeat);
 	fflush(stdout);
 
 	free(v);
@@ -924,7 +969,8 @@ static void usage(FILE *f)
 		"usage: mount_bench [--strategy per-layer,common-parent,lowerdir-plus] [--workers 1,2,4]\n"
 		"                   [--layers 1,10,50] [--containers N] [--sequences-per-container N]\n"
 		"                   [--repeats N] [--mode processes|threads] [--mountinfo-every N]\n"
-		"                   [--shared-layers] [--no-idmap] [--tmpdir DIR] [--strace FILE] [--version]\n"
+		"                   [--shared-layers] [--no-idmap] [--cpu-time] [--tmpdir DIR] [--strace FILE]\n"
+		"                   [--version]\n"
 		"Run containerd's idmapped-rootfs mount sequences as root in a private mount namespace;\n"
 		"print tidy CSV on stdout.\n");
 }
@@ -942,6 +988,7 @@ int main(int argc, char **argv)
 		{"mountinfo-every", required_argument, NULL, 'i'},
 		{"shared-layers", no_argument, NULL, 'S'},
 		{"no-idmap", no_argument, NULL, 'N'},
+		{"cpu-time", no_argument, NULL, 'C'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"strace", required_argument, NULL, 'x'},
 		{"version", no_argument, NULL, 'V'},
@@ -962,6 +1009,7 @@ int main(int argc, char **argv)
 		.use_threads = 0,
 		.shared_layers = 0,
 		.idmap = 1,
+		.cpu_time = 0,
 		.strace_file = NULL,
 		.tmp_parent = NULL,
 	};
@@ -1007,6 +1055,7 @@ int main(int argc, char **argv)
 			break;
 		case 'S': cfg.shared_layers = 1; break;
 		case 'N': cfg.idmap = 0; break;
+		case 'C': cfg.cpu_time = 1; break;
 		case 'T': cfg.tmp_parent = optarg; break;
 		case 'x': cfg.strace_file = optarg; break;
 		case 'V': printf("mount_bench %s\n", MOUNT_BENCH_VERSION); return 0;

@@ -457,6 +457,27 @@ def test_mount_bench_runs_and_cleans_up(
 
 
 @needs_root
+def test_mount_bench_cpu_time(exes: dict[str, Path], tmp_path: Path) -> None:
+    """--cpu-time: each call kind's CPU time beside its wall time, and the clock's own cost;
+    without it, neither (the CSV as before)."""
+    flags = "--strategy per-layer --workers 1 --layers 2 --containers 2 --repeats 1".split()
+    res = run([exes["mount"], *flags, "--cpu-time", "--tmpdir", tmp_path])
+    assert res.returncode == 0, res.stderr
+    v = {
+        (r["syscall"], r["metric"]): float(r["value"])
+        for r in bench._parse_csv(res.stdout, "mount", "stdout")
+    }
+    clock = v[("run", "cpu_clock_ns")]
+    assert 0 < clock < 20_000
+    # alone, the overlay mount runs throughout: its CPU is its wall time, give or take a read
+    assert 0.8 < v[("mount", "cpu_mean_ns")] / v[("mount", "mean_ns")] < 1.2
+    assert v[("mount", "cpu_share")] > 0.8
+    assert ("mountinfo_sample", "cpu_mean_ns") not in v  # not a call of the sequence
+    plain = run([exes["mount"], *flags, "--tmpdir", tmp_path])
+    assert "cpu_" not in plain.stdout
+
+
+@needs_root
 def test_mount_bench_sigterm_cleans_up(exes: dict[str, Path], tmp_path: Path) -> None:
     flags = "--workers 2 --layers 10 --containers 1000000".split()
     argv = [exes["mount"], *flags, "--tmpdir", tmp_path]

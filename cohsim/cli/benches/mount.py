@@ -62,6 +62,12 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--no-idmap", action="store_true", help="plain bind mounts, no MOUNT_ATTR_IDMAP"
     )
     pm.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="also each call's CPU time (the worker's thread CPU clock around it): "
+        "cpu_mean_ns and cpu_share per call kind, how much of a wait was spent spinning",
+    )
+    pm.add_argument(
         "--strace",
         metavar="FILE",
         default=None,
@@ -75,6 +81,7 @@ def c_args(a: argparse.Namespace) -> list[str]:
     out += flags(a, "--sequences-per-container", "--repeats", "--mode", "--mountinfo-every")
     out += ["--shared-layers"] if a.shared_layers else []
     out += ["--no-idmap"] if a.no_idmap else []
+    out += ["--cpu-time"] if a.cpu_time else []
     return out
 
 
