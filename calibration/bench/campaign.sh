@@ -24,6 +24,10 @@
 #           size of its peer group, R = 0..10,000 (the walk of the group that holds
 #           namespace_sem in a per-layer burst; its cost a peer grows with R where the group
 #           outgrows a core's caches: 16 to 44 ns on the 2-vCPU Emerald Rapids VM), about 1 min
+#   cputime cohsim bench mount --cpu-time: each call's thread CPU time beside its wall time at
+#           1, 4, N, 64 and 100 workers x 10 and 50 layers, 2 containers a worker, no mountinfo
+#           sample, 3 repeats: how much of a contended call's wait is spun (rwsem optimistic
+#           spinning) and how much slept, untraced, about 2 minutes
 #
 # Every step writes OUTDIR/<step>/ and appends "<step> <seconds>" to OUTDIR/steps.txt; a step that
 # fails is recorded as "<step> FAILED rc" and the others still run. CAMPAIGN_TAR=FILE re-packs
@@ -32,7 +36,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -173,6 +177,13 @@ step_ring() {
     # from different CPUs' slabs (and, on two sockets, different nodes)
     $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
         --ring-cpus "$(seq -s, 0 $((ncpu - 1)))" --out "$out/ring/spread" --no-progress
+}
+
+step_cputime() {
+    $cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus \
+        --workers "$(echo "1,4,$ncpu,64,100" | tr , '\n' | sort -nu | paste -sd,)" \
+        --layers 10,50 --containers 2 --repeats 3 --cpu-time --mountinfo-every 0 \
+        --out "$out/cputime" --no-progress
 }
 
 step_chase() {
