@@ -1,6 +1,7 @@
 /*
  * bench_util.h: what the benchmarks (pause, mount, wake, corun) share -- the one-line error
- * exit, command-line parsing, the monotonic clock, latency summaries and CPU pinning.
+ * exit, command-line parsing, the monotonic clock, latency summaries, CPU pinning and the
+ * spin-wait's relax.
  *
  * Each benchmark is one C file compiled on its own (cc -O2 -pthread X_bench.c); this header is
  * included by each, right after its system headers, with BENCH_NAME ("X_bench") defined first
@@ -22,6 +23,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+/* ------------------------------------------------------------------ spinning */
+
+/* One iteration of a spin-wait: PAUSE on x86 (whose latency pause_bench measures), YIELD on
+ * Arm, a compiler barrier elsewhere. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	_mm_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
 
 /* ------------------------------------------------------------------ errors */
 

@@ -24,6 +24,9 @@
 #           size of its peer group, R = 0..10,000 (the walk of the group that holds
 #           namespace_sem in a per-layer burst; its cost a peer grows with R where the group
 #           outgrows a core's caches: 16 to 44 ns on the 2-vCPU Emerald Rapids VM), about 1 min
+#   pace    cohsim bench wake --pace: one waker wakes 8, 16, 32, 64 sleepers spread over the
+#           other CPUs at once (the pace of wake_up_q(), untraced), their CPUs idle and (pace/busy)
+#           running a spinner, 5 repeats, under a minute
 #   cputime cohsim bench mount --cpu-time: each call's thread CPU time beside its wall time at
 #           1, 4, N, 64 and 100 workers x 10 and 50 layers, 2 containers a worker, no mountinfo
 #           sample, 3 repeats: how much of a contended call's wait is spun (rwsem optimistic
@@ -36,7 +39,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime pace}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -118,6 +121,12 @@ step_pairs() {
 
 step_wake() {
     $cohsim bench wake --repeats 5 --out "$out/wake" --no-progress
+}
+
+step_pace() {
+    $cohsim bench wake --pace 8,16,32,64 --repeats 5 --out "$out/pace" --no-progress || return
+    $cohsim bench wake --pace 8,16,32,64 --pace-busy --repeats 5 --out "$out/pace/busy" \
+        --no-progress
 }
 
 step_mount() {

@@ -81,16 +81,6 @@ static const char *const mode_name[NMODES] = {"local", "remote"};
 
 /* ------------------------------------------------------------------ clock (as walk_bench) */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 
 /* ------------------------------------------------------------------ the set */

@@ -50,16 +50,6 @@
 
 /* ------------------------------------------------------------------ clock */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static inline uint64_t ns_to_ticks(uint64_t ns) { return (uint64_t)((double)ns * g_ticks_per_ns + 0.5); }
 

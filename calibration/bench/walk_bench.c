@@ -80,16 +80,6 @@
 
 /* ------------------------------------------------------------------ clock (as pause_bench) */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 
 /* ------------------------------------------------------------------ histogram */

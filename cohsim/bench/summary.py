@@ -91,8 +91,27 @@ def summarize(bench: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     return {"configs": configs}
 
 
+def _summarize_pace(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """wake_bench --pace: per sleeper count, the medians over repeats of the waker's time a
+    wake-up (step), the sleepers' running one after another (spread) and the first's delay."""
+    per: dict[tuple[int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        per[(int(r["threads"]), r["placement"])][r["metric"]].append(float(r["value"]))
+    pace = [
+        {
+            "sleepers": n,
+            "placement": placement,
+            **{m: _median(v) for m, v in sorted(metrics.items()) if m != "samples"},
+        }
+        for (n, placement), metrics in sorted(per.items())
+    ]
+    return {"pace": pace}
+
+
 def _summarize_wake(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """wake_ns and the two round-trip p50s per repeat, and their medians over repeats."""
+    if rows and rows[0]["lock"] == "wake-q":
+        return _summarize_pace(rows)
     # (placement, metric) -> summary name
     names = {
         ("derived", "wake_ns"): "wake_ns",

@@ -21,6 +21,7 @@ from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
 from cohsim import provenance
 from cohsim.bench import runner as bench
+from cohsim.calibrate import load_bench
 from cohsim.cli.app import main
 from cohsim.errors import CohsimError
 from cohsim.workload.parse import parse_trace
@@ -72,9 +73,10 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
         assert exe.stat().st_mtime_ns == mtime
         # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus;
-        # pause_bench 2: percentiles clamped to min and max; corun_bench 2: --version
-        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2"}.get(name, "1")
-        assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version}"
+        # pause_bench 2: percentiles clamped to min and max; corun_bench 2: --version;
+        # mount_bench 2: --cpu-time; wake_bench 2: --pace
+        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2", "mount": "2", "wake": "2"}
+        assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version.get(name, '1')}"
 
 
 @needs_cc
@@ -90,7 +92,7 @@ def test_shared_header_is_part_of_the_build_digest(
     with (src / "bench_util.h").open("a") as f:
         f.write("/* edited */\n")
     second = bench.build("wake", env=env)
-    assert second != first and run([second, "--version"]).stdout == "wake_bench 1\n"
+    assert second != first and run([second, "--version"]).stdout == "wake_bench 2\n"
 
 
 def test_no_compiler_names_the_package(tmp_path: Path) -> None:
@@ -351,7 +353,7 @@ def test_cli_wake_json_and_files(tmp_path: Path, cli: Cli) -> None:
         "wake_bench.json",
     ]
     side = json.loads((tmp_path / "j" / "wake_bench.json").read_text())
-    assert side["bench"] == "wake" and side["bench_version"] == "1"
+    assert side["bench"] == "wake" and side["bench_version"] == "2"
     assert side["csv"]["digest"] == provenance.file_digest(tmp_path / "j" / "wake_bench.csv")
     assert side["csv"]["rows"] == 3 * (2 * 7 + 1)
     assert side["command"] == ["wake_bench", "--samples", "200", "--repeats", "3"]
@@ -363,6 +365,48 @@ def test_cli_wake_json_and_files(tmp_path: Path, cli: Cli) -> None:
     assert out[0].startswith("wake-up onto an idle CPU: wake_ns ")
     assert out[1].startswith("futex round trip p50: same CPU ")
     assert len(out) == 2 + 1 + 3 + 1 and out[-1].startswith("wrote ")
+
+
+@needs_2_cpus
+def test_wake_bench_pace(exes: dict[str, Path]) -> None:
+    """--pace: one waker, N sleepers on the other CPUs; per N its step (the waker's call over
+    N), the sleepers' spread (N >= 2) and the first one's delay; --pace-busy keeps the
+    sleepers' CPUs running."""
+    for busy, placement in (([], "spread-idle"), (["--pace-busy"], "spread-busy")):
+        res = run([exes["wake"], "--pace", "1,3", "--samples", "5", "--repeats", "1", *busy])
+        assert res.returncode == 0, res.stderr
+        rows = bench._parse_csv(res.stdout, "wake", "stdout")
+        assert {(r["lock"], r["placement"]) for r in rows} == {("wake-q", placement)}
+        v = {(int(r["threads"]), r["metric"]): float(r["value"]) for r in rows}
+        assert v[(1, "samples")] == v[(3, "samples")] == 5
+        assert all(v[(n, "step_p50")] > 0 and v[(n, "first_p50")] > 0 for n in (1, 3))
+        assert (3, "spread_p50") in v and (1, "spread_p50") not in v
+    res = run([exes["wake"], "--pace-busy"])
+    assert (
+        res.returncode == 1 and res.stderr == "wake_bench: error: --pace-busy: only with --pace\n"
+    )
+
+
+@needs_2_cpus
+def test_cli_wake_pace_is_the_hosts_pace(tmp_path: Path, cli: Cli) -> None:
+    """`cohsim bench wake --pace` summarises per sleeper count, and its CSV is what `cohsim
+    calibrate` reads as the host's wake-up pace (lock wake-q, step_p50)."""
+    rc, out, err = cli("wake", "--pace", "2,4", "--samples", "5", "--repeats", "2",
+                       "--out", str(tmp_path / "p"), "--json")  # fmt: skip
+    assert rc == 0, err
+    pace = json.loads(out)["summary"]["pace"]
+    assert [(p["sleepers"], p["placement"]) for p in pace] == [
+        (2, "spread-idle"),
+        (4, "spread-idle"),
+    ]
+    assert all(p["step_p50"] > 0 for p in pace)
+    side = json.loads((tmp_path / "p" / "wake_bench.json").read_text())
+    assert side["command"] == ["wake_bench", "--pace", "2,4", "--samples", "5", "--repeats", "2"]
+    steps = load_bench([tmp_path / "p"]).wake_step
+    assert len(steps) == 4 and all(x > 0 for x in steps)  # 2 sleeper counts x 2 repeats
+    for bad in (["--pace-busy"], ["--pace", "2", "--cpus", "0,1"]):
+        rc, _, err = cli("wake", *bad, "--out", str(tmp_path / "x"))
+        assert rc == 1 and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_cli_wake_errors(tmp_path: Path, cli: Cli) -> None:

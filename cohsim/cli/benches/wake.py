@@ -6,7 +6,10 @@ import argparse
 from typing import Any
 
 from cohsim.cli.args import positive_int
-from cohsim.cli.benches.flags import cpu_pair, flags
+from cohsim.cli.benches.flags import cpu_pair, flags, list_arg
+from cohsim.errors import CohsimError
+
+_SAMPLES = 20000  #: timed round trips a placement (the pace's rounds default to 50)
 
 
 def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -27,18 +30,51 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pw.add_argument(
         "--samples",
         type=positive_int,
-        default=20000,
+        default=_SAMPLES,
         help="timed round trips per placement (default 20000)",
     )
     pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
+    list_arg(
+        pw,
+        "--pace",
+        None,
+        "instead: one waker on the first CPU wakes N sleepers spread over the other CPUs at "
+        "once (FUTEX_WAKE, as a release of namespace_sem wakes the readers it granted), for "
+        "each N of this comma-separated list; --samples is then the rounds (default 50)",
+        unique=True,
+    )
+    pw.add_argument(
+        "--pace-busy",
+        action="store_true",
+        help="with --pace: a spinning thread on every sleeper's CPU (wake-ups onto running "
+        "CPUs, not idle ones)",
+    )
     return pw
 
 
 def c_args(a: argparse.Namespace) -> list[str]:
+    if a.pace_busy and not a.pace:
+        raise CohsimError("--pace-busy: only with --pace")
+    if a.pace:
+        if a.cpus:
+            raise CohsimError("--cpus: not with --pace (the waker takes the first CPU)")
+        samples = ["--samples", str(a.samples)] if a.samples != _SAMPLES else []
+        return ["--pace", a.pace, *(["--pace-busy"] if a.pace_busy else []), *samples,
+                "--repeats", str(a.repeats)]  # fmt: skip
     return flags(a, "--samples", "--repeats", *(["--cpus"] if a.cpus else []))
 
 
 def show(summary: dict[str, Any]) -> None:
+    if "pace" in summary:
+        print(f"{'sleepers':>8} {'placement':<12}{'step_ns':>9}{'spread_ns':>11}{'first_ns':>10}")
+        for p in summary["pace"]:
+            print(
+                f"{p['sleepers']:>8} {p['placement']:<12}{p['step_p50']:>9.0f}"
+                f"{p.get('spread_p50', float('nan')):>11.0f}{p['first_p50']:>10.0f}"
+            )
+        print("step: the waker's FUTEX_WAKE over N (its pace); spread: the sleepers running, one")
+        print("after another; first: from the wake to the first sleeper running (medians, ns)")
+        return
     reps = summary["repeats"]
     print(
         f"wake-up onto an idle CPU: wake_ns {summary['wake_ns']:.0f} ns"
