@@ -25,6 +25,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
+from cohsim.kernel.corespeed import at_clock
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.priors import Prior
@@ -44,7 +45,9 @@ from cohsim.workload.trace import Trace
 
 
 def _one(task: ReplicateTask) -> Run:
-    """Run one replicate with the task's engine."""
+    """Run one replicate with the task's engine, the kernel's CPU work at the machine's clock
+    (cohsim.kernel.corespeed)."""
+    task = replace(task, kernel=at_clock(task.kernel, task.machine))
     if task.engine == "analytic":
         return analytic_replicate(task)
     return _simulate(task)
