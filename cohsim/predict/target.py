@@ -173,7 +173,7 @@ def simulate(
         target.calibration,
         machine,
         kernel,
-        options.replicates - 1,
+        options.n_replicates - 1,
         options.seed,
     )
     prediction = run_workload(

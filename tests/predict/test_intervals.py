@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.special import stdtrit
 
+from cohsim import provenance
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import (
     MISFIT_LEVEL,
@@ -34,8 +35,10 @@ from cohsim.predict.intervals import (
     misfit_factor,
     row,
     summarise,
+    t_quantile,
     widened,
 )
+from cohsim.predict.options import REPLICATES
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
@@ -219,6 +222,32 @@ def test_the_mount_phase_stays_within_the_launch_mesh_5_x_5():
     p = predict(arch="mesh", containers=5, layers=5, jobs=1)
     assert p.replicates == 4 and p.misfit_sd > 0
     assert _disorder(p) == []
+
+
+def test_the_analytic_engines_default_interval_is_sane():
+    """Issue 30: `predict --arch mesh --engine analytic --containers 100 --layers 10` gave p50
+    0.922 s [0.528, 16.68]: the simulation's default 4 replicates, 3 draws, t at 2 degrees of
+    freedom (+- 3.37 sd). The closed form takes milliseconds a replicate and draws 16 by
+    default: t at 15 degrees of freedom, the interval's ends within a few times the p50."""
+    p = predict(arch="mesh", engine="analytic", containers=100, layers=10)
+    draws = REPLICATES["analytic"] - 1
+    assert p.replicates == draws + 1 and p.interval["draws"] == draws
+    t = t_quantile(draws - 1) * math.sqrt(1 + 1 / draws)  # degrees of freedom: draws - 1
+    assert t_quantile(draws - 1) == pytest.approx(stdtrit(draws - 1, 0.95))
+    assert f"+- {t:.2f} sd" in p.interval["method"] and t < 1.85  # was 3.37
+    p50 = p.launch_s["p50"].value
+    for s in ("p50", "p99"):
+        assert p50 / 2 < p.launch_s[s].low and p.launch_s[s].high < 4 * p50
+    assert _disorder(p) == []
+
+
+def test_the_analytic_default_same_seed_same_bytes_whatever_the_workers():
+    """Its many replicates run in this process (milliseconds each): the same document for
+    the same seed, whatever `jobs` says, and another for another seed."""
+    kw = dict(arch="chiplet", engine="analytic", containers=30, layers=5, seed=4)
+    one, two = (provenance.dumps(predict(**kw, jobs=j).to_dict()) for j in (1, 2))
+    assert one == two
+    assert provenance.dumps(predict(**{**kw, "seed": 5}, jobs=1).to_dict()) != one
 
 
 def test_a_two_worker_replays_bounds_are_ordered():
