@@ -9,6 +9,9 @@
 # With MOUNT_TRACE_STACKS=1 it also records a kernel stack (a `stacktrace` trigger) for every
 # mount_bench task that goes to sleep (sched_switch out of state S or D) and for every
 # wake-up of one (sched_wakeup, in the waker's context), as OUTDIR/stacks-STRATEGY-Ww-LL.txt.xz.
+# With MOUNT_TRACE_LOCKSTACKS=1 it records a kernel stack for every lock:contention_begin (who
+# waits for which lock, from where: spinlocks, mutexes, rwsems), as
+# OUTDIR/lockstacks-STRATEGY-Ww-LL.txt.xz (calibration.analysis.mount_trace.lockstacks reads it).
 # With MOUNT_TRACE_IRQS=1 it also records the entries of the interrupt vectors a vCPU takes
 # while busy (IPIs: call_function_single, call_function, reschedule; local timer, irq_work),
 # as OUTDIR/irqs-STRATEGY-Ww-LL.txt.xz.
@@ -26,8 +29,11 @@ mkdir -p "$out"
 stacks=${MOUNT_TRACE_STACKS:-0}
 SLEEP='stacktrace if prev_comm == "mount_bench" && prev_state & 3'
 WAKE='stacktrace if comm == "mount_bench"'
+LOCK='stacktrace'
+lockstacks=${MOUNT_TRACE_LOCKSTACKS:-0}
 irqs=${MOUNT_TRACE_IRQS:-0}
 name=trace; [ "$stacks" = 1 ] && name=stacks; [ "$irqs" = 1 ] && name=irqs
+[ "$lockstacks" = 1 ] && name=lockstacks
 extra=""
 [ "$irqs" = 1 ] && extra="irq_vectors/call_function_single_entry irq_vectors/call_function_entry
   irq_vectors/reschedule_entry irq_vectors/local_timer_entry irq_vectors/irq_work_entry"
@@ -36,6 +42,9 @@ cleanup() {
   if [ "$stacks" = 1 ]; then
     echo "!$SLEEP" > $T/events/sched/sched_switch/trigger 2>/dev/null || true
     echo "!$WAKE" > $T/events/sched/sched_wakeup/trigger 2>/dev/null || true
+  fi
+  if [ "$lockstacks" = 1 ]; then
+    echo "!$LOCK" > $T/events/lock/contention_begin/trigger 2>/dev/null || true
   fi
   echo > $T/trace
 }
@@ -50,10 +59,11 @@ if [ "$stacks" = 1 ]; then
   echo "$SLEEP" > $T/events/sched/sched_switch/trigger
   echo "$WAKE" > $T/events/sched/sched_wakeup/trigger
 fi
+[ "$lockstacks" = 1 ] && echo "$LOCK" > $T/events/lock/contention_begin/trigger
 echo 1 > $T/tracing_on
 cohsim bench mount --strategy "$s" --workers "$w" --layers "$l" --containers "$c" --repeats 1 \
   --mountinfo-every 0 --no-progress --out "$out/run-$s-${w}w-${l}L" > /dev/null
 echo 0 > $T/tracing_on
-cat $T/trace | xz -9e > "$out/$name-$s-${w}w-${l}L.txt.xz"
+cat $T/trace | xz -T0 -9 > "$out/$name-$s-${w}w-${l}L.txt.xz"
 lost=$(grep -m1 -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace || true)
 echo "$s ${w}w ${l}L: $lost"
