@@ -57,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MOUNT_BENCH_VERSION "2"
+#define MOUNT_BENCH_VERSION "3"
 #define BENCH_NAME "mount_bench"
 #include "bench_util.h"
 #include "mount_api.h"
@@ -129,6 +129,7 @@ struct config {
 	int layers[64], nlayers;
 	int containers, seq_per_container, repeats, mountinfo_every, use_threads, shared_layers, idmap;
 	int cpu_time;
+	int layer_depth; /* ancestors of a layer's directory in the scratch tmpfs, its root included */
 	const char *strace_file, *tmp_parent;
 };
 
@@ -573,6 +574,22 @@ static int find_in_path(const char *prog, char *out, size_t outlen)
  *   S/l/<w>/<i>   layer i of worker w (S/l/s/<i> with --shared-layers); holds one file
  *   S/<w>/<i>     per-layer bind target;  S/<w>/c  common-parent target
  *   S/<w>/m merged, S/<w>/u upper, S/<w>/k work */
+/* The layers' parents lie under S/l/x/x/... (`--layer-depth` - 3 levels of x): overlayfs looks
+ * each ancestor of a layer's root up in the inode hash (ovl_check_layer), so the depth sets how
+ * many such look-ups an overlay mount makes per layer. */
+static char g_lprefix[4096] = "l";
+
+static void set_layer_depth(int depth)
+{
+	size_t n = 1;
+	for (int k = 3; k < depth; k++) {
+		if (n + 3 >= sizeof g_lprefix)
+			die("--layer-depth: %d is too deep", depth);
+		memcpy(g_lprefix + n, "/x", 3);
+		n += 2;
+	}
+}
+
 static void build_worker_paths(struct worker *w, int id, int layers, int shared)
 {
 	w->id = id;
@@ -583,9 +600,9 @@ static void build_worker_paths(struct worker *w, int id, int layers, int shared)
 	if (!w->layer_path || !w->tmp_path || !w->layer_fd)
 		die("out of memory");
 	if (shared)
-		w->parent_src = xasprintf("%s/l/s", g_scratch);
+		w->parent_src = xasprintf("%s/%s/s", g_scratch, g_lprefix);
 	else
-		w->parent_src = xasprintf("%s/l/%d", g_scratch, id);
+		w->parent_src = xasprintf("%s/%s/%d", g_scratch, g_lprefix, id);
 	w->parent_dst = xasprintf("%s/%d/c", g_scratch, id);
 	w->merged = xasprintf("%s/%d/m", g_scratch, id);
 	w->upper = xasprintf("%s/%d/u", g_scratch, id);
@@ -625,11 +642,18 @@ static void free_worker_paths(struct worker *w)
 
 static void make_dirs(int max_workers, int max_layers, int shared)
 {
-	char *p = xasprintf("%s/l", g_scratch);
-	xmkdir(p);
-	free(p);
+	for (char *slash = g_lprefix;; slash++) { /* S/l, S/l/x, ... */
+		if (*slash == '/' || *slash == 0) {
+			char *p = xasprintf("%s/%.*s", g_scratch, (int)(slash - g_lprefix), g_lprefix);
+			xmkdir(p);
+			free(p);
+		}
+		if (*slash == 0)
+			break;
+	}
 	for (int wk = 0; wk < (shared ? 1 : max_workers); wk++) {
-		char *d = shared ? xasprintf("%s/l/s", g_scratch) : xasprintf("%s/l/%d", g_scratch, wk);
+		char *d = shared ? xasprintf("%s/%s/s", g_scratch, g_lprefix)
+				 : xasprintf("%s/%s/%d", g_scratch, g_lprefix, wk);
 		xmkdir(d);
 		for (int i = 0; i < max_layers; i++) {
 			char *ld = xasprintf("%s/%d", d, i);
@@ -939,6 +963,8 @@ static void run_one(const struct config *cfg, int strategy, int nworkers, int la
 	emit(strategy, nworkers, layers, "mount_table", "final", (double)final, "mounts", repeat);
 	if (cfg->cpu_time)
 		emit(strategy, nworkers, layers, "run", "cpu_clock_ns", (double)cpu_clock_cost(), "ns", repeat);
+	if (cfg->layer_depth != 3)
+		emit(strategy, nworkers, layers, "run", "layer_depth", (double)cfg->layer_depth, "count", repeat);
 	fflush(stdout);
 
 	free(v);
@@ -969,7 +995,8 @@ static void usage(FILE *f)
 		"usage: mount_bench [--strategy per-layer,common-parent,lowerdir-plus] [--workers 1,2,4]\n"
 		"                   [--layers 1,10,50] [--containers N] [--sequences-per-container N]\n"
 		"                   [--repeats N] [--mode processes|threads] [--mountinfo-every N]\n"
-		"                   [--shared-layers] [--no-idmap] [--cpu-time] [--tmpdir DIR] [--strace FILE]\n"
+		"                   [--shared-layers] [--no-idmap] [--cpu-time] [--layer-depth N] [--tmpdir DIR]\n"
+		"                   [--strace FILE]\n"
 		"                   [--version]\n"
 		"Run containerd's idmapped-rootfs mount sequences as root in a private mount namespace;\n"
 		"print tidy CSV on stdout.\n");
@@ -989,6 +1016,7 @@ int main(int argc, char **argv)
 		{"shared-layers", no_argument, NULL, 'S'},
 		{"no-idmap", no_argument, NULL, 'N'},
 		{"cpu-time", no_argument, NULL, 'C'},
+		{"layer-depth", required_argument, NULL, 'D'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"strace", required_argument, NULL, 'x'},
 		{"version", no_argument, NULL, 'V'},
@@ -1010,6 +1038,7 @@ int main(int argc, char **argv)
 		.shared_layers = 0,
 		.idmap = 1,
 		.cpu_time = 0,
+		.layer_depth = 3,
 		.strace_file = NULL,
 		.tmp_parent = NULL,
 	};
@@ -1056,6 +1085,9 @@ int main(int argc, char **argv)
 		case 'S': cfg.shared_layers = 1; break;
 		case 'N': cfg.idmap = 0; break;
 		case 'C': cfg.cpu_time = 1; break;
+		case 'D':
+			cfg.layer_depth = (int)parse_int(optarg, "layer-depth", 3, 1000);
+			break;
 		case 'T': cfg.tmp_parent = optarg; break;
 		case 'x': cfg.strace_file = optarg; break;
 		case 'V': printf("mount_bench %s\n", MOUNT_BENCH_VERSION); return 0;
@@ -1103,6 +1135,7 @@ int main(int argc, char **argv)
 		max_w = cfg.workers[i] > max_w ? cfg.workers[i] : max_w;
 	for (int i = 0; i < cfg.nlayers; i++)
 		max_l = cfg.layers[i] > max_l ? cfg.layers[i] : max_l;
+	set_layer_depth(cfg.layer_depth);
 	make_dirs(max_w, max_l, cfg.shared_layers);
 
 	struct utsname u;

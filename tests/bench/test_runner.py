@@ -74,8 +74,8 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         assert exe.stat().st_mtime_ns == mtime
         # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus;
         # pause_bench 2: percentiles clamped to min and max; corun_bench 2: --version;
-        # mount_bench 2: --cpu-time; wake_bench 2: --pace
-        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2", "mount": "2", "wake": "2"}
+        # mount_bench 2: --cpu-time, 3: --layer-depth; wake_bench 2: --pace
+        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2", "mount": "3", "wake": "2"}
         assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version.get(name, '1')}"
 
 
@@ -686,3 +686,17 @@ def test_summarize_committed_data() -> None:
     peak = {(c["strategy"], c["workers"], c["layers"]): c["mount_table_peak"] for c in s["configs"]}
     assert len(peak) == 27
     assert peak[("per-layer", 4, 50)] > 5 * peak[("common-parent", 4, 50)]
+
+
+def test_mount_layer_depth_is_passed_on_only_when_not_the_default() -> None:
+    """--layer-depth 3 is mount_bench's own default (no flag, the CSV as before); another depth
+    is passed on."""
+    from argparse import Namespace
+
+    from cohsim.cli.benches.mount import c_args
+
+    base = dict(strategy=None, workers=None, layers=None, containers=None,
+                sequences_per_container=None, repeats=None, mode=None, mountinfo_every=None,
+                shared_layers=False, no_idmap=False, cpu_time=False)  # fmt: skip
+    assert not any("layer-depth" in a for a in c_args(Namespace(**base, layer_depth=3)))
+    assert "--layer-depth=7" in c_args(Namespace(**base, layer_depth=7))

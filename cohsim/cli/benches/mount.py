@@ -68,6 +68,14 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "cpu_mean_ns and cpu_share per call kind, how much of a wait was spent spinning",
     )
     pm.add_argument(
+        "--layer-depth",
+        type=int,
+        default=3,
+        metavar="N",
+        help="ancestors of each layer's directory in the scratch file system, its root "
+        "included (default 3, at least 3): overlayfs looks each up in the inode hash",
+    )
+    pm.add_argument(
         "--strace",
         metavar="FILE",
         default=None,
@@ -82,6 +90,7 @@ def c_args(a: argparse.Namespace) -> list[str]:
     out += ["--shared-layers"] if a.shared_layers else []
     out += ["--no-idmap"] if a.no_idmap else []
     out += ["--cpu-time"] if a.cpu_time else []
+    out += [f"--layer-depth={a.layer_depth}"] if a.layer_depth != 3 else []
     return out
 
 
