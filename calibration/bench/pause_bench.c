@@ -36,7 +36,7 @@
 #include <x86intrin.h>
 #endif
 
-#define PAUSE_BENCH_VERSION "2"
+#define PAUSE_BENCH_VERSION "3"
 #define MAX_CPUS 4096
 #define MAX_LIST 256
 #define SUB_BITS 5
@@ -77,13 +77,22 @@ static double bin_mid(unsigned b)
 
 /* ------------------------------------------------------------------ locks */
 
-enum lock_kind { LOCK_TTAS, LOCK_TICKET };
+enum lock_kind { LOCK_TTAS, LOCK_TICKET, LOCK_MCS };
+
+/* An MCS queue node, one per thread on its own line: the waiter spins on its own `locked`, and
+ * the releaser hands over by writing it (the queue of Linux's qspinlock, kernel/locking/
+ * qspinlock.c and mcs_spinlock.h, without the pending bit and the head's spin on the word). */
+struct mcs_node {
+	_Alignas(CACHE_LINE) _Atomic(struct mcs_node *) next;
+	atomic_int locked;
+};
 
 struct shared_state {
 	/* The lock: alone on its own cache line. */
 	_Alignas(CACHE_LINE) atomic_uint lock_word;  /* ttas: 0 free, 1 held; ticket: next ticket */
 	atomic_uint now_serving;                     /* ticket lock only (same line, as in Linux's
 	                                                old ticket spinlock) */
+	_Atomic(struct mcs_node *) tail;             /* mcs: the last waiter, NULL when free */
 	/* Data written inside the critical section: its own line. */
 	_Alignas(CACHE_LINE) volatile uint64_t data[8];
 	volatile int owner;
@@ -92,9 +101,18 @@ struct shared_state {
 	atomic_int ready;
 };
 
-static inline void lock_acquire(struct shared_state *s, enum lock_kind k)
+static inline void lock_acquire(struct shared_state *s, enum lock_kind k, struct mcs_node *me)
 {
-	if (k == LOCK_TTAS) {
+	if (k == LOCK_MCS) {
+		atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+		atomic_store_explicit(&me->locked, 0, memory_order_relaxed);
+		struct mcs_node *prev = atomic_exchange_explicit(&s->tail, me, memory_order_acq_rel);
+		if (prev) {
+			atomic_store_explicit(&prev->next, me, memory_order_release);
+			while (!atomic_load_explicit(&me->locked, memory_order_acquire))
+				cpu_relax();
+		}
+	} else if (k == LOCK_TTAS) {
 		for (;;) {
 			while (atomic_load_explicit(&s->lock_word, memory_order_relaxed) != 0)
 				cpu_relax();
@@ -108,9 +126,20 @@ static inline void lock_acquire(struct shared_state *s, enum lock_kind k)
 	}
 }
 
-static inline void lock_release(struct shared_state *s, enum lock_kind k)
+static inline void lock_release(struct shared_state *s, enum lock_kind k, struct mcs_node *me)
 {
-	if (k == LOCK_TTAS) {
+	if (k == LOCK_MCS) {
+		struct mcs_node *next = atomic_load_explicit(&me->next, memory_order_acquire);
+		if (!next) {
+			struct mcs_node *expect = me;
+			if (atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL,
+								    memory_order_release, memory_order_relaxed))
+				return;
+			while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
+				cpu_relax();
+		}
+		atomic_store_explicit(&next->locked, 1, memory_order_release);
+	} else if (k == LOCK_TTAS) {
 		atomic_store_explicit(&s->lock_word, 0, memory_order_release);
 	} else {
 		unsigned n = atomic_load_explicit(&s->now_serving, memory_order_relaxed);
@@ -121,6 +150,7 @@ static inline void lock_release(struct shared_state *s, enum lock_kind k)
 /* ------------------------------------------------------------------ threads */
 
 struct worker {
+	struct mcs_node node; /* its MCS queue node (mcs only), on its own line */
 	_Alignas(CACHE_LINE) int id;
 	int cpu;
 	enum lock_kind kind;
@@ -152,7 +182,7 @@ static void *worker_main(void *arg)
 		if (ph >= 2)
 			break;
 		uint64_t t0 = ticks();
-		lock_acquire(s, w->kind);
+		lock_acquire(s, w->kind, &w->node);
 		uint64_t t1 = ticks();
 		/* Critical section: write shared data for cs_ticks; check mutual exclusion. */
 		s->owner = w->id;
@@ -163,7 +193,7 @@ static void *worker_main(void *arg)
 		} while (ticks() < end);
 		if (s->owner != w->id)
 			w->violations++;
-		lock_release(s, w->kind);
+		lock_release(s, w->kind, &w->node);
 		if (ph == 1) {
 			uint64_t d = t1 - t0;
 			w->hist[bin_of(d)]++;
@@ -377,7 +407,7 @@ static int placement_order(const char *placement, struct cpuinfo *ci, int n, int
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pause_bench [--lock ttas,ticket] [--threads 1,2,4] [--placement compact|scatter|one-socket]\n"
+		"usage: pause_bench [--lock ttas,ticket,mcs] [--threads 1,2,4] [--placement compact|scatter|one-socket]\n"
 		"                   [--cpus 0,2,4] [--cs-ns N] [--think-ns N] [--duration-ms N]\n"
 		"                   [--warmup-ms N] [--repeats N] [--pause-samples N] [--version]\n"
 		"Contend for one spinlock with pinned threads; print tidy CSV on stdout.\n");
@@ -605,8 +635,11 @@ int main(int argc, char **argv)
 			} else if (strcmp(tok, "ticket") == 0) {
 				kinds[nk] = LOCK_TICKET;
 				kind_names[nk++] = "ticket";
+			} else if (strcmp(tok, "mcs") == 0) {
+				kinds[nk] = LOCK_MCS;
+				kind_names[nk++] = "mcs";
 			} else {
-				die("--lock: unknown lock '%s' (expected ttas or ticket)", tok);
+				die("--lock: unknown lock '%s' (expected ttas, ticket or mcs)", tok);
 			}
 		}
 		if (nk == 0)

@@ -73,9 +73,10 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
         assert exe.stat().st_mtime_ns == mtime
         # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus;
-        # pause_bench 2: percentiles clamped to min and max; corun_bench 2: --version;
-        # mount_bench 2: --cpu-time, 3: --layer-depth; wake_bench 2: --pace
-        version = {"ns": "2", "prop": "2", "pause": "2", "corun": "2", "mount": "3", "wake": "2"}
+        # pause_bench 2: percentiles clamped to min and max, 3: the mcs lock;
+        # corun_bench 2: --version; mount_bench 2: --cpu-time, 3: --layer-depth;
+        # wake_bench 2: --pace
+        version = {"ns": "2", "prop": "2", "pause": "3", "corun": "2", "mount": "3", "wake": "2"}
         assert run([exe, "--version"]).stdout.strip() == f"{name}_bench {version.get(name, '1')}"
 
 

@@ -9,7 +9,7 @@ from cohsim.cli.args import nonneg_int, positive_int
 from cohsim.cli.benches.flags import flags, list_arg
 
 _PLACEMENTS = ("compact", "scatter", "one-socket")
-_LOCKS = ("ttas", "ticket")
+_LOCKS = ("ttas", "ticket", "mcs")
 
 
 def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
