@@ -120,7 +120,7 @@ def test_cli_no_compiler_one_line(
 def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     for argv in (
         ["bench", "pause", "--threads", "0", "--out", str(tmp_path)],
-        ["bench", "pause", "--lock", "mcs", "--out", str(tmp_path)],
+        ["bench", "pause", "--lock", "clh", "--out", str(tmp_path)],
         ["bench", "mount", "--strategy", "sideways", "--out", str(tmp_path)],
         ["bench", "mount", "--layers", "10"],
     ):
@@ -220,7 +220,7 @@ def test_pause_bench_placements(exes: dict[str, Path]) -> None:
     [
         ["--threads", "x"],
         ["--threads", "1,,2"],
-        ["--lock", "mcs"],
+        ["--lock", "clh"],
         ["--bogus"],
         ["--threads"],
         ["--threads", "100000"],
