@@ -5,7 +5,7 @@
 #   host    facts the sidecars do not hold: /proc/cpuinfo, lscpu, every CPU's topology and
 #           cache sharing lists, NUMA distances, the kernel command line, the compiler
 #   corun   corun_bench at all online CPUs: how much slower CPU work runs with every CPU busy
-#   pause   cohsim bench pause, ttas and ticket, compact placement, 1..N threads
+#   pause   cohsim bench pause, ttas, ticket and mcs, compact placement, 1..N threads
 #   pairs   pause_bench with 2 threads on every pair of CPUs (i < j): a hand-off matrix
 #   wake    cohsim bench wake
 #   mount   cohsim bench mount, 3 strategies x workers 1..N x layers 1,10,50, 20 containers each
@@ -31,6 +31,9 @@
 #           1, 4, N, 64 and 100 workers x 10 and 50 layers, 2 containers a worker, no mountinfo
 #           sample, 3 repeats: how much of a contended call's wait is spun (rwsem optimistic
 #           spinning) and how much slept, untraced, about 2 minutes
+#   depth   cohsim bench mount --layer-depth 3, 5, 8, 13 (common-parent, lowerdir-plus, 1, 2, 4, 8,
+#           N, 64 workers x 50 layers, --cpu-time, 10 repeats): what one trap look-up step of an
+#           overlay mount costs alone and contended, under a minute
 #
 # Every step writes OUTDIR/<step>/ and appends "<step> <seconds>" to OUTDIR/steps.txt; a step that
 # fails is recorded as "<step> FAILED rc" and the others still run. CAMPAIGN_TAR=FILE re-packs
@@ -39,7 +42,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime pace}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime pace depth}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -93,7 +96,7 @@ step_corun() {
 }
 
 step_pause() {
-    $cohsim bench pause --threads "$(threads)" --lock ttas,ticket --placement compact \
+    $cohsim bench pause --threads "$(threads)" --lock ttas,ticket,mcs --placement compact \
         --cs-ns 100 --think-ns 0 --duration-ms 500 --warmup-ms 100 --repeats 3 \
         --out "$out/pause" --no-progress
 }
@@ -193,6 +196,17 @@ step_cputime() {
         --workers "$(echo "1,4,$ncpu,64,100" | tr , '\n' | sort -nu | paste -sd,)" \
         --layers 10,50 --containers 2 --repeats 3 --cpu-time --mountinfo-every 0 \
         --out "$out/cputime" --no-progress
+}
+
+step_depth() {
+    local d w
+    w=$(echo "1,2,4,8,$ncpu,64" | tr , '\n' | sort -nu | paste -sd,)
+    mkdir -p "$out/depth"
+    for d in 3 5 8 13; do
+        $cohsim bench mount --strategy common-parent,lowerdir-plus --workers "$w" --layers 50 \
+            --containers 2 --repeats 10 --cpu-time --mountinfo-every 0 --layer-depth $d \
+            --out "$out/depth/depth-$d" --no-progress || return
+    done
 }
 
 step_chase() {
