@@ -159,7 +159,12 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
             f = min(1.0, max(0.0, float(f)))
             new[f"{n}.ns_write_ns"] = f * body[n]
             new[f"{n}.cpu_ns"] = (1.0 - f) * body[n]
-    for n in _rcu_ops(base):  # rcu ops outside every group keep their lock split
+    # rcu ops outside every group keep their lock section and the rest is their unlocked
+    # work; a grace period so long that less work is left than the section takes it all
+    for n in _rcu_ops(base):
         if not any(n in ops for ops in GROUPS.values()):
-            new[f"{n}.cpu_ns"] = body[n] - base.op(n).ns_write_ns
+            write = min(base.op(n).ns_write_ns, body[n])
+            new[f"{n}.cpu_ns"] = body[n] - write
+            if write < base.op(n).ns_write_ns:
+                new[f"{n}.ns_write_ns"] = write
     return base.with_values(**new)

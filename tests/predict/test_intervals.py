@@ -10,7 +10,7 @@ import statistics
 import numpy as np
 import pytest
 from conftest import DATA
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.special import stdtrit
 
@@ -294,6 +294,19 @@ def test_a_launch_interval_past_the_deadline_has_a_chance_of_missing_it(instance
     engine=st.sampled_from(("des", "analytic")),
     calibration=st.sampled_from((None, "none")),
     deadline=st.floats(0.45, 1.5),
+)
+# a draw whose grace period left umount_oldroot less work than its lock section (was a
+# negative delay: cohsim.calibrate.params.apply_kernel_params)
+@example(
+    arch="mesh",
+    strategy="per-layer",
+    containers=1,
+    layers=1,
+    replicates=3,
+    seed=3567,
+    engine="des",
+    calibration=None,
+    deadline=1.0,
 )
 def test_intervals_hold_together_whatever_the_inputs(
     arch, strategy, containers, layers, replicates, seed, engine, calibration, deadline
