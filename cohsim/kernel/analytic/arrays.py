@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from cohsim.kernel.callcost import CallCosts
-from cohsim.kernel.calls import Step
+from cohsim.kernel.callcost import CallCosts, OpRow
+from cohsim.kernel.calls import Plan, Step
 
 Array = NDArray[np.float64]
 
@@ -56,45 +56,39 @@ _BASIS = (
 PARTS = ("percpu", "peers", "copy", "prop")
 
 
-def _ml_hold(cc: CallCosts) -> object:
-    """The cost function (step, state) -> its mount_lock section's state-dependent work."""
-
-    def f(s: Step, p: FixedNodeState) -> float:
-        return cc.ml_hold_at(s, cc.row(s.name, s.op), p.mounts, p.ring, p.windows)
-
-    return f
+def _linear(vals: list[float]) -> list[float]:
+    """[f(0), df/dM, df/dR, df/dB, df/dW] of a cost f linear in the state, from its values at
+    `_BASIS`."""
+    zero = vals[0]
+    return [zero, vals[1] - zero, vals[2] - zero, vals[3] - zero, vals[4] - zero]
 
 
-def _parts(cc: CallCosts, mf: float) -> object:
-    """The cost function (step, state) -> the parts (`PARTS`) of its write hold in that
-    state, all four from one pricing: the namespace_sem part (with the calls' mean variation
-    `mf`) and the nested mount_lock section's."""
-    ml = _ml_hold(cc)
-
-    def f(s: Step, p: FixedNodeState) -> list[float]:
-        cc.write_hold_ns(s, p)
-        ns = [cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop]
-        ml(s, p)  # type: ignore[operator]
-        mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
-        return [mf * a + b for a, b in zip(ns, mls, strict=True)]
-
-    return f
-
-
-def _linear(f: object, s: Step) -> list[float]:
-    """[f(0), df/dM, df/dR, df/dB, df/dW] for a cost f(step, state) linear in the state."""
-    vals = [float(f(s, p)) for p in _BASIS]  # type: ignore[operator]
-    return [vals[0]] + [v - vals[0] for v in vals[1:]]
-
-
-def _linear_parts(f: object, s: Step) -> list[float]:
-    """`_linear` of each of the vector cost's components, one after the other."""
-    vals = [f(s, p) for p in _BASIS]  # type: ignore[operator]
-    out: list[float] = []
-    for k in range(len(PARTS)):
-        zero = float(vals[0][k])
-        out += [zero] + [float(v[k]) - zero for v in vals[1:]]
-    return out
+def _at_basis(
+    s: Step, row: OpRow, cc: CallCosts, mf: float, takes: bool, readers: bool
+) -> tuple[list[float], ...]:
+    """`s`'s costs at each `_BASIS` state, CallCosts asked once a state for each: its write
+    hold (where it `takes` one), its mount_lock section's state-dependent work, its locked
+    `readers`' fetches of the line, its puts, and the four `PARTS` of its write hold (the
+    namespace_sem part with the calls' mean variation `mf` plus the nested section's, as
+    CallCosts' `part_*` after each pricing)."""
+    wv: list[float] = []
+    mv: list[float] = []
+    rv: list[float] = []
+    pv: list[float] = []
+    parts: list[list[float]] = [[] for _ in PARTS]
+    for p in _BASIS:
+        if takes:
+            wv.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
+            ns = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+        mv.append(cc.ml_hold_at(s, row, p.mounts, p.ring, p.windows))
+        if takes:
+            mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+            for k in range(len(PARTS)):
+                parts[k].append(mf * ns[k] + mls[k])
+        if readers:
+            rv.append(cc.readers_at(s, row, p.mounts, p.windows, cc.busy))
+        pv.append(cc.puts(s, p.mounts, p))
+    return wv, mv, rv, pv, *parts
 
 
 class StepArrays:
@@ -121,23 +115,17 @@ class StepArrays:
     - `gates`: the calls with per-layer read sections (an overlay's private clones).
     """
 
-    def __init__(self, steps: list[Step], cc: CallCosts, mean_factor: float) -> None:
-        index: dict[tuple[object, ...], int] = {}  # a distinct call -> its row
-        same: dict[int, int] = {}  # a step object seen before -> its row (a plan repeats them)
-        which: list[int] = []
-        rows: list[list[float]] = []
-        for s in steps:
-            i = same.get(id(s))
-            if i is None:
-                key = (id(s.op), *s[:2], *s[3:])  # the op by identity: hashing it is slow
-                i = index.get(key)
-                if i is None:
-                    i = index[key] = len(rows)
-                    rows.append(sum(self._row(s, cc, mean_factor), []))
-                same[id(s)] = i
-            which.append(i)
+    def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
+        rows = [sum(self._row(s, cc, mean_factor), []) for s in plan.distinct]
+        which = np.array(plan.which, dtype=np.intp)
         table = np.array(rows, dtype=float)[which]
-        self.names = [s.name for s in steps]
+        distinct = [s.name for s in plan.distinct]
+        self.names = [distinct[i] for i in plan.which]
+        #: the calls' ops as indices into `op_names` (sorted), and whether each reads mountinfo
+        self.op_names = sorted(set(distinct))
+        ids = {x: i for i, x in enumerate(self.op_names)}
+        self.op_ids = np.array([ids[x] for x in distinct], dtype=np.intp)[which]
+        self.mountinfo = np.array([x.startswith("mountinfo") for x in self.op_names])[self.op_ids]
         self.effect = table[:, 0:4]
         self.write = table[:, 4:9]
         self.writes = self.write.any(axis=1)
@@ -157,19 +145,21 @@ class StepArrays:
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
         """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
         ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of `PARTS`), its
-        read sections' per-CPU areas and its nested mount_lock section (5)."""
-        op = s.op
+        read sections' per-CPU areas and its nested mount_lock section (5). CallCosts is
+        asked once per basis state for each cost (its `part_*` read after each pricing)."""
+        op, row = s.op, cc.row(s.name, s.op)
         effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
-        ml = _linear(_ml_hold(cc), s)  # the mount_lock section's growth with the state
+        takes = bool(op.takes_ns_write)
+        readers = row.ml_readers_any and takes  # the locked readers' fetches of the line
+        wv, mv, rv, pv, *parts = _at_basis(s, row, cc, mf, takes, readers)
+        ml = _linear(mv)  # the mount_lock section's growth with the state
         take = cc.take_ns(cc.busy) if s.ml_work else 0.0  # its line, from the last holder
         ml[0] += s.ml_work + take
-        row = cc.row(s.name, op)
-        if row.ml_readers_any and op.takes_ns_write:  # the locked readers' fetches of it
-            readers = _linear(lambda st, p: cc.readers_at(st, row, p.mounts, p.windows, cc.busy), s)
-            ml = [a + b for a, b in zip(ml, readers, strict=True)]
+        if readers:
+            ml = [a + b for a, b in zip(ml, _linear(rv), strict=True)]
         ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, an upper bound)
-        if op.takes_ns_write:
-            w = [mf * c + m for c, m in zip(_linear(cc.write_hold_ns, s), ml, strict=True)]
+        if takes:
+            w = [mf * c + m for c, m in zip(_linear(wv), ml, strict=True)]
             ml_alone = 0.0
         else:
             w, ml_alone = [0.0] * 5, s.ml_work + take
@@ -180,14 +170,27 @@ class StepArrays:
             read[1] += op.per_mount_read_ns
             if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
                 r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
-        p = _linear(lambda st, pt: cc.puts(st, pt.mounts, pt), s)
-        puts = [p[0], p[1], p[4]]
+        put = _linear(pv)
+        puts = [put[0], put[1], put[4]]
         nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5
         misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
-        parts = _linear_parts(_parts(cc, mf), s) if op.takes_ns_write else [0.0] * 5 * len(PARTS)
+        by_part: list[float] = []
+        for k in range(len(PARTS)) if takes else ():
+            by_part += _linear(parts[k])
         gate = [float(s.reads > 0)]
         areas = [s.reads * cc.sum_ns, float(s.reads)]
-        return effect, w, read, [r2], puts, misc, gate, parts, areas, nested
+        return (
+            effect,
+            w,
+            read,
+            [r2],
+            puts,
+            misc,
+            gate,
+            by_part or [0.0] * 5 * len(PARTS),
+            areas,
+            nested,
+        )
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""

@@ -80,7 +80,7 @@ from cohsim.kernel.analytic.arrays import Array, StepArrays
 from cohsim.kernel.analytic.spread import finishing, gap
 from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
-from cohsim.kernel.calls import Recent, Step, plan_calls
+from cohsim.kernel.calls import Recent, plan
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.result import CPU_SITES
@@ -102,17 +102,17 @@ def _planned(
     layers: int | None,
     sum_ns: float,
     cc: CallCosts,
-) -> tuple[list[Step], StepArrays]:
-    """The planned calls (cohsim.kernel.calls) and their arrays, reused while the same events,
-    kernel and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
+) -> StepArrays:
+    """The planned calls' arrays (cohsim.kernel.calls), reused while the same events, kernel
+    and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
     machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
     hit = _ARRAYS.get((events, kernel, machine), (layers, sum_ns))
     if hit is not None:
-        return cast(tuple[list[Step], StepArrays], hit)
-    steps = plan_calls(events, kernel, layers, sum_ns)
-    arrays = StepArrays(steps, cc, math.exp(kernel.call_sigma**2 / 2))
-    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), (steps, arrays))
-    return steps, arrays
+        return cast(StepArrays, hit)
+    calls = plan(events, kernel, layers, sum_ns)
+    arrays = StepArrays(calls, cc, math.exp(kernel.call_sigma**2 / 2))
+    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), arrays)
+    return arrays
 
 
 @dataclass
@@ -180,7 +180,8 @@ class BurstModel:
         #: simulation's mountlock does): where the closed form prices mount_lock's line
         walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
         self.cc.busy = min(float(machine.vcpus), walking)
-        self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
+        self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
+        self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
         #: a grace period while the burst's containers and the daemons keep CPUs busy
@@ -351,7 +352,7 @@ class BurstModel:
 
     def _lockstep(self) -> AnalyticResult:
         out = AnalyticResult(self.n, 0.0, 0.0, 0.0)
-        total, tail = self._in_step(out, 0, len(self.steps), self.start)
+        total, tail = self._in_step(out, 0, self.calls, self.start)
         return self._finish(out, total, tail)
 
     def _gated(self) -> AnalyticResult:
@@ -375,14 +376,14 @@ class BurstModel:
         out.peaks(self.start + (n - 1) * parked + mine)
         out.peaks(self.start + (n - 1) * done + mine)
         middle = max(n * float(h.sum()), float(own.sum())) + n * float(serial.sum())
-        last, tail = self._in_step(out, g2, len(self.steps), self.start + n * done)
+        last, tail = self._in_step(out, g2, self.calls, self.start + n * done)
         # the last gate's read sections gather the cohort: the gap is the last span's
         return self._finish(out, first + middle + last, tail)
 
     def _uniform(self, rounds: int = 40, tol: float = 1e-6) -> AnalyticResult:
         n, a = self.n, self.a
         mine, before = a.own[1:], a.own[:-1]
-        times = np.ones(len(self.steps))
+        times = np.ones(self.calls)
         for _ in range(rounds):
             avg = times @ mine / times.sum()
             st = self.start + (n - 1) * avg + before

@@ -56,11 +56,7 @@ class BurstTally:
         self.a, self.hold_slow, self.busy_holds = a, hold_slow, busy_holds
         self.smt, self.sum_ns = smt, sum_ns
         self.walking, self.walk_interval_ns = walking, walk_interval_ns
-        names = sorted(set(a.names))
-        ids = {x: i for i, x in enumerate(names)}
-        self.op_ids = np.array([ids[x] for x in a.names])
-        self.op_names = names
-        self.mountinfo = np.array([x.startswith("mountinfo") for x in names])[self.op_ids]
+        self.op_ids, self.op_names, self.mountinfo = a.op_ids, a.op_names, a.mountinfo
 
     def add(
         self,

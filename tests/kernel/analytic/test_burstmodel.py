@@ -215,9 +215,7 @@ def test_a_plans_arrays_are_kept_per_machine(catalog):
     events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
 
     def arrays(m):
-        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))[
-            1
-        ]
+        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
 
     one, two = catalog.get("c6gd.metal"), catalog.get("m7i.metal-48xl")
     first = arrays(one)
