@@ -26,8 +26,6 @@ What the closed form reports differently, and says so in the prediction's `engin
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cohsim.kernel.analytic.burstmodel import BurstModel
 from cohsim.kernel.analytic.estimate import engine_result
 from cohsim.predict.breakdown import Breakdown, holds_by_mechanism
@@ -52,10 +50,9 @@ NOTES = {
 def analytic_replicate(task: ReplicateTask) -> Run:
     """One replicate answered by the burst model (see the module)."""
     kernel = task.kernel
-    res = BurstModel(task.machine, kernel, task.trace, layers=task.layers).estimate()
-    alone_trace = replace(task.trace, threads=task.trace.threads[:1])
-    alone = BurstModel(task.machine, kernel, alone_trace, layers=task.layers).estimate()
-    result = engine_result(res, alone, task.machine.vcpus)
+    model = BurstModel(task.machine, kernel, task.trace, layers=task.layers)
+    res = model.estimate()
+    result = engine_result(res, model.alone_launch_ns(), task.machine.vcpus)
     breakdown = None
     if task.breakdown:
         breakdown = Breakdown(

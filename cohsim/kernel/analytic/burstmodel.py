@@ -69,6 +69,7 @@ wake-up latencies, and the containers that run ahead of the cohort before its bo
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import cast
@@ -173,7 +174,7 @@ class BurstModel:
             )
         if first[0].start_ns:
             raise CohsimError("the analytic model answers bursts launched at once only")
-        self.m, self.k, self.n = machine, kernel, len(threads)
+        self.m, self.k = machine, kernel
         self.sum_ns = percpu_sum_ns(machine, kernel)
         self.cc = CallCosts(kernel, self.sum_ns, LineTakes(machine, kernel.walk_interval_ns))
         #: the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
@@ -184,6 +185,13 @@ class BurstModel:
         self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
+        self._load(len(threads))
+
+    def _load(self, n: int) -> None:
+        """What depends on the number of containers `n`: the grace period, the CPU share, the
+        SMT slowdowns, the tallies."""
+        machine, kernel = self.m, self.k
+        self.n = n
         #: a grace period while the burst's containers and the daemons keep CPUs busy
         self.gp_ns = grace_period_ns(kernel, machine.vcpus, self.n + kernel.daemon_cpus)
         self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
@@ -238,6 +246,14 @@ class BurstModel:
         in step (the module docstring; docs/analytic.md has its agreement)."""
         return self.run("lockstep")
 
+    def alone_launch_ns(self) -> float:
+        """One of the burst's containers alone on the machine: its launch without the fixed
+        base, as `estimate()` of a one-container burst gives it (its tallies not made)."""
+        one = copy.copy(self)
+        one._load(1)
+        total, tail = one._in_step(None, 0, one.calls, one.start)
+        return float((finishing(total, 1, tail) + one._runtime_ns())[0])
+
     def run(self, spread: str = "lockstep") -> AnalyticResult:
         """The burst under one assumption about the containers' spread (the module's)."""
         if spread == "gated":
@@ -278,10 +294,12 @@ class BurstModel:
         count = np.where(rcu > 0, np.minimum(float(n), periods) + (rcu - 1) * 2.0, 0.0)
         return wait, count
 
-    def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
+    def _in_step(
+        self, out: AnalyticResult | None, lo: int, hi: int, st0: Array
+    ) -> tuple[float, float]:
         """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
         the gap its lock-bound calls leave between the containers (cohsim.kernel.analytic.
-        spread; 0: none)."""
+        spread; 0: none), their tallies added to `out` (None: not made)."""
         if hi <= lo:
             return 0.0, 0.0
         n, a = self.n, self.a
@@ -294,13 +312,14 @@ class BurstModel:
         free = own - rcu * self.gp_ns  # without its grace periods' wait
         wait, periods = self._cohort_grace(h, rcu)
         own = free + wait
-        self.tally.add(out, idx, h, serial, n, mid, r)
-        out.rcu_wait_ns += n * float((own - free).sum())
-        out.rcu_requests += n * int(rcu.sum())
-        # in step the cohort shares its grace periods: they run back to back while it waits,
-        # one at most per caller (a caller that finds none running starts its own)
-        out.grace_periods += int(periods.sum())
-        out.peaks(before + n * eff)
+        if out is not None:
+            self.tally.add(out, idx, h, serial, n, mid, r)
+            out.rcu_wait_ns += n * float((own - free).sum())
+            out.rcu_requests += n * int(rcu.sum())
+            # in step the cohort shares its grace periods: they run back to back while it
+            # waits, one at most per caller (a caller that finds none running starts its own)
+            out.grace_periods += int(periods.sum())
+            out.peaks(before + n * eff)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
         r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)
         # queued behind the writers, the cohort's readers are granted the lock together and
@@ -404,12 +423,16 @@ class BurstModel:
         spread = gap(n, h + serial, own, r)
         return self._finish(out, max(out.ns_write_ns, float(times.sum())), spread)
 
+    def _runtime_ns(self) -> float:
+        """The runtime's CPU work after a container's mounts, slowed by SMT and its share."""
+        return self.k.runtime_cpu_ns * self.smt * self.share
+
     def _finish(self, out: AnalyticResult, mount_ns: float, gap_ns: float) -> AnalyticResult:
         """The mount phase `mount_ns` is the last container's; the others finish `gap_ns`
         apart before it, in turn (cohsim.kernel.analytic.spread)."""
         n = self.n
         out.mount_ns = mount_ns
-        runtime = self.k.runtime_cpu_ns * self.smt * self.share
+        runtime = self._runtime_ns()
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
         each = finishing(mount_ns, n, gap_ns)
         out.mount_each_ns = tuple(each.tolist())
