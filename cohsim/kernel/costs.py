@@ -223,12 +223,14 @@ class KernelParams:
         # field names come from the caller, so the changes are keyword dicts of unknown keys
         # (dataclasses.replace refuses a name that is not a field)
         top: dict[str, Any] = {k: v for k, v in values.items() if "." not in k}
-        ops = dict(self.ops)
+        changes: dict[str, dict[str, Any]] = {}  # each op's changes, made in one copy
         for key, v in values.items():
             if "." in key:
                 op, f = key.split(".", 1)
-                change: dict[str, Any] = {f: v}
-                ops[op] = replace(ops[op], **change)
+                changes.setdefault(op, {})[f] = v
+        ops = dict(self.ops)
+        for op, change in changes.items():
+            ops[op] = replace(ops[op], **change)
         return replace(self, ops=ops, **top)
 
     def value(self, key: str) -> float:
