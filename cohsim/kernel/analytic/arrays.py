@@ -66,28 +66,27 @@ def _linear(vals: list[float]) -> list[float]:
 def _at_basis(
     s: Step, row: OpRow, cc: CallCosts, mf: float, takes: bool, readers: bool
 ) -> tuple[list[float], ...]:
-    """`s`'s costs at each `_BASIS` state, CallCosts asked once a state for each: its write
-    hold (where it `takes` one), its mount_lock section's state-dependent work, its locked
-    `readers`' fetches of the line, its puts, and the four `PARTS` of its write hold (the
-    namespace_sem part with the calls' mean variation `mf` plus the nested section's, as
-    CallCosts' `part_*` after each pricing)."""
+    """`s`'s costs at each `_BASIS` state, CallCosts asked once a state for each: its puts,
+    and where it `takes` a write hold, the hold, its nested mount_lock section's
+    state-dependent work, its locked `readers`' fetches of the line and the four `PARTS` of
+    the hold (the namespace_sem part with the calls' mean variation `mf` plus the nested
+    section's, as CallCosts' `part_*` after each pricing). A call without a write hold has
+    no nested section: its mount_lock work is its fixed work (`Step.ml_work`), and the hold's
+    lists are left empty."""
     wv: list[float] = []
     mv: list[float] = []
     rv: list[float] = []
-    pv: list[float] = []
+    pv = [cc.puts(s, p.mounts, p) for p in _BASIS]
     parts: list[list[float]] = [[] for _ in PARTS]
-    for p in _BASIS:
-        if takes:
-            wv.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
-            ns = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+    for p in _BASIS if takes else ():
+        wv.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
+        ns = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
         mv.append(cc.ml_hold_at(s, row, p.mounts, p.ring, p.windows))
-        if takes:
-            mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
-            for k in range(len(PARTS)):
-                parts[k].append(mf * ns[k] + mls[k])
+        mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+        for k in range(len(PARTS)):
+            parts[k].append(mf * ns[k] + mls[k])
         if readers:
             rv.append(cc.readers_at(s, row, p.mounts, p.windows, cc.busy))
-        pv.append(cc.puts(s, p.mounts, p))
     return wv, mv, rv, pv, *parts
 
 
@@ -152,17 +151,16 @@ class StepArrays:
         takes = bool(op.takes_ns_write)
         readers = row.ml_readers_any and takes  # the locked readers' fetches of the line
         wv, mv, rv, pv, *parts = _at_basis(s, row, cc, mf, takes, readers)
-        ml = _linear(mv)  # the mount_lock section's growth with the state
         take = cc.take_ns(cc.busy) if s.ml_work else 0.0  # its line, from the last holder
-        ml[0] += s.ml_work + take
-        if readers:
-            ml = [a + b for a, b in zip(ml, _linear(rv), strict=True)]
-        ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, an upper bound)
-        if takes:
+        ml, w, ml_alone = [0.0] * 5, [0.0] * 5, s.ml_work + take
+        if takes:  # its mount_lock section nested in the hold, growing with the state
+            ml = _linear(mv)
+            ml[0] += s.ml_work + take
+            if readers:
+                ml = [a + b for a, b in zip(ml, _linear(rv), strict=True)]
+            ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, a bound)
             w = [mf * c + m for c, m in zip(_linear(wv), ml, strict=True)]
             ml_alone = 0.0
-        else:
-            w, ml_alone = [0.0] * 5, s.ml_work + take
         read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
         r2 = 0.0
         if op.ns_read_ns or op.per_mount_read_ns:
@@ -172,7 +170,7 @@ class StepArrays:
                 r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
         put = _linear(pv)
         puts = [put[0], put[1], put[4]]
-        nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5
+        nested = ml if takes and any(w) else [0.0] * 5
         misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
         by_part: list[float] = []
         for k in range(len(PARTS)) if takes else ():
