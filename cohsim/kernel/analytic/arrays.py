@@ -85,8 +85,12 @@ def _at_basis(
         mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
         for k in range(len(PARTS)):
             parts[k].append(mf * ns[k] + mls[k])
-        if readers:
-            rv.append(cc.readers_at(s, row, p.mounts, p.windows, cc.busy))
+    if readers:  # of the state, they see the mounts and the copies only: at e_R, e_B as at 0
+        zero = cc.readers_at(s, row, 0.0, 0.0, cc.busy)
+        mounts, windows = (
+            cc.readers_at(s, row, p.mounts, p.windows, cc.busy) for p in _BASIS[1::3]
+        )
+        rv = [zero, mounts, zero, zero, windows]
     return wv, mv, rv, pv, *parts
 
 
