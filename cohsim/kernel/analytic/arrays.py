@@ -20,6 +20,7 @@ checks the arrays against `CallCosts` at random states.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,19 +131,41 @@ class StepArrays:
         self.op_ids = np.array([ids[x] for x in distinct], dtype=np.intp)[which]
         self.mountinfo = np.array([x.startswith("mountinfo") for x in self.op_names])[self.op_ids]
         self.effect = table[:, 0:4]
-        self.write = table[:, 4:9]
-        self.writes = self.write.any(axis=1)
-        self.read = table[:, 9:11]
-        self.read_r2 = table[:, 11]
-        self.puts = table[:, 12:15]
-        self.unlocked, self.ml_alone, self.think, self.rcu = table[:, 15:19].T
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
         self.gates = np.flatnonzero(table[:, 19])
-        self.parts = {name: table[:, 20 + 5 * i : 25 + 5 * i] for i, name in enumerate(PARTS)}
+        self._values(table)
+
+    def _values(self, table: Array) -> None:
+        """The priced columns of `table` (calls along its second-to-last axis, and before
+        them, in `stacked` arrays, the replicates)."""
+        self.table = table
+        self.write = table[..., 4:9]
+        self.writes = self.write.any(axis=-1)
+        self.read = table[..., 9:11]
+        self.read_r2 = table[..., 11]
+        self.puts = table[..., 12:15]
+        self.unlocked, self.ml_alone, self.think, self.rcu = (table[..., c] for c in range(15, 19))
+        self.parts = {n: table[..., 20 + 5 * i : 25 + 5 * i] for i, n in enumerate(PARTS)}
         end = 20 + 5 * len(PARTS)
-        self.layer_percpu, self.read_allocs = table[:, end], table[:, end + 1]
-        self.ml_nested = table[:, end + 2 : end + 7]
+        self.layer_percpu, self.read_allocs = table[..., end], table[..., end + 1]
+        self.ml_nested = table[..., end + 2 : end + 7]
+
+    @classmethod
+    def stacked(cls, arrays: Sequence[StepArrays]) -> StepArrays:
+        """The arrays of several replicates of one plan (the same calls, each replicate's own
+        prices) as one, each priced column with a leading replicate axis; what the calls are
+        and do (`effect`, `own`, `gates`, the ops) is the first's. Refused (ValueError) for
+        plans whose calls differ."""
+        first = arrays[0]
+        for a in arrays[1:]:
+            same = np.array_equal(a.table[:, :4], first.table[:, :4])
+            if not same or a.names != first.names or not np.array_equal(a.gates, first.gates):
+                raise ValueError("the arrays are not of one plan's calls")
+        out = object.__new__(cls)
+        out.__dict__.update(first.__dict__)
+        out._values(np.stack([a.table for a in arrays]))
+        return out
 
     @staticmethod
     def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
@@ -194,27 +217,30 @@ class StepArrays:
             nested,
         )
 
+    # Each of these reads calls `idx` (along the calls' axis, after any replicate axis) at
+    # states `st` (J x 4, one row per call; stacked arrays: a J x 4 block per replicate).
+
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""
-        w = self.ml_nested[idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.ml_nested[..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def part(self, name: str, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The part `name` (`PARTS`) of the write holds of calls `idx` at states `st`."""
-        w = self.parts[name][idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.parts[name][..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""
-        w = self.write[idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.write[..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def reads(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Read holds of calls `idx` at states `st`."""
-        r = self.read[idx]
-        return r[:, 0] + r[:, 1] * st[:, 0] + self.read_r2[idx] * st[:, 1] ** 2
+        r = self.read[..., idx, :]
+        return r[..., 0] + r[..., 1] * st[..., 0] + self.read_r2[..., idx] * st[..., 1] ** 2
 
     def put_count(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Mounts calls `idx` put after their grace periods at states `st`."""
-        p = self.puts[idx]
-        return p[:, 0] + p[:, 1] * st[:, 0] + p[:, 2] * st[:, 3]
+        p = self.puts[..., idx, :]
+        return p[..., 0] + p[..., 1] * st[..., 0] + p[..., 2] * st[..., 3]
