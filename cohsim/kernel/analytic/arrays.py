@@ -57,42 +57,49 @@ _BASIS = (
 PARTS = ("percpu", "peers", "copy", "prop")
 
 
-def _linear(vals: list[float]) -> list[float]:
-    """[f(0), df/dM, df/dR, df/dB, df/dW] of a cost f linear in the state, from its values at
-    `_BASIS`."""
-    zero = vals[0]
-    return [zero, vals[1] - zero, vals[2] - zero, vals[3] - zero, vals[4] - zero]
+def _linear(values: Array) -> Array:
+    """[f(0), df/dM, df/dR, df/dB, df/dW] of costs f linear in the state, from their values
+    at `_BASIS` (along axis 1: one row of values a call, and any components after it)."""
+    zero = values[:, :1]
+    return np.concatenate([zero, values[:, 1:] - zero], axis=1)
 
 
-def _at_basis(
-    s: Step, row: OpRow, cc: CallCosts, mf: float, takes: bool, readers: bool
-) -> tuple[list[float], ...]:
-    """`s`'s costs at each `_BASIS` state, CallCosts asked once a state for each: its puts,
-    and where it `takes` a write hold, the hold, its nested mount_lock section's
-    state-dependent work, its locked `readers`' fetches of the line and the four `PARTS` of
-    the hold (the namespace_sem part with the calls' mean variation `mf` plus the nested
-    section's, as CallCosts' `part_*` after each pricing). A call without a write hold has
-    no nested section: its mount_lock work is its fixed work (`Step.ml_work`), and the hold's
-    lists are left empty."""
-    wv: list[float] = []
-    mv: list[float] = []
-    rv: list[float] = []
-    pv = [cc.puts(s, p.mounts, p) for p in _BASIS]
-    parts: list[list[float]] = [[] for _ in PARTS]
-    for p in _BASIS if takes else ():
-        wv.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
-        ns = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
-        mv.append(cc.ml_hold_at(s, row, p.mounts, p.ring, p.windows))
-        mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
-        for k in range(len(PARTS)):
-            parts[k].append(mf * ns[k] + mls[k])
-    if readers:  # of the state, they see the mounts and the copies only: at e_R, e_B as at 0
-        zero = cc.readers_at(s, row, 0.0, 0.0, cc.busy)
-        mounts, windows = (
-            cc.readers_at(s, row, p.mounts, p.windows, cc.busy) for p in _BASIS[1::3]
-        )
-        rv = [zero, mounts, zero, zero, windows]
-    return wv, mv, rv, pv, *parts
+class _Priced:
+    """What CallCosts gives for a plan's distinct calls at the `_BASIS` states, gathered call
+    by call (CallCosts asked once a state for each cost; its `part_*` read after each
+    pricing) and then combined for all of them at once: the puts of every call, and for the
+    calls with a write hold (`takes`) the hold, its nested mount_lock section's
+    state-dependent work, their `PARTS`, and its locked readers' fetches of the line. A call
+    without a write hold has no nested section: its mount_lock work is its fixed work."""
+
+    def __init__(self, cc: CallCosts) -> None:
+        self.cc = cc
+        self.puts: list[list[float]] = []
+        self.takes: list[int] = []  #: the rows of the calls with a write hold
+        self.holds: list[list[float]] = []  #: a hold's value and parts, a nested section's
+        self.readers: list[list[float]] = []
+
+    def add(self, s: Step, row: OpRow, takes: bool, readers: bool) -> None:
+        cc = self.cc
+        self.puts.append([cc.puts(s, p.mounts, p) for p in _BASIS])
+        if not takes:
+            return
+        self.takes.append(len(self.puts) - 1)
+        values: list[float] = []
+        for p in _BASIS:
+            values.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
+            values += (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+            values.append(cc.ml_hold_at(s, row, p.mounts, p.ring, p.windows))
+            values += (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+        self.holds.append(values)
+        rv = [0.0] * 5
+        if readers:  # of the state, they see the mounts and the copies only: at e_R, e_B as at 0
+            zero = cc.readers_at(s, row, 0.0, 0.0, cc.busy)
+            mounts, windows = (
+                cc.readers_at(s, row, p.mounts, p.windows, cc.busy) for p in _BASIS[1::3]
+            )
+            rv = [zero, mounts, zero, zero, windows]
+        self.readers.append(rv)
 
 
 class StepArrays:
@@ -120,9 +127,8 @@ class StepArrays:
     """
 
     def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
-        rows = [sum(self._row(s, cc, mean_factor), []) for s in plan.distinct]
         which = np.array(plan.which, dtype=np.intp)
-        table = np.array(rows, dtype=float)[which]
+        table = self._table(plan.distinct, cc, mean_factor)[which]
         distinct = [s.name for s in plan.distinct]
         self.names = [distinct[i] for i in plan.which]
         #: the calls' ops as indices into `op_names` (sorted), and whether each reads mountinfo
@@ -168,54 +174,58 @@ class StepArrays:
         return out
 
     @staticmethod
-    def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
-        """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
-        ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of `PARTS`), its
-        read sections' per-CPU areas and its nested mount_lock section (5). CallCosts is
-        asked once per basis state for each cost (its `part_*` read after each pricing)."""
-        op, row = s.op, cc.row(s.name, s.op)
-        effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
-        takes = bool(op.takes_ns_write)
-        readers = row.ml_readers_any and takes  # the locked readers' fetches of the line
-        wv, mv, rv, pv, *parts = _at_basis(s, row, cc, mf, takes, readers)
-        take = cc.take_ns(cc.busy) if s.ml_work else 0.0  # its line, from the last holder
-        ml, w, ml_alone = [0.0] * 5, [0.0] * 5, s.ml_work + take
-        if takes:  # its mount_lock section nested in the hold, growing with the state
-            ml = _linear(mv)
-            ml[0] += s.ml_work + take
-            if readers:
-                ml = [a + b for a, b in zip(ml, _linear(rv), strict=True)]
-            ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, a bound)
-            w = [mf * c + m for c, m in zip(_linear(wv), ml, strict=True)]
-            ml_alone = 0.0
-        read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
-        r2 = 0.0
-        if op.ns_read_ns or op.per_mount_read_ns:
-            read[0] += op.ns_read_ns
-            read[1] += op.per_mount_read_ns
-            if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
-                r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
-        put = _linear(pv)
-        puts = [put[0], put[1], put[4]]
-        nested = ml if takes and any(w) else [0.0] * 5
-        misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
-        by_part: list[float] = []
-        for k in range(len(PARTS)) if takes else ():
-            by_part += _linear(parts[k])
-        gate = [float(s.reads > 0)]
-        areas = [s.reads * cc.sum_ns, float(s.reads)]
-        return (
-            effect,
-            w,
-            read,
-            [r2],
-            puts,
-            misc,
-            gate,
-            by_part or [0.0] * 5 * len(PARTS),
-            areas,
-            nested,
-        )
+    def _table(steps: Sequence[Step], cc: CallCosts, mf: float) -> Array:
+        """The distinct calls' columns: effect (4), write (5), read (2), read_r2, puts (3),
+        unlocked, ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of
+        `PARTS`), its read sections' per-CPU areas and its nested mount_lock section (5)."""
+        table = np.zeros((len(steps), 20 + 5 * len(PARTS) + 7))
+        priced, fixed, mls = _Priced(cc), [], []
+        take = cc.take_ns(cc.busy)  # a section's take of the line, from the last holder
+        for s in steps:
+            op, row = s.op, cc.row(s.name, s.op)
+            takes = bool(op.takes_ns_write)
+            priced.add(s, row, takes, row.ml_readers_any and takes)
+            ml_work = s.ml_work + (take if s.ml_work else 0.0)
+            mls.append((ml_work, op.per_mount_lock_section_ns, float(row.ml_readers_any)))
+            read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
+            r2 = 0.0
+            if op.ns_read_ns or op.per_mount_read_ns:
+                read[0] += op.ns_read_ns
+                read[1] += op.per_mount_read_ns
+                if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
+                    r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
+            fixed.append(
+                [float(s.delta), float(s.ring), float(s.binds), float(s.window), *read, r2,
+                 (s.walk_ns + s.cpu) * mf, 0.0 if takes else ml_work, float(s.think),
+                 float(op.rcu), float(s.reads > 0)]
+            )  # fmt: skip
+            table[len(fixed) - 1, -7:-5] = (s.reads * cc.sum_ns, float(s.reads))
+        fixed_cols = np.array(fixed, dtype=float)
+        table[:, 0:4], table[:, 9:12] = fixed_cols[:, 0:4], fixed_cols[:, 4:7]
+        table[:, 15:20] = fixed_cols[:, 7:12]
+        table[:, 12:15] = _linear(np.array(priced.puts, dtype=float))[:, [0, 1, 4]]
+        if priced.takes:
+            StepArrays._holds(table, priced, np.array(mls, dtype=float), mf)
+        return table
+
+    @staticmethod
+    def _holds(table: Array, priced: _Priced, mls: Array, mf: float) -> None:
+        """The write holds' columns of `table` (write, parts, nested), from `priced`; `mls`:
+        each call's fixed mount_lock work with its take, its section per mount, and whether
+        its section has locked readers."""
+        rows = np.array(priced.takes, dtype=np.intp)
+        values = np.array(priced.holds, dtype=float).reshape(len(rows), 5, 2, 5)
+        hold, ml = values[:, :, 0, 0], _linear(values[:, :, 1, 0])
+        ml[:, 0] = ml[:, 0] + mls[rows, 0]
+        readers = mls[rows, 2] > 0
+        ml = np.where(readers[:, None], ml + _linear(np.array(priced.readers, dtype=float)), ml)
+        ml[:, 1] = ml[:, 1] + mls[rows, 1]  # (mounts - 1 sections: one more, a bound)
+        w = mf * _linear(hold) + ml
+        table[rows, 4:9] = w
+        # the parts: the namespace_sem part with the calls' mean variation, the nested one's
+        parts = _linear(mf * values[:, :, 0, 1:] + values[:, :, 1, 1:])  # call, basis, part
+        table[rows, 20 : 20 + 5 * len(PARTS)] = parts.transpose(0, 2, 1).reshape(len(rows), -1)
+        table[rows, -5:] = np.where((w != 0).any(axis=1)[:, None], ml, 0.0)
 
     # Each of these reads calls `idx` (along the calls' axis, after any replicate axis) at
     # states `st` (J x 4, one row per call; stacked arrays: a J x 4 block per replicate).
