@@ -57,6 +57,12 @@ _BASIS = (
 PARTS = ("percpu", "peers", "copy", "prop")
 
 
+def per_replicate(x: Array) -> Array:
+    """Sums over the calls (`x`: summed along the calls' axis) as one value a replicate
+    (`StepArrays.stacked`; a model's own arrays: one)."""
+    return np.reshape(x, -1)
+
+
 def _linear(values: Array) -> Array:
     """[f(0), df/dM, df/dR, df/dB, df/dW] of costs f linear in the state, from their values
     at `_BASIS` (along axis 1: one row of values a call, and any components after it)."""

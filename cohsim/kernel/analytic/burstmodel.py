@@ -77,10 +77,10 @@ from typing import cast
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.analytic.arrays import Array, StepArrays
+from cohsim.kernel.analytic.arrays import Array, StepArrays, per_replicate
 from cohsim.kernel.analytic.grace import back_to_back, cohort_grace
 from cohsim.kernel.analytic.result import AnalyticResult
-from cohsim.kernel.analytic.spread import finishing, gap
+from cohsim.kernel.analytic.spread import finishing, gap, gaps
 from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.calls import Recent, plan
@@ -115,16 +115,6 @@ def _planned(
     arrays = StepArrays(calls, cc, math.exp(kernel.call_sigma**2 / 2))
     _ARRAYS.put((events, kernel, machine), (layers, sum_ns), arrays)
     return arrays
-
-
-def _each(x: Array) -> Array:
-    """A per-call array's sums (`x`, summed over the calls) as one value a replicate."""
-    return np.reshape(x, -1)
-
-
-def _rows(x: Array) -> Array:
-    """A per-call array (`x`) as one row a replicate (a model's own: one row)."""
-    return np.reshape(x, (-1, x.shape[-1]))
 
 
 class BurstModel:
@@ -163,6 +153,7 @@ class BurstModel:
         self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
+        self._spin: Array | None = None  # (`_spinning`)
         self._load(len(threads))
 
     def _load(self, n: int) -> None:
@@ -208,7 +199,16 @@ class BurstModel:
         The mark is cleared when a writer takes the lock, so those that have held come back to
         a writer-owned lock and spin again (common-parent 200 x 20 on m7i.metal-24xl: 52 of
         the 199 others spinning at a hold; 90-94 through the ns_copy stretch at 400)."""
-        a, n = self.a, self.n
+        busy = 1.0 + (self.n - 1) / 2.0 * self._spinning()
+        return np.minimum(busy, float(self.m.vcpus))
+
+    def _spinning(self) -> Array:
+        """Which of `_busy_at_holds`' halves spin at each call's holds, 0, 1 or 2 (the writers
+        still to write, and those that have held and write again): the same at any number
+        of containers, worked out once a model (its copies for one container keep it)."""
+        if self._spin is not None:
+            return self._spin
+        a = self.a
         locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
         pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
         # the next lock section after call j is a pure write
@@ -220,8 +220,8 @@ class BurstModel:
         whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
         if len(whole):
             spin[whole[0] :] = 0.0
-        busy = 1.0 + (n - 1) / 2.0 * (spin + again)
-        return np.minimum(busy, float(self.m.vcpus))
+        self._spin = spinning = spin + again
+        return spinning
 
     def estimate(self) -> AnalyticResult:
         """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
@@ -342,10 +342,11 @@ class BurstModel:
         own = free + wait
         if outs is not None:
             self.tally.add(outs, idx, h, serial, n, mid, r)
-            waited, asked = _each((own - free).sum(axis=-1)), _each(rcu.sum(axis=-1))
             # in step the cohort shares its grace periods: they run back to back while it
             # waits, one at most per caller (a caller that finds none running starts its own)
-            ran, after = _each(periods.sum(axis=-1)), np.reshape(before + n * eff, (-1, *eff.shape))
+            sums = (own - free, rcu, periods)
+            waited, asked, ran = (per_replicate(x.sum(axis=-1)) for x in sums)
+            after = np.reshape(before + n * eff, (-1, *eff.shape))
             for out, w, q, g, states in zip(outs, waited, asked, ran, after, strict=True):
                 out.rcu_wait_ns += n * float(w)
                 out.rcu_requests += n * int(q)
@@ -359,9 +360,7 @@ class BurstModel:
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
             d = self._back_to_back(d, h, r, free, serial, rcu)
-        work = _rows(h + serial)
-        gaps = [gap(n, w, f, x) for w, f, x in zip(work, _rows(free), _rows(r), strict=True)]
-        return _each(d.sum(axis=-1)), np.array(gaps)
+        return per_replicate(d.sum(axis=-1)), gaps(n, h + serial, free, r)
 
     def _back_to_back(
         self, d: Array, h: Array, r: Array, free: Array, serial: Array, rcu: Array

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from cohsim.kernel.analytic.arrays import Array, StepArrays
+from cohsim.kernel.analytic.arrays import Array, StepArrays, per_replicate
 
 
 class Tallied(Protocol):
@@ -37,11 +37,6 @@ _SITES = (
     ("copy", "copy_tree"),
     ("prop", "propagation"),
 )
-
-
-def _each(x: Array) -> Array:
-    """Sums over the calls as one value a replicate."""
-    return np.reshape(x, -1)
 
 
 class BurstTally:
@@ -81,8 +76,8 @@ class BurstTally:
         cohsim.kernel.analytic.burstmodel.BurstModel.joined; a model's own: one)."""
         ids = self.op_ids[idx]
         nested = np.where(h > 0, self.a.nested(st, idx), 0.0)
-        held = _each((serial + nested).sum(axis=-1))
-        write, count = _each(h.sum(axis=-1)), _each(np.count_nonzero(h, axis=-1))
+        held = per_replicate((serial + nested).sum(axis=-1))
+        write, count = per_replicate(h.sum(axis=-1)), per_replicate(np.count_nonzero(h, axis=-1))
         rows = np.reshape(h * times, (-1, h.shape[-1]))
         for i, out in enumerate(outs):
             by_op = np.bincount(ids, weights=rows[i], minlength=len(self.op_names))
@@ -114,20 +109,20 @@ class BurstTally:
         named: Array | float = 0.0
         sites: list[tuple[str, Array]] = []
         for part, site in _SITES:
-            v = times * _each((a.part(part, st, idx) * slow).sum(axis=-1))
+            v = times * per_replicate((a.part(part, st, idx) * slow).sum(axis=-1))
             sites.append((site, v))
             named = named + v
-        puts = times * _each((a.put_count(st, idx) * self.sum_ns).sum(axis=-1))
-        layer = times * _each(a.layer_percpu[..., idx].sum(axis=-1))
+        puts = times * per_replicate((a.put_count(st, idx) * self.sum_ns).sum(axis=-1))
+        layer = times * per_replicate(a.layer_percpu[..., idx].sum(axis=-1))
         sites.append(("percpu_loops", puts + layer))
-        info = times * _each(np.where(self.mountinfo[idx], r, 0.0).sum(axis=-1))
+        info = times * per_replicate(np.where(self.mountinfo[idx], r, 0.0).sum(axis=-1))
         sites.append(("mountinfo", info))
         spin = h * (self.busy_holds[..., idx] - 1.0)
-        sites.append(("namespace_sem_spin", times * _each(spin.sum(axis=-1))))
+        sites.append(("namespace_sem_spin", times * per_replicate(spin.sum(axis=-1))))
         walks = self.walkers(nested) + self.walkers(serial)
-        sites.append(("path_init_spin", times * _each(walks.sum(axis=-1))))
+        sites.append(("path_init_spin", times * per_replicate(walks.sum(axis=-1))))
         work = a.unlocked[..., idx] * self.smt + h + r + serial
-        rest = times * _each(work.sum(axis=-1)) - named - puts - layer - info
+        rest = times * per_replicate(work.sum(axis=-1)) - named - puts - layer - info
         for i, out in enumerate(outs):
             cpu = out.cpu_ns
             for site, v in sites:
