@@ -29,7 +29,7 @@ its host are not scaled (its ratio is 1).
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import fields
 
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.machine.model import Machine
@@ -79,10 +79,6 @@ def at_clock(kernel: KernelParams, machine: Machine) -> KernelParams:
         return kernel
     ops = {name: _scaled(op, ratio) for name, op in kernel.ops.items()}
     top = {f: getattr(kernel, f) * ratio for f in CLOCKED_TOP}
-    return replace(
-        kernel,
-        ops=ops,
-        reference_ghz=machine.microarch.freq_ghz,
-        reference_clock_scale=1.0,
-        **top,
+    return kernel.changed(
+        ops=ops, reference_ghz=machine.microarch.freq_ghz, reference_clock_scale=1.0, **top
     )

@@ -130,7 +130,17 @@ class KernelParams:
         ops = dict(self.ops)
         for op, change in changes.items():
             ops[op] = ops[op].changed(change)
-        return replace(self, ops=ops, **top)
+        return self.changed(ops=ops, **top)
+
+    def changed(self, **changes: Any) -> KernelParams:
+        """`dataclasses.replace(self, **changes)`, without running `__init__` again (a tenth
+        of the time: every replicate's kernel is made by a few such copies; KernelParams has
+        no `__post_init__`). A name that is not a field is refused as replace refuses it."""
+        if not changes.keys() <= _KERNEL_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(KernelParams)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
 
     def value(self, key: str) -> float:
         """A top-level number or an `op.field` number by name."""
@@ -139,6 +149,9 @@ class KernelParams:
             return float(getattr(self.ops[op], f))
         return float(getattr(self, key))
 
+
+#: KernelParams' field names (`KernelParams.changed`)
+_KERNEL_FIELDS = frozenset(f.name for f in fields(KernelParams))
 
 _TABLES = {
     "path": {"walk_ns": "walk_ns", "legitimize_ns": "legitimize_ns"},
