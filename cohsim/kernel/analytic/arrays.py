@@ -133,9 +133,11 @@ class StepArrays:
     """
 
     def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
-        which = np.array(plan.which, dtype=np.intp)
-        table = self._table(plan.distinct, cc, mean_factor)[which]
-        distinct = [s.name for s in plan.distinct]
+        #: the distinct calls' columns, and which of them each call is
+        self.distinct = self._table(plan.distinct, cc, mean_factor)
+        self.which = which = np.array(plan.which, dtype=np.intp)
+        table = self.distinct[which]
+        self.ops = distinct = [s.name for s in plan.distinct]  #: the distinct calls' ops
         self.names = [distinct[i] for i in plan.which]
         #: the calls' ops as indices into `op_names` (sorted), and whether each reads mountinfo
         self.op_names = sorted(set(distinct))
@@ -170,13 +172,14 @@ class StepArrays:
         and do (`effect`, `own`, `gates`, the ops) is the first's. Refused (ValueError) for
         plans whose calls differ."""
         first = arrays[0]
+        what = [0, 1, 2, 3, 18, 19]  # what the calls do, their grace periods, their gates
         for a in arrays[1:]:
-            same = np.array_equal(a.table[:, :4], first.table[:, :4])
-            if not same or a.names != first.names or not np.array_equal(a.gates, first.gates):
+            same = np.array_equal(a.which, first.which) and a.ops == first.ops
+            if not same or not np.array_equal(a.distinct[:, what], first.distinct[:, what]):
                 raise ValueError("the arrays are not of one plan's calls")
         out = object.__new__(cls)
         out.__dict__.update(first.__dict__)
-        out._values(np.stack([a.table for a in arrays]))
+        out._values(np.stack([a.distinct for a in arrays])[:, first.which])
         return out
 
     @staticmethod
