@@ -119,7 +119,7 @@ class FitResult:
         draws = np.clip(draws, lo, hi)
         ghz = self.host_ghz()  # (the catalog read once, not once a draw)
         return [
-            replace(apply_kernel_params(base, dict(zip(names, d, strict=True))), reference_ghz=ghz)
+            apply_kernel_params(base, dict(zip(names, d, strict=True))).changed(reference_ghz=ghz)
             for d in draws
         ]
 

@@ -156,6 +156,19 @@ class Recent:
 _PLANS, _CALLS = Recent(), Recent()
 
 
+class Plan(NamedTuple):
+    """A thread's planned calls as its distinct calls (a container's calls repeat: a few
+    dozen distinct among hundreds) and, call by call, which of them it is."""
+
+    distinct: tuple[Step, ...]
+    which: tuple[int, ...]
+
+    def steps(self) -> list[Step]:
+        """The calls in order (a new list; repeated calls are the same `Step` object)."""
+        distinct = self.distinct
+        return [distinct[i] for i in self.which]
+
+
 def plan_calls(
     events: tuple[SyscallEvent, ...],
     kernel: KernelParams,
@@ -166,17 +179,30 @@ def plan_calls(
     per-layer namespace_sem read sections, its mount_lock section's work (ns; 0: none) and
     what it does to the mount table. `layers` fixes every call's layer count (None: count
     them from the trace); `percpu_sum_ns` is what the per-CPU counter sum costs inside the
-    mount_lock section of an op that does one.
+    mount_lock section of an op that does one. A new list is returned each time (`plan`'s
+    steps)."""
+    return plan(events, kernel, layers, percpu_sum_ns).steps()
+
+
+def plan(
+    events: tuple[SyscallEvent, ...],
+    kernel: KernelParams,
+    layers: int | None,
+    percpu_sum_ns: float,
+) -> Plan:
+    """`plan_calls`' calls as a `Plan`: each distinct call priced once.
 
     The last few plans are remembered by their inputs' identity (events and kernel are
     frozen: the engines' models of one replicate plan once), and what the calls are and do,
     which no kernel changes, by the events' (each replicate's drawn kernel only re-prices
-    them). A new list is returned each time."""
-    steps = _PLANS.get((events, kernel), (layers, percpu_sum_ns))
-    if steps is None:
-        steps = _price(_classified(events, layers), kernel, percpu_sum_ns)
-        _PLANS.put((events, kernel), (layers, percpu_sum_ns), steps)
-    return list(steps)
+    the distinct calls)."""
+    hit = _PLANS.get((events, kernel), (layers, percpu_sum_ns))
+    if hit is not None:
+        return cast(Plan, hit)
+    distinct, which = _classified(events, layers)
+    out = Plan(tuple(_price(c, kernel, percpu_sum_ns) for c in distinct), which)
+    _PLANS.put((events, kernel), (layers, percpu_sum_ns), out)
+    return out
 
 
 class _Call(NamedTuple):
@@ -196,11 +222,14 @@ class _Call(NamedTuple):
     line: Line
 
 
-def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_Call, ...]:
-    """Each event classified (cohsim.kernel.classify) with its effects, once per events."""
+def _classified(
+    events: tuple[SyscallEvent, ...], layers: int | None
+) -> tuple[tuple[_Call, ...], tuple[int, ...]]:
+    """Each event classified (cohsim.kernel.classify) with its effects, once per events: the
+    distinct calls (equal calls cost the same) and which of them each event is."""
     done = _CALLS.get((events,), (layers,))
     if done is not None:
-        return cast(tuple[_Call, ...], done)
+        return cast(tuple[tuple[_Call, ...], tuple[int, ...]], done)
     state = ThreadState()
     layer_counts = layers_of(events) if layers is None else [layers] * len(events)
     overlays: dict[str | None, Line] = {}  # this thread's overlays' lines, by mount point
@@ -225,7 +254,9 @@ def _classified(events: tuple[SyscallEvent, ...], layers: int | None) -> tuple[_
         line = _line(e, name, n, made, delta, overlays)
         calls.append(_Call(think, name, n, delta, ring, binds, group_walk, own_ns, window,
                            allocs, puts, line))  # fmt: skip
-    out = tuple(calls)
+    index: dict[_Call, int] = {}
+    which = tuple(index.setdefault(c, len(index)) for c in calls)
+    out = (tuple(index), which)
     _CALLS.put((events,), (layers,), out)
     return out
 
@@ -248,20 +279,13 @@ def _line(
     return Line(delta, 0, 0, 0)
 
 
-def _price(calls: tuple[_Call, ...], k: KernelParams, percpu_sum_ns: float) -> list[Step]:
-    """The calls with the kernel's costs: the plan."""
-    steps: list[Step] = []
-    made: dict[_Call, Step] = {}  # a container's calls repeat: each distinct one priced once
-    for c in calls:
-        step = made.get(c)
-        if step is None:
-            op, n = k.op(c.name), c.layers
-            walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
-            cpu = op.cpu_ns + op.per_layer_cpu_ns * n
-            ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
-            reads = op.layer_reads * n
-            step = made[c] = Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta,
-                                  c.ring, c.binds, c.delta, c.group_walk, c.own_ns, c.window,
-                                  c.allocs, c.puts, c.line.nbytes(k))  # fmt: skip
-        steps.append(step)
-    return steps
+def _price(c: _Call, k: KernelParams, percpu_sum_ns: float) -> Step:
+    """A call with the kernel's costs."""
+    op, n = k.op(c.name), c.layers
+    walk_ns = (op.walks + op.walks_per_layer * n) * k.walk_ns
+    cpu = op.cpu_ns + op.per_layer_cpu_ns * n
+    ml_work = op.mount_lock_ns + (percpu_sum_ns if op.percpu_sum else 0.0)
+    reads = op.layer_reads * n
+    return Step(c.think, c.name, op, walk_ns, cpu, reads, ml_work, c.delta, c.ring, c.binds,
+                c.delta, c.group_walk, c.own_ns, c.window, c.allocs, c.puts,
+                c.line.nbytes(k))  # fmt: skip

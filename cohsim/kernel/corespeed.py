@@ -29,7 +29,7 @@ its host are not scaled (its ratio is 1).
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import fields
 
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.machine.model import Machine
@@ -59,21 +59,26 @@ def clock_ratio(kernel: KernelParams, machine: Machine) -> float:
     return kernel.reference_ghz * kernel.reference_clock_scale / machine.microarch.freq_ghz
 
 
+def _scaled(op: OpCost, ratio: float) -> OpCost:
+    """`op` with its CPU work (`CLOCKED_OP`) times `ratio`: what `dataclasses.replace` makes,
+    without running `__init__` again, as `OpCost.changed` (every replicate scales every op;
+    scaled in place in the copy, without a dictionary of the changes: half as long again)."""
+    new = object.__new__(type(op))
+    values = new.__dict__
+    values.update(op.__dict__)
+    for f in CLOCKED_OP:
+        values[f] = values[f] * ratio
+    return new
+
+
 def at_clock(kernel: KernelParams, machine: Machine) -> KernelParams:
     """`kernel` with its CPU work at `machine`'s clock, and its reference the machine's (so
     that applying it twice changes nothing); the same object where the ratio is 1."""
     ratio = clock_ratio(kernel, machine)
     if ratio == 1.0:
         return kernel
-    ops = {
-        name: replace(op, **{f: getattr(op, f) * ratio for f in CLOCKED_OP})
-        for name, op in kernel.ops.items()
-    }
+    ops = {name: _scaled(op, ratio) for name, op in kernel.ops.items()}
     top = {f: getattr(kernel, f) * ratio for f in CLOCKED_TOP}
-    return replace(
-        kernel,
-        ops=ops,
-        reference_ghz=machine.microarch.freq_ghz,
-        reference_clock_scale=1.0,
-        **top,
+    return kernel.changed(
+        ops=ops, reference_ghz=machine.microarch.freq_ghz, reference_clock_scale=1.0, **top
     )

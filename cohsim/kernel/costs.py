@@ -40,113 +40,12 @@ from typing import Any
 
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
+from cohsim.kernel.opcost import OPS, OpCost
 from cohsim.kernel.priors import PRIOR_SHAPES, Prior, check_range
 from cohsim.kernel.waketable import WakeTable
 
 SCHEMA = 1
 DEFAULT_KERNEL = "linux-6.18"
-
-
-@dataclass(frozen=True)
-class OpCost:
-    """One kind of syscall, uncontended. Times in ns; `layers` is the image's layer count."""
-
-    walks: int = 0  #: path walks before any lock
-    walks_per_layer: int = 0  #: extra path walks per layer (overlay resolving its lowerdirs)
-    cpu_ns: float = 0.0  #: work outside the mount locks
-    per_layer_cpu_ns: float = 0.0  #: extra work outside the locks per layer
-    ns_write_ns: float = 0.0  #: namespace_sem held for writing (not counting mount_lock inside)
-    per_mount_write_ns: float = 0.0  #: ... and per mount in the table (a namespace's copy,
-    #: or its old root's detach)
-    ns_read_ns: float = 0.0  #: namespace_sem held for reading, fixed part
-    per_mount_read_ns: float = 0.0  #: ... and per mount in the table (mountinfo)
-    mount_lock_ns: float = 0.0  #: mount_lock write section (inside namespace_sem if any)
-    per_mount_lock_ns: float = 0.0  #: ... and per mount in the table (a walk of a whole copy
-    #: under one hold: the rslave change, the old root's umount_tree())
-    #: namespace_sem (write) per member of the root mount's peer group, for an attach or detach
-    #: there (propagate_mnt() / propagate_umount() visit every peer of the destination)
-    per_peer_ns: float = 0.0
-    #: ... and per child of the root mount that is such a bind (a clone of it walks its
-    #: source's children: __has_locked_children())
-    per_child_ns: float = 0.0
-    percpu_sum: bool = False  #: the mount_lock section sums a per-CPU counter over all CPUs
-    #: ... and one more for each copy of the mount propagated into a slave namespace
-    #: (umount2(0)'s busy check: propagate_mount_busy() -> do_refcount_check() per copy)
-    percpu_sum_per_copy: bool = False
-    #: the mount_lock section (nested in the namespace_sem write hold) walks the parent's
-    #: peers: per member of the root mount's peer group (an unmount's propagation walks)
-    mount_lock_per_peer_ns: float = 0.0
-    #: the op's mount_lock section is a locked reader (read_seqlock_excl: the spinlock and its
-    #: line, but the sequence counter does not move and no walk spins on it)
-    mount_lock_reader: bool = False
-    #: per mount in the table, a mount_lock write section of its own with this much work,
-    #: among the namespace_sem hold's other work (copy_tree()'s attach of each copied mount)
-    per_mount_lock_section_ns: float = 0.0
-    #: locked-reader sections of mount_lock nested in its namespace_sem write hold (LOCK_MOUNT's
-    #: and clone_mnt()'s read_seqlock_excl / guard(mount_locked_reader): docs/kernel-audit.md
-    #: C18): each takes the line exclusive (cohsim.kernel.linetake), the counter does not move
-    mount_lock_readers: int = 0
-    mount_lock_readers_per_copy: int = 0  #: ... and per copy into a live slave namespace
-    mount_lock_readers_per_mount: int = 0  #: ... and per mount in the table (a namespace copy)
-    rcu: int = 0  #: synchronize_rcu_expedited() calls at its end (true in the file: one)
-    layer_reads: int = 0  #: namespace_sem read sections per layer (overlayfs cloning each layer)
-    layer_read_ns: float = 0.0  #: ... each this long (part of the op's per-layer work)
-    #: whether the op takes namespace_sem for writing at all (namespace_lock()): whether the
-    #: model file gives it a write section, decided when the file is read and kept when a
-    #: fit changes the section's length (`KernelParams.with_values`), down to 0
-    takes_ns_write: bool | None = None
-
-    def __post_init__(self) -> None:
-        if self.takes_ns_write is None:
-            takes = bool(self.ns_write_ns or self.per_mount_write_ns)
-            object.__setattr__(self, "takes_ns_write", takes)
-
-    def uncontended_ns(self, walk_ns: float, layers: int, mounts: int = 0) -> float:
-        """The op's time alone on an idle machine, without the per-CPU sum or the RCU wait."""
-        return (
-            (self.walks + self.walks_per_layer * layers) * walk_ns
-            + self.cpu_ns
-            + self.per_layer_cpu_ns * layers
-            + self.ns_write_ns
-            + self.per_mount_write_ns * mounts
-            + self.ns_read_ns
-            + self.per_mount_read_ns * mounts
-            + self.layer_reads * layers * self.layer_read_ns
-            + self.mount_lock_ns
-            + self.per_mount_lock_ns * mounts
-        )
-
-
-OPS = (
-    "open_tree_clone",
-    "mount_setattr",
-    "mount_setattr_ro",
-    "move_mount",
-    "close_attached",
-    "close_detached",
-    "mount_overlay",
-    "umount_detach",
-    "umount",
-    "umount_overlay",
-    "umount_einval",
-    "umount_oldroot",
-    "mountinfo_read",
-    "mountinfo_open",
-    "fsopen",
-    "fsconfig",
-    "fsconfig_create",
-    "fsmount",
-    "ns_copy",
-    "mount_rslave",
-    "mount_bind",
-    "mount_new",
-    "mount_remount",
-    "mount_enotdir",
-    "mount_failed",
-    "pivot_root",
-    "mountinfo_eof",
-    "other",
-)
 
 
 @dataclass(frozen=True)
@@ -223,13 +122,25 @@ class KernelParams:
         # field names come from the caller, so the changes are keyword dicts of unknown keys
         # (dataclasses.replace refuses a name that is not a field)
         top: dict[str, Any] = {k: v for k, v in values.items() if "." not in k}
-        ops = dict(self.ops)
+        changes: dict[str, dict[str, Any]] = {}  # each op's changes, made in one copy
         for key, v in values.items():
             if "." in key:
                 op, f = key.split(".", 1)
-                change: dict[str, Any] = {f: v}
-                ops[op] = replace(ops[op], **change)
-        return replace(self, ops=ops, **top)
+                changes.setdefault(op, {})[f] = v
+        ops = dict(self.ops)
+        for op, change in changes.items():
+            ops[op] = ops[op].changed(change)
+        return self.changed(ops=ops, **top)
+
+    def changed(self, **changes: Any) -> KernelParams:
+        """`dataclasses.replace(self, **changes)`, without running `__init__` again (a tenth
+        of the time: every replicate's kernel is made by a few such copies; KernelParams has
+        no `__post_init__`). A name that is not a field is refused as replace refuses it."""
+        if not changes.keys() <= _KERNEL_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(KernelParams)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
 
     def value(self, key: str) -> float:
         """A top-level number or an `op.field` number by name."""
@@ -238,6 +149,9 @@ class KernelParams:
             return float(getattr(self.ops[op], f))
         return float(getattr(self, key))
 
+
+#: KernelParams' field names (`KernelParams.changed`)
+_KERNEL_FIELDS = frozenset(f.name for f in fields(KernelParams))
 
 _TABLES = {
     "path": {"walk_ns": "walk_ns", "legitimize_ns": "legitimize_ns"},

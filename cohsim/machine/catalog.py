@@ -179,6 +179,23 @@ def _read_cached(path: Path) -> Machine:
     return _PARSED[key]
 
 
+#: each machine folder's TOML files, by the folder and its modification time (adding,
+#: removing or renaming a file changes it; an edit is `_PARSED`'s), so that a second
+#: `Catalog()` lists nothing again (a prediction makes a few)
+_LISTED: dict[tuple[str, int], tuple[Path, ...]] = {}
+
+
+def _listed(folder: Path) -> tuple[Path, ...]:
+    """The folder's `*.toml` files, sorted, listed once per process while it is unchanged."""
+    try:
+        key = (str(folder), folder.stat().st_mtime_ns)
+    except OSError:
+        return tuple(sorted(folder.glob("*.toml")))  # (none: an empty catalog, as before)
+    if key not in _LISTED:
+        _LISTED[key] = tuple(sorted(folder.glob("*.toml")))
+    return _LISTED[key]
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -232,7 +249,7 @@ class Catalog:
         self.root = Path(root) if root is not None else catalog_dir()
         self._paths: dict[str, Path] = {}
         for sub in ("instances", "servers"):
-            for path in sorted((self.root / sub).glob("*.toml")):
+            for path in _listed(self.root / sub):
                 if path.stem in self._paths:
                     raise CohsimError(
                         f"machine {path.stem!r} is also defined in {self._paths[path.stem]}",

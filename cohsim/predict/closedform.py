@@ -26,10 +26,11 @@ What the closed form reports differently, and says so in the prediction's `engin
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 
 from cohsim.kernel.analytic.burstmodel import BurstModel
 from cohsim.kernel.analytic.estimate import engine_result
+from cohsim.kernel.analytic.result import AnalyticResult
 from cohsim.predict.breakdown import Breakdown, holds_by_mechanism
 from cohsim.predict.runs import ReplicateTask, Run, run_of
 from cohsim.units import NS_PER_S
@@ -51,17 +52,34 @@ NOTES = {
 
 def analytic_replicate(task: ReplicateTask) -> Run:
     """One replicate answered by the burst model (see the module)."""
-    kernel = task.kernel
-    res = BurstModel(task.machine, kernel, task.trace, layers=task.layers).estimate()
-    alone_trace = replace(task.trace, threads=task.trace.threads[:1])
-    alone = BurstModel(task.machine, kernel, alone_trace, layers=task.layers).estimate()
-    result = engine_result(res, alone, task.machine.vcpus)
+    model = BurstModel(task.machine, task.kernel, task.trace, layers=task.layers)
+    return _run(task, model.estimate(), model.alone_launch_ns())
+
+
+def analytic_replicates(tasks: Sequence[ReplicateTask]) -> list[Run]:
+    """Replicates of one burst answered by the burst model, all at once: their models joined
+    (`BurstModel.joined`: each replicate's numbers what its own model gives alone, to the
+    bit), or one by one where their plans' calls differ."""
+    models = [BurstModel(t.machine, t.kernel, t.trace, layers=t.layers) for t in tasks]
+    try:
+        joined = BurstModel.joined(models)
+    except ValueError:
+        return [
+            _run(t, m.estimate(), m.alone_launch_ns()) for t, m in zip(tasks, models, strict=True)
+        ]
+    estimates, alone = joined.estimates(), joined.alone_launches_ns()
+    return [_run(*each) for each in zip(tasks, estimates, alone, strict=True)]
+
+
+def _run(task: ReplicateTask, res: AnalyticResult, alone_ns: float) -> Run:
+    """The replicate's Run from its estimate `res` and one container's launch alone."""
+    result = engine_result(res, alone_ns, task.machine.vcpus)
     breakdown = None
     if task.breakdown:
         breakdown = Breakdown(
             {},
             {},
-            kernel.base_launch_ns / NS_PER_S,
+            task.kernel.base_launch_ns / NS_PER_S,
             holds_by_mechanism(res.ns_write_by_op),
             attribution="analytic engine: namespace_sem's write holds by mechanism only",
         )

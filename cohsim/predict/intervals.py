@@ -153,12 +153,24 @@ COLUMNS = (
 def row(d: Draw, deadline_s: float) -> np.ndarray:
     """A draw's statistics (`COLUMNS`): the launch's and the mount phase's quantiles, the
     share of its containers past `deadline_s` and their number."""
-    late = float(np.count_nonzero(d.launch_s > deadline_s))
-    return np.concatenate(
+    return rows([d], deadline_s)[0]
+
+
+def rows(draws: Sequence[Draw], deadline_s: float) -> np.ndarray:
+    """`row` of each of `draws`, one row each: a draw's quantiles are read off its own
+    containers, each draw's the same numbers whether alone or stacked with draws of as many
+    containers (numpy's percentile along an axis is the one row's, element by element)."""
+    if len({len(d.launch_s) for d in draws}) > 1:
+        return np.array([row(d, deadline_s) for d in draws])
+    launch = np.array([d.launch_s for d in draws], dtype=float)
+    mount = np.array([d.mount_s for d in draws], dtype=float)
+    late = np.count_nonzero(launch > deadline_s, axis=1).astype(float)
+    return np.column_stack(
         [
-            np.percentile(d.launch_s, _PERCENT),
-            np.percentile(d.mount_s, _PERCENT),
-            [late / len(d.launch_s), late],
+            np.percentile(launch, _PERCENT, axis=1).T,
+            np.percentile(mount, _PERCENT, axis=1).T,
+            late / launch.shape[1],
+            late,
         ]
     )
 
@@ -175,7 +187,10 @@ def extremes(drawn: Sequence[Draw], base_s: float) -> list[Draw]:
     nearest of them scaled there (see the module). None with fewer than `MIN_DRAWS`."""
     if len(drawn) < MIN_DRAWS:
         return []
-    scale = np.array([np.percentile(d.launch_s - base_s, SCALE) for d in drawn])
+    if len({len(d.launch_s) for d in drawn}) > 1:
+        scale = np.array([np.percentile(d.launch_s - base_s, SCALE) for d in drawn])
+    else:  # every draw's own percentile, stacked (as in `rows`)
+        scale = np.percentile(np.array([d.launch_s for d in drawn]) - base_s, SCALE, axis=1)
     positive = bool((scale > 0).all())
     ys = np.log(scale) if positive else scale
     half = t_quantile(len(ys) - 1) * float(ys.std(ddof=1)) * math.sqrt(1 + 1 / len(ys))
@@ -223,9 +238,9 @@ def summarise(
     every = [*draws, *extremes(draws[1:], base_s)]
     if misfit_sd:
         every = [w for d in every for w in widened(d, misfit_sd)]
-    values = np.median(np.array([row(d, deadline_s) for d in draws]), axis=0)
-    rows = np.array([row(d, deadline_s) for d in every])
-    low, high = rows.min(axis=0), rows.max(axis=0)
+    stats = rows(every, deadline_s)  # the draws' own first where no misfit widens them
+    values = np.median(stats[: len(draws)] if not misfit_sd else rows(draws, deadline_s), axis=0)
+    low, high = stats.min(axis=0), stats.max(axis=0)
     units = {"miss_chance": "fraction of containers", "failures": "containers"}
     out = {
         c: Interval(float(values[k]), float(low[k]), float(high[k]), units.get(c, "s"))

@@ -34,7 +34,7 @@ from cohsim.kernel.simulation.outcome import engine_result
 from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
-from cohsim.predict.closedform import NOTES, analytic_replicate
+from cohsim.predict.closedform import NOTES, analytic_replicate, analytic_replicates
 from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
@@ -163,8 +163,10 @@ def _run_all(
     tasks: list[ReplicateTask], costs: LineCosts, jobs: int | None, progress: bool = False
 ) -> list[Run]:
     if tasks and tasks[0].engine == "analytic":
-        # milliseconds each, and no level-2 table: worker processes would cost more
-        return [_one(t) for t in tasks]
+        # milliseconds each, and no level-2 table: worker processes would cost more; the
+        # replicates of one burst are priced together (cohsim.predict.closedform)
+        clocked = [replace(t, kernel=at_clock(t.kernel, t.machine)) for t in tasks]
+        return analytic_replicates(clocked)
     return _simulate_all(tasks, costs, jobs, progress)
 
 

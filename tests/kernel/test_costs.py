@@ -114,3 +114,14 @@ def test_a_file_without_priors_has_none():
     doc = tomllib.loads(KFILE.read_text())
     doc.pop("priors")
     assert kernel_from_dict(doc, "k.toml").priors == ()
+
+
+def test_a_changed_kernel_is_the_replaced_one_and_a_wrong_name_is_refused():
+    import dataclasses
+
+    k = load_kernel()
+    new = k.changed(walk_ns=k.walk_ns * 2, reference_clock_scale=1.25)
+    assert new == dataclasses.replace(k, walk_ns=k.walk_ns * 2, reference_clock_scale=1.25)
+    assert new.priors == k.priors and new.ops is k.ops and k.walk_ns != new.walk_ns
+    with pytest.raises(TypeError):
+        k.changed(walk_nss=1.0)

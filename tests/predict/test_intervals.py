@@ -329,3 +329,16 @@ def test_intervals_hold_together_whatever_the_inputs(
         jobs=1,
     )
     assert _disorder(p) == []
+
+
+def test_the_stacked_rows_are_each_draws_own_to_the_bit():
+    """`rows` reads every draw's statistics at once: the same floats as `row` of each alone,
+    and draws of different sizes are read one by one."""
+    from cohsim.predict.intervals import row, rows
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 100, 401):
+        draws = [Draw(1.0 + rng.lognormal(size=n), rng.lognormal(size=n)) for _ in range(19)]
+        assert np.array_equal(rows(draws, 2.5), np.array([row(d, 2.5) for d in draws]))
+    ragged = [Draw(np.array([1.0, 3.0]), np.array([0.5, 1.0])), Draw(np.ones(3), np.ones(3))]
+    assert np.array_equal(rows(ragged, 2.0), np.array([row(d, 2.0) for d in ragged]))

@@ -20,13 +20,14 @@ checks the arrays against `CallCosts` at random states.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cohsim.kernel.callcost import CallCosts
-from cohsim.kernel.calls import Step
+from cohsim.kernel.callcost import CallCosts, OpRow
+from cohsim.kernel.calls import Plan, Step
 
 Array = NDArray[np.float64]
 
@@ -56,45 +57,55 @@ _BASIS = (
 PARTS = ("percpu", "peers", "copy", "prop")
 
 
-def _ml_hold(cc: CallCosts) -> object:
-    """The cost function (step, state) -> its mount_lock section's state-dependent work."""
-
-    def f(s: Step, p: FixedNodeState) -> float:
-        return cc.ml_hold_at(s, cc.row(s.name, s.op), p.mounts, p.ring, p.windows)
-
-    return f
+def per_replicate(x: Array) -> Array:
+    """Sums over the calls (`x`: summed along the calls' axis) as one value a replicate
+    (`StepArrays.stacked`; a model's own arrays: one)."""
+    return np.reshape(x, -1)
 
 
-def _parts(cc: CallCosts, mf: float) -> object:
-    """The cost function (step, state) -> the parts (`PARTS`) of its write hold in that
-    state, all four from one pricing: the namespace_sem part (with the calls' mean variation
-    `mf`) and the nested mount_lock section's."""
-    ml = _ml_hold(cc)
-
-    def f(s: Step, p: FixedNodeState) -> list[float]:
-        cc.write_hold_ns(s, p)
-        ns = [cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop]
-        ml(s, p)  # type: ignore[operator]
-        mls = (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
-        return [mf * a + b for a, b in zip(ns, mls, strict=True)]
-
-    return f
+def _linear(values: Array) -> Array:
+    """[f(0), df/dM, df/dR, df/dB, df/dW] of costs f linear in the state, from their values
+    at `_BASIS` (along axis 1: one row of values a call, and any components after it)."""
+    zero = values[:, :1]
+    return np.concatenate([zero, values[:, 1:] - zero], axis=1)
 
 
-def _linear(f: object, s: Step) -> list[float]:
-    """[f(0), df/dM, df/dR, df/dB, df/dW] for a cost f(step, state) linear in the state."""
-    vals = [float(f(s, p)) for p in _BASIS]  # type: ignore[operator]
-    return [vals[0]] + [v - vals[0] for v in vals[1:]]
+class _Priced:
+    """What CallCosts gives for a plan's distinct calls at the `_BASIS` states, gathered call
+    by call (CallCosts asked once a state for each cost; its `part_*` read after each
+    pricing) and then combined for all of them at once: the puts of every call, and for the
+    calls with a write hold (`takes`) the hold, its nested mount_lock section's
+    state-dependent work, their `PARTS`, and its locked readers' fetches of the line. A call
+    without a write hold has no nested section: its mount_lock work is its fixed work."""
 
+    def __init__(self, cc: CallCosts) -> None:
+        self.cc = cc
+        self.puts: list[list[float]] = []
+        self.takes: list[int] = []  #: the rows of the calls with a write hold
+        self.holds: list[list[float]] = []  #: a hold's value and parts, a nested section's
+        self.readers: list[list[float]] = []
 
-def _linear_parts(f: object, s: Step) -> list[float]:
-    """`_linear` of each of the vector cost's components, one after the other."""
-    vals = [f(s, p) for p in _BASIS]  # type: ignore[operator]
-    out: list[float] = []
-    for k in range(len(PARTS)):
-        zero = float(vals[0][k])
-        out += [zero] + [float(v[k]) - zero for v in vals[1:]]
-    return out
+    def add(self, s: Step, row: OpRow, takes: bool, readers: bool) -> None:
+        cc = self.cc
+        self.puts.append([cc.puts(s, p.mounts, p) for p in _BASIS])
+        if not takes:
+            return
+        self.takes.append(len(self.puts) - 1)
+        values: list[float] = []
+        for p in _BASIS:
+            values.append(cc.write_hold_at(s, row, p.mounts, p.ring, p.binds, p.windows))
+            values += (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+            values.append(cc.ml_hold_at(s, row, p.mounts, p.ring, p.windows))
+            values += (cc.part_percpu, cc.part_peers, cc.part_copy, cc.part_prop)
+        self.holds.append(values)
+        rv = [0.0] * 5
+        if readers:  # of the state, they see the mounts and the copies only: at e_R, e_B as at 0
+            zero = cc.readers_at(s, row, 0.0, 0.0, cc.busy)
+            mounts, windows = (
+                cc.readers_at(s, row, p.mounts, p.windows, cc.busy) for p in _BASIS[1::3]
+            )
+            rv = [zero, mounts, zero, zero, windows]
+        self.readers.append(rv)
 
 
 class StepArrays:
@@ -121,95 +132,134 @@ class StepArrays:
     - `gates`: the calls with per-layer read sections (an overlay's private clones).
     """
 
-    def __init__(self, steps: list[Step], cc: CallCosts, mean_factor: float) -> None:
-        index: dict[tuple[object, ...], int] = {}  # a distinct call -> its row
-        same: dict[int, int] = {}  # a step object seen before -> its row (a plan repeats them)
-        which: list[int] = []
-        rows: list[list[float]] = []
-        for s in steps:
-            i = same.get(id(s))
-            if i is None:
-                key = (id(s.op), *s[:2], *s[3:])  # the op by identity: hashing it is slow
-                i = index.get(key)
-                if i is None:
-                    i = index[key] = len(rows)
-                    rows.append(sum(self._row(s, cc, mean_factor), []))
-                same[id(s)] = i
-            which.append(i)
-        table = np.array(rows, dtype=float)[which]
-        self.names = [s.name for s in steps]
+    def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
+        #: the distinct calls' columns, and which of them each call is
+        self.distinct = self._table(plan.distinct, cc, mean_factor)
+        self.which = which = np.array(plan.which, dtype=np.intp)
+        table = self.distinct[which]
+        self.ops = distinct = [s.name for s in plan.distinct]  #: the distinct calls' ops
+        self.names = [distinct[i] for i in plan.which]
+        #: the calls' ops as indices into `op_names` (sorted), and whether each reads mountinfo
+        self.op_names = sorted(set(distinct))
+        ids = {x: i for i, x in enumerate(self.op_names)}
+        self.op_ids = np.array([ids[x] for x in distinct], dtype=np.intp)[which]
+        self.mountinfo = np.array([x.startswith("mountinfo") for x in self.op_names])[self.op_ids]
         self.effect = table[:, 0:4]
-        self.write = table[:, 4:9]
-        self.writes = self.write.any(axis=1)
-        self.read = table[:, 9:11]
-        self.read_r2 = table[:, 11]
-        self.puts = table[:, 12:15]
-        self.unlocked, self.ml_alone, self.think, self.rcu = table[:, 15:19].T
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
         self.gates = np.flatnonzero(table[:, 19])
-        self.parts = {name: table[:, 20 + 5 * i : 25 + 5 * i] for i, name in enumerate(PARTS)}
+        self._values(table)
+
+    def _values(self, table: Array) -> None:
+        """The priced columns of `table` (calls along its second-to-last axis, and before
+        them, in `stacked` arrays, the replicates)."""
+        self.table = table
+        self.write = table[..., 4:9]
+        self.writes = self.write.any(axis=-1)
+        self.read = table[..., 9:11]
+        self.read_r2 = table[..., 11]
+        self.puts = table[..., 12:15]
+        self.unlocked, self.ml_alone, self.think, self.rcu = (table[..., c] for c in range(15, 19))
+        self.parts = {n: table[..., 20 + 5 * i : 25 + 5 * i] for i, n in enumerate(PARTS)}
         end = 20 + 5 * len(PARTS)
-        self.layer_percpu, self.read_allocs = table[:, end], table[:, end + 1]
-        self.ml_nested = table[:, end + 2 : end + 7]
+        self.layer_percpu, self.read_allocs = table[..., end], table[..., end + 1]
+        self.ml_nested = table[..., end + 2 : end + 7]
+
+    @classmethod
+    def stacked(cls, arrays: Sequence[StepArrays]) -> StepArrays:
+        """The arrays of several replicates of one plan (the same calls, each replicate's own
+        prices) as one, each priced column with a leading replicate axis; what the calls are
+        and do (`effect`, `own`, `gates`, the ops) is the first's. Refused (ValueError) for
+        plans whose calls differ."""
+        first = arrays[0]
+        what = [0, 1, 2, 3, 18, 19]  # what the calls do, their grace periods, their gates
+        for a in arrays[1:]:
+            same = np.array_equal(a.which, first.which) and a.ops == first.ops
+            if not same or not np.array_equal(a.distinct[:, what], first.distinct[:, what]):
+                raise ValueError("the arrays are not of one plan's calls")
+        out = object.__new__(cls)
+        out.__dict__.update(first.__dict__)
+        out._values(np.stack([a.distinct for a in arrays])[:, first.which])
+        return out
 
     @staticmethod
-    def _row(s: Step, cc: CallCosts, mf: float) -> tuple[list[float], ...]:
-        """One call's columns: effect (4), write (5), read (2), read_r2, puts (3), unlocked,
-        ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of `PARTS`), its
-        read sections' per-CPU areas and its nested mount_lock section (5)."""
-        op = s.op
-        effect = [float(s.delta), float(s.ring), float(s.binds), float(s.window)]
-        ml = _linear(_ml_hold(cc), s)  # the mount_lock section's growth with the state
-        take = cc.take_ns(cc.busy) if s.ml_work else 0.0  # its line, from the last holder
-        ml[0] += s.ml_work + take
-        row = cc.row(s.name, op)
-        if row.ml_readers_any and op.takes_ns_write:  # the locked readers' fetches of it
-            readers = _linear(lambda st, p: cc.readers_at(st, row, p.mounts, p.windows, cc.busy), s)
-            ml = [a + b for a, b in zip(ml, readers, strict=True)]
-        ml[1] += op.per_mount_lock_section_ns  # (mounts - 1 sections: one more, an upper bound)
-        if op.takes_ns_write:
-            w = [mf * c + m for c, m in zip(_linear(cc.write_hold_ns, s), ml, strict=True)]
-            ml_alone = 0.0
-        else:
-            w, ml_alone = [0.0] * 5, s.ml_work + take
-        read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
-        r2 = 0.0
-        if op.ns_read_ns or op.per_mount_read_ns:
-            read[0] += op.ns_read_ns
-            read[1] += op.per_mount_read_ns
-            if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
-                r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
-        p = _linear(lambda st, pt: cc.puts(st, pt.mounts, pt), s)
-        puts = [p[0], p[1], p[4]]
-        nested = ml if ml_alone == 0.0 and any(w) else [0.0] * 5
-        misc = [(s.walk_ns + s.cpu) * mf, ml_alone, float(s.think), float(op.rcu)]
-        parts = _linear_parts(_parts(cc, mf), s) if op.takes_ns_write else [0.0] * 5 * len(PARTS)
-        gate = [float(s.reads > 0)]
-        areas = [s.reads * cc.sum_ns, float(s.reads)]
-        return effect, w, read, [r2], puts, misc, gate, parts, areas, nested
+    def _table(steps: Sequence[Step], cc: CallCosts, mf: float) -> Array:
+        """The distinct calls' columns: effect (4), write (5), read (2), read_r2, puts (3),
+        unlocked, ml_alone, think, rcu, whether it is a gate, its hold's parts (5 each of
+        `PARTS`), its read sections' per-CPU areas and its nested mount_lock section (5)."""
+        table = np.zeros((len(steps), 20 + 5 * len(PARTS) + 7))
+        priced, fixed, mls = _Priced(cc), [], []
+        take = cc.take_ns(cc.busy)  # a section's take of the line, from the last holder
+        for s in steps:
+            op, row = s.op, cc.row(s.name, s.op)
+            takes = bool(op.takes_ns_write)
+            priced.add(s, row, takes, row.ml_readers_any and takes)
+            ml_work = s.ml_work + (take if s.ml_work else 0.0)
+            mls.append((ml_work, op.per_mount_lock_section_ns, float(row.ml_readers_any)))
+            read = [s.reads * (op.layer_read_ns * mf + cc.sum_ns), 0.0]
+            r2 = 0.0
+            if op.ns_read_ns or op.per_mount_read_ns:
+                read[0] += op.ns_read_ns
+                read[1] += op.per_mount_read_ns
+                if s.own_ns:  # R^2 / M a line over M lines (CallCosts.slave_line_ns)
+                    r2 = cc.slave_line_ns(FixedNodeState(1.0, 1.0, 0.0, 0.0))
+            fixed.append(
+                [float(s.delta), float(s.ring), float(s.binds), float(s.window), *read, r2,
+                 (s.walk_ns + s.cpu) * mf, 0.0 if takes else ml_work, float(s.think),
+                 float(op.rcu), float(s.reads > 0)]
+            )  # fmt: skip
+            table[len(fixed) - 1, -7:-5] = (s.reads * cc.sum_ns, float(s.reads))
+        fixed_cols = np.array(fixed, dtype=float)
+        table[:, 0:4], table[:, 9:12] = fixed_cols[:, 0:4], fixed_cols[:, 4:7]
+        table[:, 15:20] = fixed_cols[:, 7:12]
+        table[:, 12:15] = _linear(np.array(priced.puts, dtype=float))[:, [0, 1, 4]]
+        if priced.takes:
+            StepArrays._holds(table, priced, np.array(mls, dtype=float), mf)
+        return table
+
+    @staticmethod
+    def _holds(table: Array, priced: _Priced, mls: Array, mf: float) -> None:
+        """The write holds' columns of `table` (write, parts, nested), from `priced`; `mls`:
+        each call's fixed mount_lock work with its take, its section per mount, and whether
+        its section has locked readers."""
+        rows = np.array(priced.takes, dtype=np.intp)
+        values = np.array(priced.holds, dtype=float).reshape(len(rows), 5, 2, 5)
+        hold, ml = values[:, :, 0, 0], _linear(values[:, :, 1, 0])
+        ml[:, 0] = ml[:, 0] + mls[rows, 0]
+        readers = mls[rows, 2] > 0
+        ml = np.where(readers[:, None], ml + _linear(np.array(priced.readers, dtype=float)), ml)
+        ml[:, 1] = ml[:, 1] + mls[rows, 1]  # (mounts - 1 sections: one more, a bound)
+        w = mf * _linear(hold) + ml
+        table[rows, 4:9] = w
+        # the parts: the namespace_sem part with the calls' mean variation, the nested one's
+        parts = _linear(mf * values[:, :, 0, 1:] + values[:, :, 1, 1:])  # call, basis, part
+        table[rows, 20 : 20 + 5 * len(PARTS)] = parts.transpose(0, 2, 1).reshape(len(rows), -1)
+        table[rows, -5:] = np.where((w != 0).any(axis=1)[:, None], ml, 0.0)
+
+    # Each of these reads calls `idx` (along the calls' axis, after any replicate axis) at
+    # states `st` (J x 4, one row per call; stacked arrays: a J x 4 block per replicate).
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""
-        w = self.ml_nested[idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.ml_nested[..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def part(self, name: str, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The part `name` (`PARTS`) of the write holds of calls `idx` at states `st`."""
-        w = self.parts[name][idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.parts[name][..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""
-        w = self.write[idx]
-        return w[:, 0] + np.einsum("ij,ij->i", w[:, 1:], st)
+        w = self.write[..., idx, :]
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
 
     def reads(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Read holds of calls `idx` at states `st`."""
-        r = self.read[idx]
-        return r[:, 0] + r[:, 1] * st[:, 0] + self.read_r2[idx] * st[:, 1] ** 2
+        r = self.read[..., idx, :]
+        return r[..., 0] + r[..., 1] * st[..., 0] + self.read_r2[..., idx] * st[..., 1] ** 2
 
     def put_count(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Mounts calls `idx` put after their grace periods at states `st`."""
-        p = self.puts[idx]
-        return p[:, 0] + p[:, 1] * st[:, 0] + p[:, 2] * st[:, 3]
+        p = self.puts[..., idx, :]
+        return p[..., 0] + p[..., 1] * st[..., 0] + p[..., 2] * st[..., 3]

@@ -69,21 +69,23 @@ wake-up latencies, and the containers that run ahead of the cohort before its bo
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.kernel.analytic.arrays import Array, StepArrays
-from cohsim.kernel.analytic.spread import finishing, gap
+from cohsim.kernel.analytic.arrays import Array, StepArrays, per_replicate
+from cohsim.kernel.analytic.grace import back_to_back, cohort_grace
+from cohsim.kernel.analytic.result import AnalyticResult
+from cohsim.kernel.analytic.spread import finishing, gap, gaps
 from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
-from cohsim.kernel.calls import Recent, Step, plan_calls
+from cohsim.kernel.calls import Recent, plan
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
-from cohsim.kernel.result import CPU_SITES
 from cohsim.kernel.smt import slowdown, slowdown_array
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
@@ -102,51 +104,17 @@ def _planned(
     layers: int | None,
     sum_ns: float,
     cc: CallCosts,
-) -> tuple[list[Step], StepArrays]:
-    """The planned calls (cohsim.kernel.calls) and their arrays, reused while the same events,
-    kernel and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
+) -> StepArrays:
+    """The planned calls' arrays (cohsim.kernel.calls), reused while the same events, kernel
+    and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
     machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
     hit = _ARRAYS.get((events, kernel, machine), (layers, sum_ns))
     if hit is not None:
-        return cast(tuple[list[Step], StepArrays], hit)
-    steps = plan_calls(events, kernel, layers, sum_ns)
-    arrays = StepArrays(steps, cc, math.exp(kernel.call_sigma**2 / 2))
-    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), (steps, arrays))
-    return steps, arrays
-
-
-@dataclass
-class AnalyticResult:
-    """What the burst model gives for one burst (ns unless said)."""
-
-    containers: int
-    mount_ns: float  #: the last container's mount phase
-    launch_ns: float  #: the last container's launch, the fixed base included
-    ns_write_ns: float  #: namespace_sem held for writing, all containers
-    ns_write_by_op: dict[str, float] = field(default_factory=dict)
-    ns_acquisitions: int = 0
-    ml_hold_ns: float = 0.0  #: mount_lock held (nested sections and puts)
-    grace_periods: int = 0  #: expedited grace periods run
-    rcu_requests: int = 0  #: synchronize_rcu_expedited() calls, all containers
-    peak_mounts: int = 0
-    ring_peak: int = 1
-    windows_peak: int = 0
-    peak_read_ns: dict[str, float] = field(default_factory=dict)
-    #: each container's mount phase (its first mount call to its last), in finishing order
-    mount_each_ns: tuple[float, ...] = ()
-    #: each container's launch (first call to the runtime's end), without the fixed base
-    launch_each_ns: tuple[float, ...] = ()
-    #: CPU time by profile site (cohsim.kernel.result.CPU_SITES), all containers, ns
-    cpu_ns: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CPU_SITES, 0.0))
-    rcu_wait_ns: float = 0.0  #: the containers' waits for grace periods
-
-    def peaks(self, states: Array) -> None:
-        """Raise the peaks to the largest of `states` (rows of M, R, B, W)."""
-        if len(states):
-            top = states.max(axis=0)
-            self.peak_mounts = max(self.peak_mounts, round(float(top[0])))
-            self.ring_peak = max(self.ring_peak, round(float(top[1])))
-            self.windows_peak = max(self.windows_peak, round(float(top[3])))
+        return cast(StepArrays, hit)
+    calls = plan(events, kernel, layers, sum_ns)
+    arrays = StepArrays(calls, cc, math.exp(kernel.call_sigma**2 / 2))
+    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), arrays)
+    return arrays
 
 
 class BurstModel:
@@ -173,20 +141,34 @@ class BurstModel:
             )
         if first[0].start_ns:
             raise CohsimError("the analytic model answers bursts launched at once only")
-        self.m, self.k, self.n = machine, kernel, len(threads)
-        self.sum_ns = percpu_sum_ns(machine, kernel)
-        self.cc = CallCosts(kernel, self.sum_ns, LineTakes(machine, kernel.walk_interval_ns))
+        self.m, self.k = machine, kernel
+        sum_ns = percpu_sum_ns(machine, kernel)
+        self.sum_ns: float | Array = sum_ns
+        self.cc = CallCosts(kernel, sum_ns, LineTakes(machine, kernel.walk_interval_ns))
         #: the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
         #: simulation's mountlock does): where the closed form prices mount_lock's line
         walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
         self.cc.busy = min(float(machine.vcpus), walking)
-        self.steps, self.a = _planned(first, kernel, layers, self.sum_ns, self.cc)
+        self.a = _planned(first, kernel, layers, sum_ns, self.cc)
+        self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
+        self._spin: Array | None = None  # (`_spinning`)
+        self._load(len(threads))
+
+    def _load(self, n: int) -> None:
+        """What depends on the number of containers `n`: the grace period, the CPU share, the
+        SMT slowdowns, the tallies."""
+        machine, kernel = self.m, self.k
+        self.n = n
+        self.models = [self]  #: the replicates' models this one answers for (`joined`)
+        # (each a float; a joined model's, a column of its replicates')
+        self.alloc_ns: float | Array = kernel.pcpu_alloc_ns
+        self.wake_step_ns: float | Array = kernel.wake_step_ns
         #: a grace period while the burst's containers and the daemons keep CPUs busy
-        self.gp_ns = grace_period_ns(kernel, machine.vcpus, self.n + kernel.daemon_cpus)
-        self.share = max(1.0, self.n / max(1.0, machine.vcpus - kernel.daemon_cpus))
-        self.smt = slowdown(machine, kernel.smt_slowdown, min(self.n, machine.vcpus))
+        self.gp_ns: float | Array = grace_period_ns(kernel, machine.vcpus, n + kernel.daemon_cpus)
+        self.share: float | Array = max(1.0, n / max(1.0, machine.vcpus - kernel.daemon_cpus))
+        self.smt: float | Array = slowdown(machine, kernel.smt_slowdown, min(n, machine.vcpus))
         self.busy_holds = self._busy_at_holds()  #: CPUs busy at each call's holds
         self.hold_slow = slowdown_array(  # the others busy at a hold spin beside it
             machine,
@@ -217,7 +199,16 @@ class BurstModel:
         The mark is cleared when a writer takes the lock, so those that have held come back to
         a writer-owned lock and spin again (common-parent 200 x 20 on m7i.metal-24xl: 52 of
         the 199 others spinning at a hold; 90-94 through the ns_copy stretch at 400)."""
-        a, n = self.a, self.n
+        busy = 1.0 + (self.n - 1) / 2.0 * self._spinning()
+        return np.minimum(busy, float(self.m.vcpus))
+
+    def _spinning(self) -> Array:
+        """Which of `_busy_at_holds`' halves spin at each call's holds, 0, 1 or 2 (the writers
+        still to write, and those that have held and write again): the same at any number
+        of containers, worked out once a model (its copies for one container keep it)."""
+        if self._spin is not None:
+            return self._spin
+        a = self.a
         locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
         pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
         # the next lock section after call j is a pure write
@@ -229,13 +220,77 @@ class BurstModel:
         whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
         if len(whole):
             spin[whole[0] :] = 0.0
-        busy = 1.0 + (n - 1) / 2.0 * (spin + again)
-        return np.minimum(busy, float(self.m.vcpus))
+        self._spin = spinning = spin + again
+        return spinning
 
     def estimate(self) -> AnalyticResult:
         """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
         in step (the module docstring; docs/analytic.md has its agreement)."""
         return self.run("lockstep")
+
+    def alone_launch_ns(self) -> float:
+        """One of the burst's containers alone on the machine: its launch without the fixed
+        base, as `estimate()` of a one-container burst gives it (its tallies not made)."""
+        return self.alone_launches_ns()[0]
+
+    def estimates(self) -> list[AnalyticResult]:
+        """`estimate()` of each replicate's model (`joined`; one: this model's)."""
+        outs = [AnalyticResult(self.n, 0.0, 0.0, 0.0) for _ in self.models]
+        totals, tails = self._in_step(outs, 0, self.calls, self.start)
+        for m, out, total, tail in zip(self.models, outs, totals, tails, strict=True):
+            m._finish(out, float(total), float(tail))
+        return outs
+
+    def alone_launches_ns(self) -> list[float]:
+        """`alone_launch_ns()` of each replicate's model (`joined`; one: this model's)."""
+        ones = [copy.copy(m) for m in self.models]
+        for one in ones:
+            one._load(1)
+        joined = BurstModel.joined(ones, self.a)
+        totals, tails = joined._in_step(None, 0, joined.calls, joined.start)
+        return [
+            float((finishing(float(total), 1, float(tail)) + one._runtime_ns())[0])
+            for one, total, tail in zip(ones, totals, tails, strict=True)
+        ]
+
+    @classmethod
+    def joined(cls, models: Sequence[BurstModel], arrays: StepArrays | None = None) -> BurstModel:
+        """The models of a burst's replicates (the same burst, calls and machine; each its own
+        kernel's numbers) as one, which prices every replicate's calls at once: its arrays
+        carry a leading replicate axis and its per-replicate numbers are columns, so that
+        each replicate's numbers are what its own model gives, to the bit (element-wise
+        arithmetic; sums along each replicate's row). For `estimates` and
+        `alone_launches_ns`; ValueError for models of different bursts. `arrays`: the
+        models' arrays already stacked (`StepArrays.stacked`), where they were."""
+        first = models[0]
+        if len(models) == 1:
+            return first
+        if any(m.n != first.n for m in models):
+            raise ValueError("the models are not of one burst")
+        out = copy.copy(first)
+        out.models = list(models)
+        out.start = np.stack([m.start for m in models])[:, None, :]  # (the node's mounts drawn)
+        out.a = arrays if arrays is not None else StepArrays.stacked([m.a for m in models])
+
+        def column(values: list[float | Array]) -> Array:
+            return np.array(values, dtype=float)[:, None]
+
+        out.gp_ns, out.share = column([m.gp_ns for m in models]), column([m.share for m in models])
+        out.smt, out.sum_ns = column([m.smt for m in models]), column([m.sum_ns for m in models])
+        out.alloc_ns = column([m.alloc_ns for m in models])
+        out.wake_step_ns = column([m.wake_step_ns for m in models])
+        out.busy_holds = np.stack([m.busy_holds for m in models])
+        out.hold_slow = np.stack([m.hold_slow for m in models])
+        out.tally = BurstTally(
+            out.a,
+            out.hold_slow,
+            out.busy_holds,
+            out.smt,
+            out.sum_ns,
+            column([m.cc.busy for m in models]),
+            column([m.k.walk_interval_ns for m in models]),
+        )
+        return out
 
     def run(self, spread: str = "lockstep") -> AnalyticResult:
         """The burst under one assumption about the containers' spread (the module's)."""
@@ -249,110 +304,75 @@ class BurstModel:
 
     # ----- pricing ---------------------------------------------------------------------------
 
-    def _price(self, st: Array, idx: slice | Array, share: float) -> tuple[Array, ...]:
+    def _price(self, st: Array, idx: slice | Array, share: float | Array) -> tuple[Array, ...]:
         """For calls `idx` at states `st`: one container's write hold h, read holds r, own
         path o = (u + h + r + mount_lock alone) c + think + grace periods, and the mount_lock
         work each container leaves to be served one after another (puts, a lone section)."""
         a = self.a
-        h, r = a.holds(st, idx) * self.hold_slow[idx], a.reads(st, idx)
-        alone = a.ml_alone[idx]
-        u = a.unlocked[idx] * self.smt
-        own = (u + h + r + alone) * share + a.think[idx] + a.rcu[idx] * self.gp_ns
+        h, r = a.holds(st, idx) * self.hold_slow[..., idx], a.reads(st, idx)
+        alone = a.ml_alone[..., idx]
+        u = a.unlocked[..., idx] * self.smt
+        own = (u + h + r + alone) * share + a.think[..., idx] + a.rcu[..., idx] * self.gp_ns
         serial = a.put_count(st, idx) * self.sum_ns + alone
         return h, r, own, serial
 
     def _cohort_grace(self, h: Array, rcu: Array) -> tuple[Array, Array]:
-        """How long the last of a cohort waits for the grace periods of a call it makes in
-        step (h: each one's write hold, served one after another), and how many grace periods
-        the cohort runs for it. A caller needs a grace period that starts after its call; the
-        first caller starts one, and everyone who asks while it runs waits for the next, which
-        starts when it ends: the last, (n - 1) h after the first, waits for the end of the one
-        after the one running then, at (floor((n - 1) h / G) + 2) G; woken together, they do
-        the same for a second one. They run back to back, at most one a caller."""
-        g, n = self.gp_ns, self.n
-        if n == 1:
-            return rcu * g, rcu
-        periods = np.floor((n - 1) * h / g) + 2.0
-        wait = np.where(rcu > 0, periods * g + (rcu - 1) * 2.0 * g, 0.0)
-        count = np.where(rcu > 0, np.minimum(float(n), periods) + (rcu - 1) * 2.0, 0.0)
-        return wait, count
+        """The grace periods' wait of the cohort's last at calls in step, and how many
+        (cohsim.kernel.analytic.grace.cohort_grace)."""
+        return cohort_grace(h, rcu, self.gp_ns, self.n)
 
-    def _in_step(self, out: AnalyticResult, lo: int, hi: int, st0: Array) -> tuple[float, float]:
-        """Calls lo..hi-1 with every container in step from state `st0`: the span's time and
-        the gap its lock-bound calls leave between the containers (cohsim.kernel.analytic.
-        spread; 0: none)."""
+    def _in_step(
+        self, outs: list[AnalyticResult] | None, lo: int, hi: int, st0: Array
+    ) -> tuple[Array, Array]:
+        """Calls lo..hi-1 with every container in step from state `st0`: each replicate's
+        (`joined`) span time and the gap its lock-bound calls leave between the containers
+        (cohsim.kernel.analytic.spread; 0: none), their tallies added to `outs`, one a
+        replicate (None: not made)."""
         if hi <= lo:
-            return 0.0, 0.0
+            return np.zeros(len(self.models)), np.zeros(len(self.models))
         n, a = self.n, self.a
         eff = a.effect[lo:hi]
         before = st0 + n * (np.cumsum(eff, axis=0) - eff)
         mid = before + (n - 1) / 2.0 * eff  # the holds are linear in the state
         idx = slice(lo, hi)
         h, r, own, serial = self._price(mid, idx, self.share)
-        rcu = a.rcu[idx]
+        rcu = a.rcu[..., idx]
         free = own - rcu * self.gp_ns  # without its grace periods' wait
         wait, periods = self._cohort_grace(h, rcu)
         own = free + wait
-        self.tally.add(out, idx, h, serial, n, mid, r)
-        out.rcu_wait_ns += n * float((own - free).sum())
-        out.rcu_requests += n * int(rcu.sum())
-        # in step the cohort shares its grace periods: they run back to back while it waits,
-        # one at most per caller (a caller that finds none running starts its own)
-        out.grace_periods += int(periods.sum())
-        out.peaks(before + n * eff)
+        if outs is not None:
+            self.tally.add(outs, idx, h, serial, n, mid, r)
+            # in step the cohort shares its grace periods: they run back to back while it
+            # waits, one at most per caller (a caller that finds none running starts its own)
+            sums = (own - free, rcu, periods)
+            waited, asked, ran = (per_replicate(x.sum(axis=-1)) for x in sums)
+            after = np.reshape(before + n * eff, (-1, *eff.shape))
+            for out, w, q, g, states in zip(outs, waited, asked, ran, after, strict=True):
+                out.rcu_wait_ns += n * float(w)
+                out.rcu_requests += n * int(q)
+                out.grace_periods += int(g)
+                out.peaks(states)
         # the cohort's clones read in parallel, but allocate under pcpu_alloc_mutex one by one
-        r = np.maximum(r, n * a.read_allocs[idx] * self.k.pcpu_alloc_ns)
+        r = np.maximum(r, n * a.read_allocs[..., idx] * self.alloc_ns)
         # queued behind the writers, the cohort's readers are granted the lock together and
         # woken one after another by the releaser (wake_up_q): the last n - 1 steps later
-        r = r + np.where(r > 0, (n - 1) * self.k.wake_step_ns, 0.0)
+        r = r + np.where(r > 0, (n - 1) * self.wake_step_ns, 0.0)
         d = np.maximum(n * h + r, own) + n * serial
         if n > 1:
             d = self._back_to_back(d, h, r, free, serial, rcu)
-        return float(d.sum()), gap(n, h + serial, free, r)
+        return per_replicate(d.sum(axis=-1)), gaps(n, h + serial, free, r)
 
     def _back_to_back(
         self, d: Array, h: Array, r: Array, free: Array, serial: Array, rcu: Array
     ) -> Array:
-        """The calls' in-step times `d` with the grace periods of a cohort that keeps asking:
-        from the second call with grace periods in the span on, the cohort was woken by the
-        previous one's grace period, and grace periods run back to back while anyone asks
-        during one (cohsim.kernel.simulation.rcu: a request waits for the next to start; it starts
-        when the running one ends). Woken at the end of one, a container works W (its calls since,
-        without their grace periods' wait) and asks during the one running then, the
-        (floor(W / G) + 1)-th since, so it is woken at the end of the next: the cycle is
-        (floor(W / G) + 2) G, a second grace period of the call 2 G more. The cohort so
-        splits in two halves woken G apart; where a half's in-step time (its N / 2 holds one
-        after another, or its own path) is shorter than G, the halves never overlap and W is
-        that (the cycle 2 G); otherwise they contend and W is the whole cohort's. The cycle
-        replaces the calls' times since the previous call with grace periods (`free`: the
-        own path without the grace periods' wait)."""
-        g, n = self.gp_ns, self.n
-        calls = np.flatnonzero(rcu > 0)
-        if len(calls) < 2:
-            return d
-        at, prev = calls[1:], calls[:-1]
-
-        def since(x: Array) -> Array:  # the sum of x over the calls since the previous one
-            c = np.cumsum(x)
-            return c[at] - c[prev]
-
-        whole = since(np.maximum(n * h + r, free) + n * serial)
-        half = since(np.maximum(n / 2.0 * h + r, free) + n / 2.0 * serial)
-        w = np.where(half < g, half, whole)
-        cycle = (np.floor(w / g) + 2.0) * g + (rcu[at] - 1.0) * 2.0 * g
-        out = d.copy()
-        out[calls[0] + 1 :] = 0.0
-        out[at] = cycle
-        last = int(calls[-1])
-        out[last + 1 :] = d[last + 1 :]
-        return out
+        """The calls' in-step times `d` with the grace periods back to back
+        (cohsim.kernel.analytic.grace.back_to_back)."""
+        return back_to_back(d, h, r, free, serial, rcu, self.gp_ns, self.n)
 
     # ----- the spreads -----------------------------------------------------------------------
 
     def _lockstep(self) -> AnalyticResult:
-        out = AnalyticResult(self.n, 0.0, 0.0, 0.0)
-        total, tail = self._in_step(out, 0, len(self.steps), self.start)
-        return self._finish(out, total, tail)
+        return self.estimates()[0]
 
     def _gated(self) -> AnalyticResult:
         """In step up to the first gate and from the last; one at a time between them."""
@@ -361,28 +381,28 @@ class BurstModel:
             return self._lockstep()
         g1, g2 = int(a.gates[0]), int(a.gates[-1])
         out = AnalyticResult(n, 0.0, 0.0, 0.0)
-        first, _ = self._in_step(out, 0, g1 + 1, self.start)
+        first = float(self._in_step([out], 0, g1 + 1, self.start)[0][0])
         # between the gates: the others wait at one gate or the other, half and half on average
         idx = slice(g1 + 1, g2)
         mine = a.own[idx]
         parked, done = a.own[g1 + 1], a.own[g2]
         st = self.start + (n - 1) / 2.0 * (parked + done) + mine
         h, r, own, serial = self._price(st, idx, 1.0)
-        self.tally.add(out, idx, h, serial, n, st, r)
+        self.tally.add([out], idx, h, serial, n, st, r)
         out.rcu_wait_ns += n * float((a.rcu[idx] * self.gp_ns).sum())
         out.rcu_requests += n * int(a.rcu[idx].sum())
         out.grace_periods += int(a.rcu[idx].sum()) * n
         out.peaks(self.start + (n - 1) * parked + mine)
         out.peaks(self.start + (n - 1) * done + mine)
         middle = max(n * float(h.sum()), float(own.sum())) + n * float(serial.sum())
-        last, tail = self._in_step(out, g2, len(self.steps), self.start + n * done)
+        lasts, tails = self._in_step([out], g2, self.calls, self.start + n * done)
         # the last gate's read sections gather the cohort: the gap is the last span's
-        return self._finish(out, first + middle + last, tail)
+        return self._finish(out, first + middle + float(lasts[0]), float(tails[0]))
 
     def _uniform(self, rounds: int = 40, tol: float = 1e-6) -> AnalyticResult:
         n, a = self.n, self.a
         mine, before = a.own[1:], a.own[:-1]
-        times = np.ones(len(self.steps))
+        times = np.ones(self.calls)
         for _ in range(rounds):
             avg = times @ mine / times.sum()
             st = self.start + (n - 1) * avg + before
@@ -395,7 +415,7 @@ class BurstModel:
             if done:
                 break
         out = AnalyticResult(n, 0.0, 0.0, 0.0)
-        self.tally.add(out, slice(None), h, serial, n, st, r)
+        self.tally.add([out], slice(None), h, serial, n, st, r)
         out.rcu_wait_ns += n * float((a.rcu * self.gp_ns).sum())
         out.rcu_requests = n * int(a.rcu.sum())
         out.grace_periods = n * int(a.rcu.sum())
@@ -403,16 +423,20 @@ class BurstModel:
         spread = gap(n, h + serial, own, r)
         return self._finish(out, max(out.ns_write_ns, float(times.sum())), spread)
 
+    def _runtime_ns(self) -> float:
+        """The runtime's CPU work after a container's mounts, slowed by SMT and its share."""
+        return float(self.k.runtime_cpu_ns * self.smt * self.share)
+
     def _finish(self, out: AnalyticResult, mount_ns: float, gap_ns: float) -> AnalyticResult:
         """The mount phase `mount_ns` is the last container's; the others finish `gap_ns`
         apart before it, in turn (cohsim.kernel.analytic.spread)."""
         n = self.n
         out.mount_ns = mount_ns
-        runtime = self.k.runtime_cpu_ns * self.smt * self.share
+        runtime = self._runtime_ns()
         out.launch_ns = mount_ns + runtime + self.k.base_launch_ns
         each = finishing(mount_ns, n, gap_ns)
         out.mount_each_ns = tuple(each.tolist())
         out.launch_each_ns = tuple((each + runtime).tolist())
-        out.cpu_ns["runtime"] += n * self.k.runtime_cpu_ns * self.smt
+        out.cpu_ns["runtime"] += float(n * self.k.runtime_cpu_ns * self.smt)
         out.peak_read_ns = self.cc.full_read_ns(out.peak_mounts, out.ring_peak)
         return out

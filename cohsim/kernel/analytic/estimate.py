@@ -31,10 +31,11 @@ def profile(res: AnalyticResult, cpus: int) -> Profile:
     return Profile(cpu, off, span, cpus)
 
 
-def engine_result(burst: AnalyticResult, alone: AnalyticResult, cpus: int) -> EngineResult:
-    """The burst's estimate as an EngineResult (`alone`: one of its containers alone)."""
+def engine_result(burst: AnalyticResult, alone_ns: float, cpus: int) -> EngineResult:
+    """The burst's estimate as an EngineResult (`alone_ns`: one of its containers' launch
+    alone, `BurstModel.alone_launch_ns`)."""
     each = np.asarray(burst.launch_each_ns, dtype=float)
-    waited = float(np.maximum(each - alone.launch_each_ns[0], 0.0).sum())
+    waited = float(np.maximum(each - alone_ns, 0.0).sum())
     busy = float(each.sum())
     return EngineResult(
         engine="analytic",

@@ -62,6 +62,13 @@ def gap(n: int, work_ns: Array, own_ns: Array, read_ns: Array) -> float:
     return float(work[queued].max()) if queued.any() else 0.0
 
 
+def gaps(n: int, work_ns: Array, own_ns: Array, read_ns: Array) -> Array:
+    """`gap` of each replicate: the arrays' rows, one a replicate (one row: a model's own;
+    cohsim.kernel.analytic.burstmodel.BurstModel.joined)."""
+    rows = (np.reshape(x, (-1, x.shape[-1])) for x in (work_ns, own_ns, read_ns))
+    return np.array([gap(n, w, o, r) for w, o, r in zip(*rows, strict=True)])
+
+
 def finishing(last_ns: float, n: int, gap_ns: float) -> Array:
     """The `n` containers' mount phases, ns, in finishing order: the last at `last_ns`, the
     others `gap_ns` apart before it (never below 0)."""

@@ -11,11 +11,12 @@ B walking CPUs (counted at a runtime's walk rate, as the simulation's mountlock 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from cohsim.kernel.analytic.arrays import Array, StepArrays
+from cohsim.kernel.analytic.arrays import Array, StepArrays, per_replicate
 
 
 class Tallied(Protocol):
@@ -48,23 +49,20 @@ class BurstTally:
         a: StepArrays,
         hold_slow: Array,
         busy_holds: Array,
-        smt: float,
-        sum_ns: float,
-        walking: float,
-        walk_interval_ns: float,
+        smt: float | Array,
+        sum_ns: float | Array,
+        walking: float | Array,
+        walk_interval_ns: float | Array,
     ) -> None:
+        """Each number is a float, or for a joined model's replicates a column of them."""
         self.a, self.hold_slow, self.busy_holds = a, hold_slow, busy_holds
         self.smt, self.sum_ns = smt, sum_ns
         self.walking, self.walk_interval_ns = walking, walk_interval_ns
-        names = sorted(set(a.names))
-        ids = {x: i for i, x in enumerate(names)}
-        self.op_ids = np.array([ids[x] for x in a.names])
-        self.op_names = names
-        self.mountinfo = np.array([x.startswith("mountinfo") for x in names])[self.op_ids]
+        self.op_ids, self.op_names, self.mountinfo = a.op_ids, a.op_names, a.mountinfo
 
     def add(
         self,
-        out: Tallied,
+        outs: Sequence[Tallied],
         idx: slice | Array,
         h: Array,
         serial: Array,
@@ -73,20 +71,27 @@ class BurstTally:
         r: Array,
     ) -> None:
         """Add `times` containers' calls `idx` at states `st` (their write holds `h`, read
-        holds `r`, serial mount_lock work `serial`) to the lock tallies and the profile."""
-        by_op = np.bincount(self.op_ids[idx], weights=h * times, minlength=len(self.op_names))
-        for i in np.flatnonzero(by_op):
-            name = self.op_names[i]
-            out.ns_write_by_op[name] = out.ns_write_by_op.get(name, 0.0) + float(by_op[i])
-        out.ns_write_ns += float(h.sum()) * times
-        out.ns_acquisitions += int(np.count_nonzero(h)) * round(times)
+        holds `r`, serial mount_lock work `serial`) to the lock tallies and the profile of
+        each replicate's result in `outs` (the arrays' rows, one a replicate: a joined model's,
+        cohsim.kernel.analytic.burstmodel.BurstModel.joined; a model's own: one)."""
+        ids = self.op_ids[idx]
         nested = np.where(h > 0, self.a.nested(st, idx), 0.0)
-        out.ml_hold_ns += float((serial + nested).sum()) * times
-        self._profile(out, idx, h, serial, nested, times, st, r)
+        held = per_replicate((serial + nested).sum(axis=-1))
+        write, count = per_replicate(h.sum(axis=-1)), per_replicate(np.count_nonzero(h, axis=-1))
+        rows = np.reshape(h * times, (-1, h.shape[-1]))
+        for i, out in enumerate(outs):
+            by_op = np.bincount(ids, weights=rows[i], minlength=len(self.op_names))
+            for j in np.flatnonzero(by_op):
+                name = self.op_names[j]
+                out.ns_write_by_op[name] = out.ns_write_by_op.get(name, 0.0) + float(by_op[j])
+            out.ns_write_ns += float(write[i]) * times
+            out.ns_acquisitions += int(count[i]) * round(times)
+            out.ml_hold_ns += float(held[i]) * times
+        self._profile(outs, idx, h, serial, nested, times, st, r)
 
     def _profile(
         self,
-        out: Tallied,
+        outs: Sequence[Tallied],
         idx: slice | Array,
         h: Array,
         serial: Array,
@@ -100,21 +105,29 @@ class BurstTally:
         sections and of the puts, the mountinfo reads, the daemons' walkers spinning through
         the `nested` and `serial` mount_lock holds; the rest of the calls' work is
         `mount_work`."""
-        a, cpu, slow = self.a, out.cpu_ns, self.hold_slow[idx]
-        named = 0.0
+        a, slow = self.a, self.hold_slow[..., idx]
+        named: Array | float = 0.0
+        sites: list[tuple[str, Array]] = []
         for part, site in _SITES:
-            v = times * float((a.part(part, st, idx) * slow).sum())
-            cpu[site] += v
-            named += v
-        puts = times * float((a.put_count(st, idx) * self.sum_ns).sum())
-        layer = times * float(a.layer_percpu[idx].sum())
-        cpu["percpu_loops"] += puts + layer
-        info = times * float(np.where(self.mountinfo[idx], r, 0.0).sum())
-        cpu["mountinfo"] += info
-        cpu["namespace_sem_spin"] += times * float((h * (self.busy_holds[idx] - 1.0)).sum())
-        cpu["path_init_spin"] += times * float((self.walkers(nested) + self.walkers(serial)).sum())
-        work = a.unlocked[idx] * self.smt + h + r + serial
-        cpu["mount_work"] += max(0.0, times * float(work.sum()) - named - puts - layer - info)
+            v = times * per_replicate((a.part(part, st, idx) * slow).sum(axis=-1))
+            sites.append((site, v))
+            named = named + v
+        puts = times * per_replicate((a.put_count(st, idx) * self.sum_ns).sum(axis=-1))
+        layer = times * per_replicate(a.layer_percpu[..., idx].sum(axis=-1))
+        sites.append(("percpu_loops", puts + layer))
+        info = times * per_replicate(np.where(self.mountinfo[idx], r, 0.0).sum(axis=-1))
+        sites.append(("mountinfo", info))
+        spin = h * (self.busy_holds[..., idx] - 1.0)
+        sites.append(("namespace_sem_spin", times * per_replicate(spin.sum(axis=-1))))
+        walks = self.walkers(nested) + self.walkers(serial)
+        sites.append(("path_init_spin", times * per_replicate(walks.sum(axis=-1))))
+        work = a.unlocked[..., idx] * self.smt + h + r + serial
+        rest = times * per_replicate(work.sum(axis=-1)) - named - puts - layer - info
+        for i, out in enumerate(outs):
+            cpu = out.cpu_ns
+            for site, v in sites:
+                cpu[site] += float(v[i])
+            cpu["mount_work"] += max(0.0, float(rest[i]))
 
     def walkers(self, hold: Array) -> Array:
         """The daemons' CPU spinning in path_init through mount_lock write holds of `hold` ns."""

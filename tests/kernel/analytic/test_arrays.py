@@ -10,7 +10,7 @@ import pytest
 
 from cohsim.kernel.analytic.arrays import FixedNodeState, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
-from cohsim.kernel.calls import plan_calls
+from cohsim.kernel.calls import plan
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import burst_workload
 
@@ -20,9 +20,10 @@ def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy):
     m, k = catalog.get("m7i.metal-24xl"), load_kernel()
     sum_ns = percpu_sum_ns(m, k)
     cc = CallCosts(k, sum_ns)
-    steps = plan_calls(burst_workload(strategy, 1, 4).threads[0].events, k, 4, sum_ns)
+    calls = plan(burst_workload(strategy, 1, 4).threads[0].events, k, 4, sum_ns)
+    steps = calls.steps()
     mf = math.exp(k.call_sigma**2 / 2)
-    a = StepArrays(steps, cc, mf)
+    a = StepArrays(calls, cc, mf)
     rng = np.random.default_rng(7)
     hi = np.array([5000.0, 3000.0, 2000.0, 200.0])  # mounts, group, binds, copies
     st = rng.uniform(1.0, hi, size=(len(steps), 4))

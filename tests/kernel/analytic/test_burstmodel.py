@@ -215,11 +215,33 @@ def test_a_plans_arrays_are_kept_per_machine(catalog):
     events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
 
     def arrays(m):
-        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))[
-            1
-        ]
+        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
 
     one, two = catalog.get("c6gd.metal"), catalog.get("m7i.metal-48xl")
     first = arrays(one)
     assert arrays(one) is first  # kept
     assert arrays(two) is not first
+
+
+@pytest.mark.parametrize(
+    ("machine", "strategy", "n"),
+    [("m7i.metal-24xl", "per-layer", 40), ("m7a.24xlarge", "common-parent", 7),
+     ("r5.metal", "lowerdir-plus", 1)],
+)  # fmt: skip
+def test_joined_replicates_are_each_models_own_to_the_bit(catalog, machine, strategy, n):
+    """Replicates priced together (`BurstModel.joined`: every prior drawn, the node's mounts
+    too) give what each replicate's model gives alone, every field, to the last bit."""
+    from cohsim.kernel.corespeed import at_clock
+    from cohsim.predict.priors import draws, unknowns
+
+    m, k = catalog.get(machine), load_kernel()
+    trace = burst_workload(strategy, n, 6, seed=2)
+    kernels = [at_clock(k.with_values(**v) if v else k, m) for v in draws(unknowns(k), 3, 6)]
+    models = [BurstModel(m, kk, trace, layers=6) for kk in kernels]
+    joined = BurstModel.joined(models)
+    assert [vars(r) for r in joined.estimates()] == [vars(x.estimate()) for x in models]
+    assert joined.alone_launches_ns() == [x.alone_launch_ns() for x in models]
+    with pytest.raises(ValueError):
+        BurstModel.joined(
+            [models[0], BurstModel(m, k, burst_workload(strategy, n + 1, 6), layers=6)]
+        )

@@ -18,7 +18,7 @@ def test_the_estimate_fills_the_result_and_leaves_out_what_it_does_not_model(cat
     trace = burst_workload("per-layer", 40, 10, seed=0)
     burst = BurstModel(m, k, trace, layers=10).estimate()
     alone = BurstModel(m, k, dataclasses.replace(trace, threads=trace.threads[:1]), layers=10)
-    res = engine_result(burst, alone.estimate(), m.vcpus)
+    res = engine_result(burst, alone.estimate().launch_each_ns[0], m.vcpus)
     assert res.engine == "analytic" and len(res.launch_ns) == 40
     assert res.seqcount_spin is None and res.systemd is None
     assert "seqcount_spin" not in res.locks() and "acquisitions" not in res.locks()["mount_lock"]
@@ -36,3 +36,15 @@ def burst_smt(machine, n):
     from cohsim.kernel.smt import slowdown
 
     return slowdown(machine, load_kernel().smt_slowdown, min(n, machine.vcpus))
+
+
+@pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
+def test_a_container_alone_is_the_estimate_of_a_one_container_burst(catalog, strategy):
+    """`alone_launch_ns` (what the lock-wait fraction compares with) is, to the bit, the
+    launch of the burst's model for one of its containers."""
+    m, k = catalog.get("m7a.24xlarge"), load_kernel()
+    trace = burst_workload(strategy, 30, 12, seed=0)
+    alone = BurstModel(m, k, dataclasses.replace(trace, threads=trace.threads[:1]), layers=12)
+    model = BurstModel(m, k, trace, layers=12)
+    assert model.alone_launch_ns() == alone.estimate().launch_each_ns[0]
+    assert model.n == 30 and model.estimate().containers == 30  # the burst's own left as it was
