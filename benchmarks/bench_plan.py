@@ -17,6 +17,16 @@ and a CI run beside it: load average 7-9; 29 instance types, per-layer, seed 0, 
 The simulation's points cost 15-50 s each at these sizes (c6gd.metal 100 x 50: 16 s, 330
 containers: 51 s, one process), so the confirmation is about 90 s of the cold run on 2
 workers; on a quiet machine the screen alone took 26 s.
+
+Measured again (28 Nov 2026, 01:36-01:43 UTC, the same VM, load average 1-6), after the
+analytic screen got its own default of 17 replicates a point (the confirmation keeps the
+simulation's 4), alternated with the state before (4 everywhere):
+  --confirm 5  cold 54.5 / 69.1 s  cached 2.8 / 3.5 s  (361 points in 6 rounds)
+               before: cold 72.4 s, cached 7.9 s       (437 points in 8 rounds)
+  --confirm 0  cold 18.4 / 21.9 s  cached 2.6 / 3.0 s  (356 points in 5 rounds)
+               before: cold 23.6 s, cached 6.8 s       (432 points in 7 rounds)
+The narrower intervals bracket each safe burst in fewer rounds, which pays for the screen's
+four times as many replicates a point.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
+from cohsim.predict.options import REPLICATES, RunOptions
 from cohsim.predict.pins import check as check_pins
 from cohsim.predict.pins import load as load_pins
 from cohsim.predict.pins import parse_assignment
@@ -106,6 +107,21 @@ def add_seed(p: argparse.ArgumentParser, default: int = 0) -> None:
         type=nonneg_int,
         default=default,
         help="random seed, a non-negative integer (default %(default)s)",
+    )
+
+
+def add_replicates(
+    p: argparse.ArgumentParser, help: str, notes: dict[str, str] | None = None
+) -> None:
+    """--replicates N: `help` then each engine's default (`RunOptions.replicates` None:
+    cohsim.predict.options.REPLICATES), each followed by its note in `notes`; not given, None."""
+    notes = notes or {}
+    defaults = "; ".join(f"{n} with --engine {e}{notes.get(e, '')}" for e, n in REPLICATES.items())
+    p.add_argument(
+        "--replicates",
+        type=positive_int,
+        default=RunOptions.replicates,
+        help=f"{help} (default: {defaults})",
     )
 
 

@@ -17,6 +17,7 @@ from cohsim.cli.args import (
     positive_int,
     warn_pins,
 )
+from cohsim.kernel.corespeed import at_clock
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -36,7 +37,7 @@ def _target(args: argparse.Namespace) -> tuple[Machine, KernelParams, str]:
     pins = pins_of(args)
     warn_pins(args.kernel, pins)  # an unknown name or impossible value: exit 2, before work
     fit = apply_calibration(args.calibration, machine, load_kernel(args.kernel), 0, 0)
-    return fit.machine, pin(fit.kernel, pins), fit.note
+    return fit.machine, at_clock(pin(fit.kernel, pins), fit.machine), fit.note
 
 
 def _state(args: argparse.Namespace) -> State:

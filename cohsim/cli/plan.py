@@ -22,6 +22,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_replicates,
     add_runtime,
     add_seed,
     burst_of,
@@ -230,11 +231,10 @@ def _running(p: argparse.ArgumentParser) -> None:
         "simulation at --containers (0: screen only; ignored with --engine) "
         "(default %(default)s)",
     )
-    p.add_argument(
-        "--replicates",
-        type=positive_int,
-        default=d.replicates,
-        help="replicates per point (default %(default)s)",
+    add_replicates(
+        p,
+        "runs of the engine per point, for both engines of the two-stage plan when given",
+        {"des": " and the two-stage plan's confirmation", "analytic": " and its screen"},
     )
     p.add_argument(
         "--max-burst",

@@ -16,6 +16,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_replicates,
     add_runtime,
     add_seed,
     burst_of,
@@ -215,14 +216,13 @@ def _common(
         default=_DEFAULTS.handoff_model,
         help="which level-2 model prices line transfers (default %(default)s)",
     )
-    p.add_argument(
-        "--replicates",
-        type=positive_int,
-        default=_DEFAULTS.replicates,
-        help="simulations: the first with the nominal (fitted) parameters, the others with "
+    add_replicates(
+        p,
+        "runs of the engine: the first with the nominal (fitted) parameters, the others with "
         "parameters drawn from the fit's covariance and the kernel model's priors, and their "
-        "own seeds; from 3 on, the interval is a 90%% prediction interval from the draws, "
-        "narrower the more there are (default %(default)s: two rounds on a 2-CPU machine)",
+        "own seeds; from 3 on, the interval is a 90%% prediction interval from the draws "
+        "(Student's t at the draws less one degrees of freedom), narrower the more there are",
+        {"des": ": two rounds on a 2-CPU machine", "analytic": ": milliseconds each"},
     )
     _unknowns(p)
     add_seed(p, _DEFAULTS.seed)

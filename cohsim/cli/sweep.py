@@ -21,6 +21,7 @@ from cohsim import provenance
 from cohsim.cli.args import (
     add_model_files,
     add_pins,
+    add_replicates,
     add_runtime,
     add_seed,
     count_list,
@@ -214,12 +215,7 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
         help="level 3's engine (default %(default)s)",
     )
     add_seed(p, _RUN.seed)
-    p.add_argument(
-        "--replicates",
-        type=positive_int,
-        default=_RUN.replicates,
-        help="simulations per point (default %(default)s)",
-    )
+    add_replicates(p, "runs of the engine per point")
     p.add_argument(
         "--deadline",
         type=positive_float,

@@ -203,6 +203,10 @@ class KernelParams:
     #: every walk of a peer ring (the ops' per-peer costs, the mountinfo ring steps) against
     #: the measured lines they come from: the hosts measured differ by x0.55-x1.98 (a prior)
     peer_walk_scale: float = 1.0
+    #: the core clock (GHz) of the host the CPU work was measured on, and that host's effective
+    #: clock over it (a prior): the work runs at the target's clock (cohsim.kernel.corespeed)
+    reference_ghz: float = 2.0
+    reference_clock_scale: float = 1.0
     ops: dict[str, OpCost] = field(compare=True, hash=False, default_factory=dict)
     sources: dict[str, str] = field(compare=False, hash=False, default_factory=dict)
     #: a host's measured wake-up latency by idle duration (cohsim.kernel.waketable); replaces
@@ -260,6 +264,8 @@ _TABLES = {
     "cpu": {
         "smt_slowdown": "smt_slowdown",
         "spin_slowdown": "smt_spin_slowdown",
+        "reference_ghz": "reference_ghz",
+        "reference_clock_scale": "reference_clock_scale",
         "wake_ns": "wake_ns",
         "wake_step_ns": "wake_step_ns",
         "call_sigma": "call_sigma",

@@ -26,7 +26,9 @@ engine; `confirm=0` screens only.
 
 The points are evaluated by `Evaluate` functions (cohsim.plan.outcome): `evaluate` for the
 screen (or the one engine), `confirm` for the confirmation; by default the sweep engine's
-(cohsim.plan.evaluate), one local cluster for both. Same options and seed, same plan, byte
+(cohsim.plan.evaluate), one local cluster for both. Each engine's points run its own number of
+replicates (cohsim.predict.options.REPLICATES: many for the fast screen, few for the
+simulation) unless `replicates` names one for both. Same options and seed, same plan, byte
 for byte.
 """
 
@@ -49,7 +51,9 @@ from cohsim.predict.question import Burst, Target, sorted_pins
 from cohsim.predict.validity import refuse_absurd
 from cohsim.sweep import SweepOptions
 
-SCHEMA = 1
+#: the plan document's format: 1, the first; 2, `provenance.replicates` an object of each
+#: engine's replicates a point (was one number for every engine)
+SCHEMA = 2
 #: `PlanOptions.engine` for the two-stage plan: the analytic screen, the simulation confirms
 TWO_STAGE = "two-stage"
 SCREEN_ENGINE = "analytic"  #: the two-stage plan's screen
@@ -57,7 +61,6 @@ CONFIRM_ENGINE = "des"  #: the two-stage plan's confirmation
 PRICE_NOTE = (
     "no price column: the repository has no sourced price table, and cohsim does not invent prices"
 )
-_RUN = RunOptions()
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,9 @@ class PlanOptions:
     confirm: int = 5  #: rows the simulation confirms in the two-stage plan (0: screen only)
     sort: str = "burst_per_vcpu"  #: the column the rows are ranked by (`SORTS`)
     seed: int = 0  #: the one seed of every point
-    replicates: int = _RUN.replicates  #: replicates per point (intervals from 3 on)
+    #: replicates per point (intervals from 3 on); None: each engine's own
+    #: (cohsim.predict.options.REPLICATES)
+    replicates: int | None = None
     max_burst: int = 1000  #: the search's ceiling: more than a node starts at once
     scheduler: str | None = None  #: a Dask scheduler's address (None: this machine)
     workers: int | None = None  #: local worker processes (None: the CPUs; 1: in this process)
@@ -90,7 +95,7 @@ class PlanOptions:
     def __post_init__(self) -> None:
         check_seed(self.seed)
         self.target.no_machine("plan")
-        if self.replicates < 1:
+        if self.replicates is not None and self.replicates < 1:
             raise CohsimError(f"replicates must be at least 1, not {self.replicates}")
         if self.workers is not None and self.workers < 1:
             raise CohsimError(f"workers must be at least 1, not {self.workers}")
@@ -143,6 +148,13 @@ class PlanOptions:
             deadline_s=self.burst.deadline_s,
             engine=engine,
         )
+
+    @property
+    def replicates_by_engine(self) -> dict[str, int]:
+        """The replicates a point of each engine the plan asks for runs (the screen's or the
+        one engine's, then the confirmation's)."""
+        engines = [self.screen_engine] + ([CONFIRM_ENGINE] if self.confirmed else [])
+        return {e: self.run_for(e).n_replicates for e in engines}
 
     @property
     def sweep(self) -> SweepOptions:
@@ -262,7 +274,7 @@ class Plan:
             "provenance": {
                 "cohsim_version": __version__,
                 "seed": o.seed,
-                "replicates": o.replicates,
+                "replicates": o.replicates_by_engine,
                 "max_burst": o.max_burst,
             },
         }

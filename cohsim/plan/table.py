@@ -84,6 +84,14 @@ def engines_text(plan: Plan) -> str:
     )
 
 
+def replicates_text(plan: Plan) -> str:
+    """How many replicates a point of each engine ran, in words."""
+    counts = plan.options.replicates_by_engine
+    if len(set(counts.values())) == 1:
+        return f"{next(iter(counts.values()))} replicates a point"
+    return "replicates a point: " + ", ".join(f"{n} {e}" for e, n in counts.items())
+
+
 def cells(rank: int, row: PlanRow) -> list[str]:
     """One row's cells, as the table prints them."""
     c, at = row.candidate, row.at
@@ -137,7 +145,7 @@ def render(plan: Plan) -> str:
         f"  {answer(plan)}",
         f"  {engines_text(plan)}; {len(plan.rows)} "
         f"candidates, {plan.points} points in {plan.rounds} rounds; seed {o.seed}, "
-        f"{o.replicates} replicates a point",
+        f"{replicates_text(plan)}",
         f"  ranked by {o.sort} ('safe burst': the most containers launched at once whose "
         f"p99 meets the deadline, [at the p99's high end, at its low end]; + at the "
         f"ceiling {o.max_burst})",

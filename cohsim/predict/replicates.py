@@ -25,6 +25,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
+from cohsim.kernel.corespeed import at_clock
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.priors import Prior
@@ -44,7 +45,9 @@ from cohsim.workload.trace import Trace
 
 
 def _one(task: ReplicateTask) -> Run:
-    """Run one replicate with the task's engine."""
+    """Run one replicate with the task's engine, the kernel's CPU work at the machine's clock
+    (cohsim.kernel.corespeed)."""
+    task = replace(task, kernel=at_clock(task.kernel, task.machine))
     if task.engine == "analytic":
         return analytic_replicate(task)
     return _simulate(task)
@@ -82,7 +85,7 @@ def _tasks(
 ) -> list[ReplicateTask]:
     """One task per replicate: replicate i gets `kernels[i]` and child seed i of the seed;
     only replicate 0 keeps a record and the calls for the breakdown."""
-    children = np.random.SeedSequence(options.seed).spawn(options.replicates)
+    children = np.random.SeedSequence(options.seed).spawn(options.n_replicates)
     return [
         ReplicateTask(
             machine=machine,
@@ -109,9 +112,10 @@ def _kernels(
 ) -> list[KernelParams]:
     """Each replicate's kernel: replicate 0 `kernel`; replicate i > 0 the calibration's
     sample (i - 1) mod n where there are samples, with its draw of every prior in `priors`."""
-    values = draws(priors, options.seed, options.replicates)
+    values = draws(priors, options.seed, options.n_replicates)
     base = [kernel] + [
-        samples[(i - 1) % len(samples)] if samples else kernel for i in range(1, options.replicates)
+        samples[(i - 1) % len(samples)] if samples else kernel
+        for i in range(1, options.n_replicates)
     ]
     return [k.with_values(**v) if v else k for k, v in zip(base, values, strict=True)]
 
@@ -230,7 +234,7 @@ def run_workload(
     measured: Sequence[str] = (),
     **run: Unpack[RunOverrides],
 ) -> Prediction:
-    """Simulate `trace` on `machine` `options.replicates` times and summarise.
+    """Simulate `trace` on `machine` `options.n_replicates` times and summarise.
 
     `options` (or its fields as keywords) says how (`RunOptions`). Replicate i > 0 uses
     `kernel_samples[(i - 1) % n]` when samples (from a calibration's covariance) are given,
@@ -278,7 +282,7 @@ def run_workload(
         calibration=calibration,
         level=_levels(opts.engine, costs),
         engine=_engine(opts.engine),
-        replicates=opts.replicates,
+        replicates=opts.n_replicates,
         seed=opts.seed,
         kernel=kernel.name,
         handoff_table=costs.table(),
@@ -287,7 +291,7 @@ def run_workload(
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
-        interval=method(opts.replicates),
+        interval=method(opts.n_replicates),
         priors=_priors_report(kernel, drawn, pins, measured),
         sensitivity=sens,
         sensitivity_noise_s=noise,

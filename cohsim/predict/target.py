@@ -52,14 +52,25 @@ class Fitted:
 
 
 #: the priors a fit's part measures where it applies: the lock part's host terms
-#: (wake_bench's wake-up latency; `FitResult.host_kernel`)
-MEASURED_BY_LOCK_FIT = ("cpu.wake_ns",)
+#: (wake_bench's wake-up latency; `FitResult.host_kernel`), and on its own host the clock its
+#: costs were measured at is the target's (cohsim.kernel.corespeed: the ratio is 1)
+MEASURED_BY_LOCK_FIT = ("cpu.wake_ns", "cpu.reference_clock_scale")
 
 
 def apply_calibration(
     spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
 ) -> Fitted:
-    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path."""
+    """Apply a fit: `spec` None (the committed default), "none", or a fit JSON path. The note
+    also says at which clock the kernel's CPU work runs (cohsim.kernel.corespeed)."""
+    f = _apply(spec, machine, kernel, samples, seed)
+    ref, ghz = f.kernel.reference_ghz, f.machine.microarch.freq_ghz
+    clock = f"CPU work at {ghz:g} GHz, measured at {ref:g} GHz (x {ref / ghz:.3g})"
+    return replace(f, note=f"{f.note}; {clock}")
+
+
+def _apply(
+    spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
+) -> Fitted:
     if spec == "none":
         return Fitted(machine, kernel, [], "none (catalog and kernel files as they are)", 0.0)
     cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
@@ -162,7 +173,7 @@ def simulate(
         target.calibration,
         machine,
         kernel,
-        options.replicates - 1,
+        options.n_replicates - 1,
         options.seed,
     )
     prediction = run_workload(

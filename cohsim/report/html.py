@@ -20,7 +20,16 @@ from typing import Any
 from cohsim import __version__, provenance
 from cohsim.plan import PRICE_NOTE
 from cohsim.plan.burst import SafeBurst
-from cohsim.plan.table import COLUMNS, answer, cells, engine_text, engines_text, percent_span, span
+from cohsim.plan.table import (
+    COLUMNS,
+    answer,
+    cells,
+    engine_text,
+    engines_text,
+    percent_span,
+    replicates_text,
+    span,
+)
 from cohsim.report.content import Detail, Fix, ReportData
 from cohsim.report.figures import figure, plot_curves, plot_fixes, plot_holders
 
@@ -77,7 +86,7 @@ def _question(data: ReportData) -> str:
         f"within {o.burst.deadline_s:g} s? {len(p.rows)} candidates compared, "
         f'<b id="engines">{escape(engines_text(p))}</b> '
         f"({p.points} points in {p.rounds} rounds; seed "
-        f"{o.seed}, {o.replicates} replicates a point).</p>"
+        f"{o.seed}, {escape(replicates_text(p))}).</p>"
         f'<p id="answer"><b>{escape(answer(p))}</b></p>'
         f'<p class="note">Ranked by {escape(o.sort)}. Safe burst: the most containers '
         f"launched at once whose launch p99 meets the deadline, [with the p99's high end, "
@@ -330,7 +339,7 @@ def _provenance(data: ReportData) -> str:
     facts = [
         ["cohsim", __version__],
         ["engine asked / answered", f"{p.options.engine} / {', '.join(p.engines)}"],
-        ["seed, replicates", f"{p.options.seed}, {p.options.replicates}"],
+        ["seed, replicates", f"{p.options.seed}, {replicates_text(p)}"],
         ["plan document", provenance.text_digest(provenance.dumps(doc))],
     ]
     if first is not None:

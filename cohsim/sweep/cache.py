@@ -107,7 +107,7 @@ def run_inputs(run: RunOptions) -> dict[str, Any]:
     """The run options that change a prediction's answer (not how many processes run it)."""
     return {
         "seed": run.seed,
-        "replicates": run.replicates,
+        "replicates": run.n_replicates,
         "deadline_s": run.deadline_s,
         "engine": run.engine,
         "handoff_model": run.handoff_model,

@@ -192,3 +192,44 @@ def test_the_peak_peer_group_has_its_line_and_key(capsys):
     assert code == 0 and "peak peer group of /: " in out
     code, out, _ = run(capsys, "predict", "--arch", "mesh", *FAST, "--json")
     assert json.loads(out)["peak_peer_group"] > 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "replicates"),
+    [([], 4), (["--engine", "des"], 4), (["--engine", "analytic"], 17),
+     (["--engine", "analytic", "--replicates", "4"], 4), (["--replicates", "9"], 9)],
+)  # fmt: skip
+def test_replicates_default_per_engine_unless_asked(capsys, monkeypatch, extra, replicates):
+    """Issue 30: the simulation keeps 4 replicates, the analytic engine draws many more
+    (cohsim.predict.options.REPLICATES); `--replicates N` wins over either, replay too."""
+    seen = []
+
+    def stop(*args, **kw):
+        seen.append(kw["options"])
+        raise CohsimError("stop here")
+
+    monkeypatch.setattr("cohsim.cli.predict.predict", stop)
+    monkeypatch.setattr("cohsim.cli.predict.replay", stop)
+    run(capsys, "predict", "--arch", "mesh", *extra)
+    run(capsys, "replay", TRACE, "--arch", "mesh", *extra)
+    assert [o.n_replicates for o in seen] == [replicates, replicates]
+
+
+def test_the_analytic_default_runs_and_says_so(capsys):
+    argv = ("predict", "--arch", "mesh", "--engine", "analytic", "--containers", "20")
+    code, out, _ = run(capsys, *argv, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["replicates"] == 17 and doc["interval"]["draws"] == 16
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "90% prediction intervals from 17 replicates" in out
+    help_text = " ".join(run_help(capsys, "predict").split())
+    assert (
+        "(default: 4 with --engine des: two rounds on a 2-CPU machine; 17 with --engine "
+        "analytic: milliseconds each)" in help_text
+    )
+
+
+def run_help(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    return capsys.readouterr().out

@@ -146,3 +146,45 @@ def test_the_report_names_the_engine_of_every_row(catalog):
     assert table.count("<td>des, burst analytic</td>") == 2
     assert table.count("<td>analytic</td>") == len(SOME) - 2
     assert "the top 2 confirmed by the des engine" in _question(data)
+
+
+@pytest.mark.parametrize(
+    ("extra", "replicates"),
+    [([], {"analytic": 17, "des": 4}), (["--replicates", "3"], {"analytic": 3, "des": 3}),
+     (["--confirm", "0"], {"analytic": 17}), (["--engine", "des"], {"des": 4}),
+     (["--engine", "analytic", "--replicates", "7"], {"analytic": 7})],
+)  # fmt: skip
+def test_each_engine_runs_its_own_replicates_unless_asked(engines, capsys, extra, replicates):
+    """Issue 30: the analytic screen draws many replicates a point (milliseconds each), the
+    simulation's confirmation its 4; `--replicates N` is both's. The document and the
+    table say each."""
+    assert main([*ARGV, *extra]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == 2 and doc["provenance"]["replicates"] == replicates
+    assert main([a for a in [*ARGV, *extra] if a != "--json"]) == 0
+    text = capsys.readouterr().out
+    said = (
+        f"{next(iter(replicates.values()))} replicates a point"
+        if len(set(replicates.values())) == 1
+        else "replicates a point: 17 analytic, 4 des"
+    )
+    assert f"seed 0, {said}" in text
+
+
+@pytest.mark.parametrize(("asked", "runs"), [(None, {"analytic": 17, "des": 4}), (6, None)])
+def test_the_sweep_evaluators_run_each_engines_replicates(monkeypatch, asked, runs):
+    """What the default evaluators hand the sweep engine for each engine's points."""
+    import cohsim.plan.evaluate as plan_evaluate
+
+    seen = {}
+
+    def run_points(points, sweep):
+        seen[sweep.run.engine] = sweep.run.n_replicates
+        return []
+
+    monkeypatch.setattr(plan_evaluate, "run_points", run_points)
+    o = PlanOptions(replicates=asked, workers=1)
+    with plan_evaluate.sweep_evaluators(o.sweep) as evaluators:
+        for engine in ("analytic", "des"):
+            evaluators(engine)([])
+    assert seen == (runs or {"analytic": asked, "des": asked}) == o.replicates_by_engine

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.special import stdtrit
 
+from cohsim import provenance
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import (
     MISFIT_LEVEL,
@@ -34,8 +35,10 @@ from cohsim.predict.intervals import (
     misfit_factor,
     row,
     summarise,
+    t_quantile,
     widened,
 )
+from cohsim.predict.options import REPLICATES
 
 SMALL = dict(containers=12, layers=4, replicates=2, jobs=1)
 
@@ -221,6 +224,32 @@ def test_the_mount_phase_stays_within_the_launch_mesh_5_x_5():
     assert _disorder(p) == []
 
 
+def test_the_analytic_engines_default_interval_is_sane():
+    """Issue 30: `predict --arch mesh --engine analytic --containers 100 --layers 10` gave p50
+    0.922 s [0.528, 16.68]: the simulation's default 4 replicates, 3 draws, t at 2 degrees of
+    freedom (+- 3.37 sd). The closed form takes milliseconds a replicate and draws 16 by
+    default: t at 15 degrees of freedom, the interval's ends within a few times the p50."""
+    p = predict(arch="mesh", engine="analytic", containers=100, layers=10)
+    draws = REPLICATES["analytic"] - 1
+    assert p.replicates == draws + 1 and p.interval["draws"] == draws
+    t = t_quantile(draws - 1) * math.sqrt(1 + 1 / draws)  # degrees of freedom: draws - 1
+    assert t_quantile(draws - 1) == pytest.approx(stdtrit(draws - 1, 0.95))
+    assert f"+- {t:.2f} sd" in p.interval["method"] and t < 1.85  # was 3.37
+    p50 = p.launch_s["p50"].value
+    for s in ("p50", "p99"):
+        assert p50 / 2 < p.launch_s[s].low and p.launch_s[s].high < 4 * p50
+    assert _disorder(p) == []
+
+
+def test_the_analytic_default_same_seed_same_bytes_whatever_the_workers():
+    """Its many replicates run in this process (milliseconds each): the same document for
+    the same seed, whatever `jobs` says, and another for another seed."""
+    kw = dict(arch="chiplet", engine="analytic", containers=30, layers=5, seed=4)
+    one, two = (provenance.dumps(predict(**kw, jobs=j).to_dict()) for j in (1, 2))
+    assert one == two
+    assert provenance.dumps(predict(**{**kw, "seed": 5}, jobs=1).to_dict()) != one
+
+
 def test_a_two_worker_replays_bounds_are_ordered():
     """Issue 30: a 2-worker replay gave a mount phase of 0.0042 s [0.0000, 6.11]; on the mesh
     its p50's high bound was above its p95's, p95's above p99's."""
@@ -240,15 +269,13 @@ def test_the_quantiles_bounds_are_ordered_cmn_5_x_5():
 def test_a_launch_interval_past_the_deadline_has_a_chance_of_missing_it(instance, containers):
     """Issue 30: common-parent x 50 layers, the launch p99 interval reached 37-47 s, past the
     30 s deadline, while the failures said 0 [0, 0]. The chance of missing comes from the same
-    draws as the launch's interval: its high end is above 0 exactly there."""
-    p = predict(
-        instance=instance,
-        containers=containers,
-        layers=50,
-        strategy="common-parent",
-        engine="analytic",
-    )
-    assert p.launch_s["p99"].high > p.deadline_s
+    draws as the launch's interval: its high end is above 0 exactly there. The deadline is put
+    between the launch p99 and its interval's high end (the same draws either way)."""
+    burst = dict(instance=instance, containers=containers, layers=50, strategy="common-parent")
+    first = predict(**burst, engine="analytic")
+    p99 = first.launch_s["p99"]
+    p = predict(**burst, engine="analytic", deadline_s=math.sqrt(p99.value * p99.high))
+    assert p.launch_s["p99"] == p99 and p.launch_s["p99"].high > p.deadline_s
     assert p.miss_chance.high > 0 and p.failures.high >= 1
     assert p.miss_chance.value == 0  # the median draw meets it
     assert _disorder(p) == []

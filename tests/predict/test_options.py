@@ -4,19 +4,47 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from dataclasses import replace
 
 import pytest
 
 from cohsim.errors import CohsimError
 from cohsim.predict import Burst, RunOptions, RunOverrides
-from cohsim.predict.options import check_seed, resolve_options
+from cohsim.predict.options import ENGINES, REPLICATES, check_seed, resolve_options
 
 
 def test_defaults():
     o = RunOptions()
-    assert (o.seed, o.replicates, o.deadline_s, o.handoff_model) == (0, 4, 30.0, "des")
+    assert (o.seed, o.n_replicates, o.deadline_s, o.handoff_model) == (0, 4, 30.0, "des")
+    assert o.replicates is None  # the engine's own count
     assert o.background and not o.record and o.jobs is None
     assert o.priors and not o.explain
+
+
+def test_each_engine_has_its_replicates_written_once():
+    """Issue 30: the analytic engine's interval from 3 draws was t at 2 degrees of freedom
+    (+- 3.37 sd); it takes milliseconds a replicate, so it draws many more by default. The
+    simulation keeps its 4."""
+    assert set(REPLICATES) == set(ENGINES)
+    assert RunOptions(engine="des").n_replicates == REPLICATES["des"] == 4
+    assert RunOptions(engine="analytic").n_replicates == REPLICATES["analytic"] == 17
+    with pytest.raises(TypeError):
+        REPLICATES["des"] = 8  # type: ignore[index]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_replicates_asked_for_win(engine):
+    assert RunOptions(engine=engine, replicates=3).n_replicates == 3
+    assert resolve_options(None, {"engine": engine, "replicates": 7}).n_replicates == 7
+
+
+def test_another_engine_takes_its_own_default():
+    """The field keeps "not asked" (None), so that changing the engine of options made with
+    the defaults changes the count with it, and one asked for stays."""
+    assert replace(RunOptions(), engine="analytic").n_replicates == REPLICATES["analytic"]
+    assert resolve_options(None, {"engine": "analytic"}).n_replicates == REPLICATES["analytic"]
+    asked = RunOptions(replicates=6)
+    assert replace(asked, engine="analytic").n_replicates == 6
 
 
 def test_the_keywords_are_the_fields():

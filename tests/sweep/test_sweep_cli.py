@@ -17,6 +17,7 @@ from tinygrid import FLAGS, MACHINES
 
 from cohsim.cli import sweep as cli_sweep
 from cohsim.cli.app import main
+from cohsim.errors import CohsimError
 from cohsim.sweep import COLUMNS, SweepOptions
 
 
@@ -207,3 +208,36 @@ def test_a_cache_entry_edited_by_hand_is_computed_again(capsys, tmp_path):
     assert err.count("\n") == 1
     assert first.read_bytes() == again.read_bytes()
     assert json.loads(entry.read_text())["row"]["launch_p99_s"] != 0.001  # written again
+
+
+@pytest.mark.parametrize(
+    ("extra", "replicates"),
+    [([], 4), (["--engine", "des"], 4), (["--engine", "analytic"], 17),
+     (["--engine", "analytic", "--replicates", "2"], 2), (["--replicates", "6"], 6)],
+)  # fmt: skip
+def test_replicates_default_per_engine_unless_asked(capsys, monkeypatch, extra, replicates):
+    """Issue 30: each point runs its engine's replicates (the simulation 4, the analytic
+    engine many more: cohsim.predict.options.REPLICATES); `--replicates N` wins."""
+    seen = []
+
+    def stop(points, options):
+        seen.append(options)
+        raise CohsimError("stop here")
+
+    monkeypatch.setattr(cli_sweep, "run_sweep", stop)
+    code, _, _ = run(capsys, "--instances", "r5.metal", "--cache", "off", *extra)
+    assert code == 1 and [o.point_run.n_replicates for o in seen] == [replicates]
+
+
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow, id="dask")])
+def test_the_analytic_default_is_in_every_row_and_the_provenance(capsys, workers):
+    """Its 17 replicates a point: the same bytes whoever computes the points (3 points: a
+    local Dask cluster with 2 workers)."""
+    argv = [a for a in FAST if a not in ("--replicates", "1")]
+    argv[argv.index("2,4")] = "2,3,4"
+    code, out, _ = run(capsys, *argv, "--cache", "off", "--workers", "1", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["provenance"]["replicates"] == 17
+    assert [r["replicates"] for r in doc["rows"]] == [17, 17, 17]
+    code, again, _ = run(capsys, *argv, "--cache", "off", "--workers", workers, "--json")
+    assert code == 0 and again == out

@@ -49,11 +49,14 @@ from cohsim.calibrate import (
     load_fit,
     mount_bench_trace,
 )
+from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation import clock
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.kernel.simulation.records import LockStats
 from cohsim.machine.catalog import Catalog
+from cohsim.machine.model import Machine
+from cohsim.workload.trace import Trace
 
 HOST = "devvm-16cpu-intel-xeon-f6m207"
 REPO = Path(__file__).resolve().parents[3]
@@ -146,6 +149,43 @@ def _clock(sim: LaunchSim) -> Callable[[], float]:
     return lambda: float(sim.env.now)
 
 
+@dataclass(frozen=True)
+class FitRun:
+    """What simulating a mount_bench run as `fit` simulates its runs takes: the fit's host,
+    its line costs, the kernel as the fit has it for the run's strategy and layers."""
+
+    fit: FitResult
+    run: MountRun
+    machine: Machine
+    costs: LineCosts
+    kernel: KernelParams
+
+    @classmethod
+    def of(cls, fit: FitResult, run: MountRun) -> FitRun:
+        machine = Catalog().get(fit.instance)
+        kernel = fit_bench_kernel(
+            fit.host_kernel(fit.kernel_params()), fit.op_extra_ns, run.strategy, run.layers
+        )
+        return cls(fit, run, machine, LineCosts(machine, seed=fit.seed), kernel)
+
+    def trace(self, seed: int) -> Trace:
+        """The run's calls as the fit draws them with `seed` (its think time at the layer
+        count nearest the run's)."""
+        run, think = self.run, self.fit.think_ns[self.run.strategy]
+        nearest = min(think, key=lambda k: abs(int(k) - run.layers))
+        return mount_bench_trace(
+            run.strategy,
+            run.workers,
+            run.layers,
+            run.containers,
+            sequences_per_container=run.sequences_per_container,
+            think_ns=round(think[nearest]),
+            rng=np.random.default_rng(seed),
+            start_spread_ns=20_000.0,
+            mountinfo_sample=run.sampled,
+        )
+
+
 def simulate(
     fit: FitResult,
     run: MountRun,
@@ -153,26 +193,12 @@ def simulate(
     first_seed: int = 0,
 ) -> Simulated:
     """`run`'s shape simulated `seeds` times as the fit simulates it, its locks recorded."""
-    machine = Catalog().get(fit.instance)
-    costs = LineCosts(machine, seed=fit.seed)
-    kernel = fit_bench_kernel(
-        fit.host_kernel(fit.kernel_params()), fit.op_extra_ns, run.strategy, run.layers
-    )
+    setup = FitRun.of(fit, run)
+    machine, costs, kernel = setup.machine, setup.costs, setup.kernel
     out = Simulated()
     for j in range(first_seed, first_seed + seeds):
         seed = fit.seed + j
-
-        trace = mount_bench_trace(
-            run.strategy,
-            run.workers,
-            run.layers,
-            run.containers,
-            sequences_per_container=run.sequences_per_container,
-            think_ns=round(fit.think_ns[run.strategy][str(run.layers)]),
-            rng=np.random.default_rng(seed),
-            start_spread_ns=20_000.0,
-            mountinfo_sample=run.sampled,
-        )
+        trace = setup.trace(seed)
         calls: list[tuple[int, str, int, int]] = []
         _need_sources()
         sim = LaunchSim(machine, kernel, trace, costs=costs, seed=seed, layers=run.layers,

@@ -26,21 +26,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from calibration.analysis.burst_locks.model import FitRun
 from calibration.analysis.cpu_share.clock import Calls, recording
 from cohsim.calibrate import (
     FitResult,
     MountRun,
-    fit_bench_kernel,
     load_bench,
     load_fit,
-    mount_bench_trace,
 )
 from cohsim.calibrate.benchdata import LABEL_OPS
-from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation.launch import LaunchSim
-from cohsim.machine.catalog import Catalog
 
 REPO = Path(__file__).resolve().parents[3]
 FIT = REPO / "calibration" / "fits" / "devvm-2cpu-intel-xeon-f6m167.json"
@@ -86,33 +81,17 @@ def measured(runs: list[MountRun]) -> dict[Shape, dict[str, OpCpu]]:
 def simulated(fit: FitResult, run: MountRun, seeds: int) -> dict[str, OpCpu]:
     """`run`'s shape simulated `seeds` times as the fit simulates its runs, every call's CPU
     time on the thread clock."""
-    machine = Catalog().get(fit.instance)
-    costs = LineCosts(machine, seed=fit.seed)
-    kernel = fit_bench_kernel(
-        fit.host_kernel(fit.kernel_params()), fit.op_extra_ns, run.strategy, run.layers
-    )
-    think = fit.think_ns[run.strategy]
-    nearest = min(think, key=lambda k: abs(int(k) - run.layers))
+    setup = FitRun.of(fit, run)
     wall: dict[str, list[int]] = collections.defaultdict(list)
     cpu: dict[str, list[int]] = collections.defaultdict(list)
     sequences = 0
     for j in range(seeds):
         seed = fit.seed + j
-        trace = mount_bench_trace(
-            run.strategy,
-            run.workers,
-            run.layers,
-            run.containers,
-            sequences_per_container=run.sequences_per_container,
-            think_ns=round(think[nearest]),
-            rng=np.random.default_rng(seed),
-            start_spread_ns=20_000.0,
-            mountinfo_sample=run.sampled,
-        )
+        trace = setup.trace(seed)
         with recording() as rec:
-            sim = LaunchSim(machine, kernel, trace, costs=costs, seed=seed, layers=run.layers,
-                            background=False, node_mounts=run.baseline_mounts,
-                            calls=Calls(rec, None))  # fmt: skip
+            sim = LaunchSim(setup.machine, setup.kernel, trace, costs=setup.costs, seed=seed,
+                            layers=run.layers, background=False,
+                            node_mounts=run.baseline_mounts, calls=Calls(rec, None))  # fmt: skip
             sim.run()
         calls = sim.calls
         assert isinstance(calls, Calls)
