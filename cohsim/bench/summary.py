@@ -19,6 +19,7 @@ from cohsim.bench.corunbench import summarize_corun
 from cohsim.bench.nsbench import summarize_ns
 from cohsim.bench.propbench import summarize_prop
 from cohsim.bench.walkbench import summarize_walk
+from cohsim.kernel.waketable import PACE_LOCK
 
 
 def _median(values: list[float]) -> float:
@@ -110,7 +111,7 @@ def _summarize_pace(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
 
 def _summarize_wake(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """wake_ns and the two round-trip p50s per repeat, and their medians over repeats."""
-    if rows and rows[0]["lock"] == "wake-q":
+    if rows and rows[0]["lock"] == PACE_LOCK:
         return _summarize_pace(rows)
     # (placement, metric) -> summary name
     names = {

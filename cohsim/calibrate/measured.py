@@ -31,9 +31,10 @@ from cohsim.calibrate.fitjson import round_sig
 from cohsim.calibrate.params import Param
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.waketable import PACE_LOCK
 
-#: the `lock` column of the wake_bench-format rows of a trace's wake-up pace
-WAKE_STEP_LOCK = "wake-q"
+#: the `lock` column of wake-up pace rows (wake_bench --pace, or a trace's)
+WAKE_STEP_LOCK = PACE_LOCK
 
 
 @dataclass(frozen=True)

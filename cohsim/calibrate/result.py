@@ -91,15 +91,15 @@ class FitResult:
 
     def kernel_params(self, base: KernelParams | None = None) -> KernelParams:
         """The fitted kernel (base: the model file the fit started from), its CPU work measured
-        at its host's clock (`at_host`)."""
+        at its host's clock (`host_ghz`)."""
         values = {n: p.value for n, p in self.parameters.items() if n in KERNEL_PARAMS}
-        return self.at_host(apply_kernel_params(base or self.base_kernel(), values))
+        fitted = apply_kernel_params(base or self.base_kernel(), values)
+        return replace(fitted, reference_ghz=self.host_ghz())
 
-    def at_host(self, kernel: KernelParams) -> KernelParams:
-        """`kernel` with its CPU work's reference clock this fit's host's (the catalog's
-        `microarch.freq_ghz` of `instance`): the fitted costs are that host's times
-        (cohsim.kernel.corespeed)."""
-        return replace(kernel, reference_ghz=Catalog().get(self.instance).microarch.freq_ghz)
+    def host_ghz(self) -> float:
+        """This fit's host's core clock (the catalog's `microarch.freq_ghz` of `instance`):
+        the fitted costs are that host's times (cohsim.kernel.corespeed)."""
+        return Catalog().get(self.instance).microarch.freq_ghz
 
     def sample_kernels(self, base: KernelParams | None, n: int, seed: int) -> list[KernelParams]:
         """`n` kernels with parameters drawn from the fit's normal approximation (clipped to
@@ -117,8 +117,10 @@ class FitResult:
         lo = np.array([p.low for p in chosen])
         hi = np.array([p.high for p in chosen])
         draws = np.clip(draws, lo, hi)
+        ghz = self.host_ghz()  # (the catalog read once, not once a draw)
         return [
-            self.at_host(apply_kernel_params(base, dict(zip(names, d, strict=True)))) for d in draws
+            replace(apply_kernel_params(base, dict(zip(names, d, strict=True))), reference_ghz=ghz)
+            for d in draws
         ]
 
     def host_kernel(self, kernel: KernelParams) -> KernelParams:

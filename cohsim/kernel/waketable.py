@@ -32,6 +32,9 @@ import numpy as np
 from cohsim.errors import CohsimError
 
 LOCK = "sched-trace"  #: the `lock` column of the table's rows
+#: the `lock` column of wake-up pace rows: wake_bench --pace's, and those taken from a burst's
+#: trace (one task waking the readers it granted namespace_sem; cohsim.calibrate.measured)
+PACE_LOCK = "wake-q"
 #: idle-duration bin edges (ns): halt polling ends after tens to hundreds of microseconds
 EDGES_NS = (0, 10_000, 25_000, 50_000, 100_000, 200_000, 400_000, 1_000_000)
 #: quantiles kept per bin: every percent, plus the tail

@@ -27,6 +27,7 @@ from typing import Any
 
 from cohsim.calibrate import default_fit, load_fit
 from cohsim.errors import CohsimError
+from cohsim.kernel.corespeed import clock_ratio
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
@@ -64,7 +65,8 @@ def apply_calibration(
     also says at which clock the kernel's CPU work runs (cohsim.kernel.corespeed)."""
     f = _apply(spec, machine, kernel, samples, seed)
     ref, ghz = f.kernel.reference_ghz, f.machine.microarch.freq_ghz
-    clock = f"CPU work at {ghz:g} GHz, measured at {ref:g} GHz (x {ref / ghz:.3g})"
+    ratio = clock_ratio(f.kernel, f.machine)  # (the nominal one: the scale's prior at 1)
+    clock = f"CPU work at {ghz:g} GHz, measured at {ref:g} GHz (x {ratio:.3g})"
     return replace(f, note=f"{f.note}; {clock}")
 
 

@@ -387,6 +387,21 @@ def test_wake_bench_pace(exes: dict[str, Path]) -> None:
     )
 
 
+def test_wake_samples_default_per_mode() -> None:
+    """--samples defaults per mode (20,000 round trips; --pace's 50 rounds, left to wake_bench)
+    and a value given is passed on in either, 20,000 included."""
+    from argparse import Namespace
+
+    from cohsim.cli.benches.wake import c_args
+
+    base = dict(pace=None, pace_busy=False, cpus=None, repeats=2)
+    assert c_args(Namespace(**base, samples=None))[:2] == ["--samples", "20000"]
+    pace = {**base, "pace": "4"}
+    assert "--samples" not in c_args(Namespace(**pace, samples=None))
+    given = c_args(Namespace(**pace, samples=20000))
+    assert given[given.index("--samples") + 1] == "20000"
+
+
 @needs_2_cpus
 def test_cli_wake_pace_is_the_hosts_pace(tmp_path: Path, cli: Cli) -> None:
     """`cohsim bench wake --pace` summarises per sleeper count, and its CSV is what `cohsim

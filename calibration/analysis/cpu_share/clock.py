@@ -66,9 +66,9 @@ class CpuClock:
 class Calls(list[tuple[int, str, int, int]]):
     """LaunchSim's `calls` record, each call also with its CPU time (`cpu`, in call order)."""
 
-    def __init__(self, cpu_clock: CpuClock, env_now: Any) -> None:
+    def __init__(self, cpu_clock: CpuClock) -> None:
         super().__init__()
-        self.clock, self.now = cpu_clock, env_now
+        self.clock = cpu_clock
         self.cpu: list[int] = []
 
     def append(self, call: tuple[int, str, int, int]) -> None:

@@ -91,7 +91,7 @@ def simulated(fit: FitResult, run: MountRun, seeds: int) -> dict[str, OpCpu]:
         with recording() as rec:
             sim = LaunchSim(setup.machine, setup.kernel, trace, costs=setup.costs, seed=seed,
                             layers=run.layers, background=False,
-                            node_mounts=run.baseline_mounts, calls=Calls(rec, None))  # fmt: skip
+                            node_mounts=run.baseline_mounts, calls=Calls(rec))  # fmt: skip
             sim.run()
         calls = sim.calls
         assert isinstance(calls, Calls)

@@ -9,7 +9,8 @@ from cohsim.cli.args import positive_int
 from cohsim.cli.benches.flags import cpu_pair, flags, list_arg
 from cohsim.errors import CohsimError
 
-_SAMPLES = 20000  #: timed round trips a placement (the pace's rounds default to 50)
+_SAMPLES = 20000  #: timed round trips a placement (wake_bench's default)
+_PACE_ROUNDS = 50  #: --pace's timed rounds a sleeper count (wake_bench's default)
 
 
 def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -30,8 +31,9 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pw.add_argument(
         "--samples",
         type=positive_int,
-        default=_SAMPLES,
-        help="timed round trips per placement (default 20000)",
+        default=None,
+        help=f"timed round trips per placement (default {_SAMPLES}; with --pace, rounds per "
+        f"sleeper count, default {_PACE_ROUNDS})",
     )
     pw.add_argument("--repeats", type=positive_int, default=5, help="repeats (default 5)")
     list_arg(
@@ -40,7 +42,7 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
         None,
         "instead: one waker on the first CPU wakes N sleepers spread over the other CPUs at "
         "once (FUTEX_WAKE, as a release of namespace_sem wakes the readers it granted), for "
-        "each N of this comma-separated list; --samples is then the rounds (default 50)",
+        "each N of this comma-separated list",
         unique=True,
     )
     pw.add_argument(
@@ -58,9 +60,11 @@ def c_args(a: argparse.Namespace) -> list[str]:
     if a.pace:
         if a.cpus:
             raise CohsimError("--cpus: not with --pace (the waker takes the first CPU)")
-        samples = ["--samples", str(a.samples)] if a.samples != _SAMPLES else []
+        samples = ["--samples", str(a.samples)] if a.samples is not None else []
         return ["--pace", a.pace, *(["--pace-busy"] if a.pace_busy else []), *samples,
                 "--repeats", str(a.repeats)]  # fmt: skip
+    if a.samples is None:
+        a.samples = _SAMPLES
     return flags(a, "--samples", "--repeats", *(["--cpus"] if a.cpus else []))
 
 
