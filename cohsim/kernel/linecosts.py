@@ -19,12 +19,16 @@ The seqcount questions give the writer (and the readers) a gap between sections
 what mount_lock's writers do.
 
 A known shortfall of those questions: their readers read once a microsecond and seldom spin,
-so `reader_ns(k)` is mostly the readers' own gap (about `SEQ_THINK_NS` at every k on the
-catalog machines), not a spinner's re-read after a release, and `writer_ns(1)` (26-54 ns) is
-about half a transfer, the reader's copy being there about half the time. The few readers of
-those runs that did spin across a release re-read it 47-263 ns after it (m7i.metal-24xl 108
-and 263 ns at 32 and 95 readers, m7a.24xlarge 49 and 124, r5.metal 47 and 152). A question
-with readers that spin is the next step (issue 29's note).
+so `reader_ns(k)` is mostly the readers' own gap (about `SEQ_THINK_NS` at most k on the
+catalog machines), not a spinner's re-read after a release: it is a phase of the writer's
+and the readers' cycles, and moves with any change to either (the writer's take 12 ns
+longer, when level 2 came to answer an upgrade of a shared copy after the point's
+invalidations, moved it from 1,000 to 814 ns at one reader on devvm-16cpu-intel-xeon-f6m207).
+`writer_ns(1)` (35-94 ns over the catalog, 24-64 before that change) is less than a
+transfer, the reader's copy being there about half the time. The few readers of those runs
+that did spin across a release re-read it 47-263 ns after it (m7i.metal-24xl 108 and 263 ns
+at 32 and 95 readers, m7a.24xlarge 49 and 124, r5.metal 47 and 152; before that change).
+A question with readers that spin is the next step (issue 29's note).
 
 Counts are answered exactly at 0, 1, 2, 4, 8, ... and the machine's CPU count, and interpolated
 linearly between; the CPUs are placed as the scheduler spreads busy threads (`scatter`). Which

@@ -30,11 +30,18 @@ latency matrix (homed on LockParams.home_socket). Why subtract: the core-to-core
 L comes from measures a write followed by the other core's read through the same point, so L
 already contains the point's occupancy for the write; a ping-pong of two threads therefore
 hands off in exactly L, as level 1 says (tests/lock/test_des.py checks it per pair class).
-An L3 hit answers in 2 x (core -> LLC) and an upgrade of a held copy in a round trip to the point.
+An L3 hit answers in 2 x (core -> LLC); an upgrade of a held copy in a round trip to the point
+where no other core holds the line, and otherwise once the point has invalidated the other
+copies (its service: the point -> sharer -> point legs that `llc_service_ns` is derived from)
+plus the leg back, `service + (core -> point)`. Until that answer is back the writer's core does
+not own the line: its threads' loads wait for the answer as a sibling's access waits for any
+outstanding miss (a store commits to the L1 only once the line is owned; x86 stores become
+visible to all other processors at once, Intel SDM vol. 3A, 8.2.2), so neither the writer nor
+its SMT sibling can re-take the line before the request the point serves next.
 A request takes effect (its atomic is applied, a read takes the value) when the point orders
 it — except where another core holds the line Modified: the point snoops the owner, and until
-the snoop arrives (half the answer's delay) the owner still reads and writes its own copy, as
-a releaser that re-takes the lock it just released does.
+the snoop arrives (the point -> owner leg, `core -> point` of the owner) the owner still reads
+and writes its own copy, as a releaser that re-takes the lock it just released does.
 
 Spinning is not simulated PAUSE by PAUSE: a spinner with a valid copy waits for a write; a
 write (a release, or any atomic, which invalidates every other copy) wakes every spinner at its
@@ -206,12 +213,15 @@ class LineModel:
         c, d = self.core[i], self.dom[i]
         snoop = 0
         if req.kind == RFO and self.core_valid[c]:
-            resp = 2 * (self.up_hub[i] if at_hub else self.up_llc[i])
+            up = self.up_hub[i] if at_hub else self.up_llc[i]
+            shared = self.n_dom_valid > 1 or sum(self.core_valid) > 1
+            resp = busy + up if shared else 2 * up
         elif req.kind == READ and self.core_valid[c]:
             resp = 0
         elif self.owner_core >= 0:
-            resp = max(0, self.lat[self.owner_t][i] - busy)
-            snoop = resp // 2
+            o = self.owner_t
+            resp = max(0, self.lat[o][i] - busy)
+            snoop = min(resp, self.up_hub[o] if at_hub else self.up_llc[o])
         elif self.dom_valid[d] and not at_hub:  # an L3 hit at the domain's point
             resp = 2 * self.up_llc[i]
         else:
@@ -240,8 +250,14 @@ class LineModel:
         return result
 
     def _load(self, i: int) -> None:
-        """Thread i reads the lock word: from its core if valid there, else via its LLC's point."""
+        """Thread i reads the lock word: from its core if valid there and no miss of the core is
+        out (a read, or an upgrade whose answer makes the core's copy the written one), else via
+        its LLC's point."""
         c = self.core[i]
+        waiting = self.miss[c]
+        if waiting is not None:  # the core's miss is out: its answer comes first
+            waiting.append(lambda: self._load(i))
+            return
         if self.core_valid[c]:
             w = self.last_writer
             delay = self.lat[w][i] if w != i and self.core[w] == c else 0
@@ -249,10 +265,6 @@ class LineModel:
                 self._after(delay, self._on_value_now, i)
             else:
                 self._on_value(i, self.word.value, self.write_seq)
-            return
-        waiting = self.miss[c]
-        if waiting is not None:  # the sibling's miss to the line is outstanding
-            waiting.append(lambda: self._load(i))
             return
         self._miss(Req(i, READ, 0, lambda v, s: self._on_value(i, v, s)))
 

@@ -29,9 +29,10 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
 - qspinlock: only the queue head touches the lock word, so S does not grow with k. The head
   learns it is the head 2L + PAUSE/2 after the previous take (the MCS hand-over) and reads the
   word; the read takes effect when its snoop reaches the holder, (L - s)/2 after the point
-  serves it. If the holder has released by then, S = 3L - s + PAUSE/2 + loop + 2u (u: the trip
-  to the coherence point; the take upgrades the head's copy); else the head spins and
-  S = cs + h, h = max(s, PAUSE/2) + L - s + loop + 2u (the release's upgrade, the re-read, the
+  serves it. If the holder has released by then, S = 3L + PAUSE/2 + loop + u (u: the trip
+  to the coherence point; the take upgrades the head's copy, invalidating the releaser's: s + u,
+  as cohsim.lock.line answers an upgrade); else the head spins and
+  S = cs + h, h = max(s, PAUSE/2) + L + loop + u (the release's upgrade, the re-read, the
   take). The releaser's re-arrival (no think time) is a write to the line it holds Modified,
   unseen unless it comes after the head's read took effect (2u > max(s, PAUSE/2) + (L - s)/2),
   when it steals the head's copy: s + (L - s - 2u) more. S is averaged over the placement's
@@ -157,8 +158,8 @@ def _qspinlock_s(
     2L + PAUSE/2 after the previous take; its read takes effect at the owner (L - s)/2 later."""
     snoop = 2 * lat + pause / 2 + (lat - s) / 2
     if cs <= snoop:  # released before the read reaches the holder: the read sees it free
-        return 2 * lat + pause / 2 + lat - s + loop + 2 * u
-    h = max(s, pause / 2) + lat - s + loop + 2 * u
+        return 3 * lat + pause / 2 + loop + u
+    h = max(s, pause / 2) + lat + loop + u
     if think <= 0 and 2 * u > max(s, pause / 2) + (lat - s) / 2:
         h += s + (lat - s - 2 * u)  # the releaser's re-arrival is ordered after the head's read
     return cs + h

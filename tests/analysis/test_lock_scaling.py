@@ -9,11 +9,14 @@ import re
 import pytest
 from analysis_runner import REPO, number, run
 
+from calibration.analysis.lock_scaling import compare
+from cohsim.lock.handoff import simulate
+
 README = REPO / "calibration/data/reference/lock-scaling/README.md"
 #: tolerances on the error factor (mean |log(model / measured)|), per model: (median, worst,
-#: worst MCS curve) at the measured error (Markov x1.29, x1.79, x1.44; DES x1.49, x3.38,
-#: x1.57) plus 10-15 %; a guard against regressions, not a fit
-TOLERANCE = {"markov": (1.45, 2.0, 1.65), "des": (1.7, 3.8, 1.8)}
+#: worst MCS curve) at the measured error (Markov x1.29, x1.79, x1.44; DES x1.47, x1.98,
+#: x1.54) plus 10-15 %; a guard against regressions, not a fit
+TOLERANCE = {"markov": (1.45, 2.0, 1.65), "des": (1.6, 2.3, 1.8)}
 
 
 def _check(model: str) -> None:
@@ -42,3 +45,26 @@ def test_markov_against_mctop_within_tolerance_and_as_the_readme_says() -> None:
 @pytest.mark.slow
 def test_des_against_mctop_within_tolerance_and_as_the_readme_says() -> None:
     _check("des")
+
+
+def test_des_ttas_siblings_do_not_keep_the_lock_in_their_core():
+    """xeon (2 x 10 cores), 40 threads: every SMT sibling spins. The writer's core owns the
+    line only once the point has invalidated the other copies, when the point also starts the
+    next queued request, so neither the releaser nor its sibling re-takes the lock ahead of
+    the queue (cohsim.lock.line). Before, threads 19 and 39 (one core) held all 639."""
+    m, _ = compare.build("xeon")
+    r = simulate(
+        m,
+        40,
+        lock="ttas",
+        cs_ns=compare.CRITICAL_CYCLES,
+        think_ns=compare.THINK_CYCLES,
+        params=compare.lock_params("xeon", m),
+        seed=1,
+        acquisitions=600,
+        record=True,
+    )
+    held: dict[int, int] = {}
+    for t, _a, _b in r.record.holds:
+        held[t] = held.get(t, 0) + 1
+    assert len(held) == 40 and max(held.values()) < 0.1 * len(r.record.holds)

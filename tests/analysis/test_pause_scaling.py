@@ -13,17 +13,21 @@ from analysis_runner import REPO, number, run
 README = REPO / "calibration/data/devvm-16cpu-intel-xeon-f6m207/README.md"
 #: held-out error factors (mean |log(model / measured)| over 4, 8, 16 threads) as measured,
 #: (version, lock) -> (p50, acq/s); a test fails if one grows by more than 15 %: a guard, not a
-#: claim that the model is right (the README says where it is not)
+#: claim that the model is right (the README says where it is not). As measured since level 2
+#: answers an upgrade of a shared copy after the point's invalidations (cohsim/lock/line.py):
+#: the machine's ttas p50 grew from x1.65 (its releaser's re-take now waits for the waiters'
+#: copies to be invalidated), the fit's ticket came closer (x1.74 / x1.70, Markov x1.89 / x1.74,
+#: with the fit's same_llc_ns at 176.7 then)
 MEASURED_ERROR = {
     "des": {
         ("machine", "ticket"): (1.68, 1.77),
-        ("machine", "ttas"): (1.65, 1.55),
-        ("fit", "ticket"): (1.74, 1.70),
-        ("fit", "ttas"): (4.99, 2.48),
+        ("machine", "ttas"): (2.15, 1.53),
+        ("fit", "ticket"): (1.47, 1.43),
+        ("fit", "ttas"): (5.00, 2.48),
     },
     "markov": {
         ("machine", "ticket"): (1.56, 1.65),
-        ("fit", "ticket"): (1.89, 1.74),
+        ("fit", "ticket"): (1.46, 1.43),
     },
 }
 SLACK = 1.15
@@ -42,9 +46,10 @@ def _check_heldout(model: str) -> str:
     assert len(errors) == 4
     for key, (p50, acq) in MEASURED_ERROR[model].items():
         assert errors[key][0] <= p50 * SLACK and errors[key][1] <= acq * SLACK, key
-    # the fit on 1-2 threads lands far above the pairs' 51.2 ns (fit_lock's DES, seed 0)
+    # the fit on 1-2 threads lands twice the pairs' 51.2 ns (fit_lock's DES, seed 0): 112.2,
+    # 176.7 before an upgrade of a shared copy waited for the point's invalidations
     llc = number(r"same_llc_ns ([\d.]+) \+-", out)
-    assert 150 <= llc <= 200
+    assert 95 <= llc <= 130
     # ticket: the measured hand-off line (data only) and the model's per-waiter slopes
     a, b = (
         number(p, out) for p in (r"measured 4..16: (\d+) \+", r"measured 4..16: \d+ \+ ([\d.]+)")
@@ -52,7 +57,8 @@ def _check_heldout(model: str) -> str:
     assert (a, b) == (372, 8.6)
     machine = number(r"hand-off line, machine\s+4,8,16: -?\d+ \+ ([\d.]+)", out)
     fit = number(r"hand-off line, fit\s+4,8,16: -?\d+ \+ ([\d.]+)", out)
-    assert b < machine / 2 and machine < fit / 3
+    # the fit's slope 2.5x the machine's (53.2 / 21.2; 4x, 86.0, with the fit of 176.7 ns)
+    assert b < machine / 2 and machine < fit / 2
     return out
 
 
@@ -66,8 +72,8 @@ def test_heldout_des_within_measured_error_and_as_the_readme_says() -> None:
     readme = README.read_text()
     for key, (p50, acq) in _errors(out).items():
         assert f"p50 x{p50:.2f}" in readme and f"acq/s x{acq:.2f}" in readme, key
-    assert "same_llc_ns 176.7 +- 21.3" in readme
-    assert "372 + 8.6 ns x" in readme and "84 + 21.2 ns" in readme and "42 + 86.0" in readme
+    assert "same_llc_ns 112.2 +- 23.7" in readme
+    assert "372 + 8.6 ns x" in readme and "84 + 21.2 ns" in readme and "53 + 53.2" in readme
     # the model's ttas never shares (fairness 0) where pause_bench shares with falling odds
     fair = re.findall(
         r"^(?:machine|fit)\s+ttas\s+(?:4|8|16) .* ([\d.]+)/([\d.]+)\s+x\S+\s*$", out, re.M
@@ -76,7 +82,7 @@ def test_heldout_des_within_measured_error_and_as_the_readme_says() -> None:
     race = re.search(
         r"loop as think_ns: 2: ([\d.]+)\s+4: ([\d.]+)\s+8: ([\d.]+)\s+16: ([\d.]+)", out
     )
-    assert race and race.groups() == ("1.000", "0.967", "0.000", "0.000")
+    assert race and race.groups() == ("1.000", "0.954", "0.000", "0.000")
 
 
 def test_pairs_matrix_uniform_with_two_alternating_pairs_as_the_readme_says() -> None:

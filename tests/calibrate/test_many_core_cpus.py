@@ -27,19 +27,22 @@ CPUS = DATA / HOST / "burst" / "cpus"
 
 #: (strategy, CPUs) -> predicted / measured - 1 of the worker time per sequence, 16
 #: one-container workers x 10 layers, at the fit's nominal point (samples=0): as measured
-#: when this was written (session 35: mountinfo holds by bytes, the reader batches woken in
-#: turn, the fit made again; session 34's in the comments), +/- 0.15
+#: since level 2 answers an upgrade of a shared copy after the point's invalidations
+#: (cohsim/lock/line.py), the fit not made again; session 35's in the comments. +/- 0.15.
+#: per-layer on 16 CPUs is one fragile trajectory: with the old line costs +0.401, but +0.1 ns
+#: on the writer's line cost alone gave -0.125, +1 ns -0.151, -1 ns -0.158; the new costs
+#: -0.159, where the perturbed runs cluster
 _MEASURED = {
-    ("per-layer", 2): -0.276,  # -0.392
-    ("per-layer", 16): +0.401,  # -0.270
-    ("common-parent", 2): -0.384,  # -0.542
-    ("common-parent", 16): +0.315,  # +0.088
-    ("lowerdir-plus", 2): -0.379,  # -0.383
-    ("lowerdir-plus", 16): -0.274,  # -0.413
+    ("per-layer", 2): -0.350,  # -0.276
+    ("per-layer", 16): -0.159,  # +0.401
+    ("common-parent", 2): -0.348,  # -0.384
+    ("common-parent", 16): +0.229,  # +0.315
+    ("lowerdir-plus", 2): -0.374,  # -0.379
+    ("lowerdir-plus", 16): -0.208,  # -0.274
 }
 #: strategy -> time at 2 CPUs / time at 16, 16 workers x 10 layers: (measured, predicted;
-#: session 34's predictions 0.90, 0.58, 1.17)
-RATIO16 = {"per-layer": (1.08, 0.56), "common-parent": (1.39, 0.65), "lowerdir-plus": (1.12, 0.95)}
+#: session 35's predictions 0.56, 0.65, 0.95)
+RATIO16 = {"per-layer": (1.08, 0.83), "common-parent": (1.39, 0.74), "lowerdir-plus": (1.12, 0.88)}
 
 
 def test_with_cores_confines_the_host():

@@ -27,9 +27,13 @@ library, github.com/tudordavid/libslock, bmarks/stress_test.c: -l, -d, -a). From
   diassrv8 at 80 -> 100), the siblings slowing the holders' sections.
 - Back-off: the three settings change TAS and TTAS by a median 2 % (at most 8-13 %, within
   the runs' spread) and TICKET by 48 % (at most 65 %), MCS and CLH by 8-10 % (up to 30-38 %):
-  the settings do not reach TTAS. Whether it backs off on its own (libslock's TTAS waits up
-  to 1,000 cycles after a failed test-and-set) the files do not settle; the model's ttas has no
-  back-off, and no_backoff is compared.
+  the settings do not reach TTAS. Whether it backs off on its own the files do not settle:
+  libslock's TTAS (src/ttas.c, ttas_lock) spins on plain loads without PAUSE, and after a
+  failed test-and-set waits a random delay below a per-thread limit that doubles from 1 to
+  MAX_DELAY = 1,000 cycles (include/ttas.h) and is never reset. The model's ttas has no
+  back-off, and no_backoff is compared. Nothing in it lets a releaser or its SMT sibling keep
+  the lock: the line goes to the request queued first (cohsim/lock/line.py, the upgrade's
+  answer; the data README's "What the distance still says").
 - Work between a release and the next acquire: THINK_CYCLES, an assumption (prior 300-3,000
   cycles). Not zero: TTAS is slower than MCS at the smallest count on all four machines (xeon
   1.97 against 2.11 M/s, quad 1.45 / 1.74, lpd48core 0.65 / 0.76, diassrv8 0.41 / 0.76), where

@@ -17,7 +17,8 @@ accesses counted, per op, from the audit's table of mount_lock acquisitions (Lin
 Prices:
 
 1. *before*: what the launch model charged until the line's fetches were priced (the level-2
-   writer wait behind one spinner, once a section: 26.3 ns; the locked readers not at all);
+   writer wait behind one spinner, once a section: 38.7 ns, 26.3 before level 2 answered an
+   upgrade of a shared copy after the point's invalidation; the locked readers not at all);
 2. *model*: what both engines charge now (cohsim.kernel.linetake with the walker as the one
    busy CPU, walking every measured mean call time): each section's take and each locked
    reader nested in the write hold (the kernel model's `mount_lock_readers`: 4 for move_mount;

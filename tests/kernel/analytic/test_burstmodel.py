@@ -165,7 +165,7 @@ def test_grace_periods_of_a_cohort_wait_for_the_next(catalog):
         ("m7a.24xlarge", "per-layer", 10, 100, 0.15),
         ("m7a.24xlarge", "lowerdir-plus", 10, 50, 0.15),
         ("c6gd.metal", "per-layer", 50, 20, 0.30),
-        ("c6gd.metal", "common-parent", 50, 20, 0.28),
+        ("c6gd.metal", "common-parent", 50, 20, 0.30),
     ],
 )
 def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n, layers, bound):
@@ -188,7 +188,13 @@ def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n,
     1-5 the simulation's median moved from 244 to 281 ms (per-layer) and from 43.8 to 55.9
     (common-parent), the estimate by 0.3 % and 1.6 %: it charges a call with read holds one
     batch of the cohort's readers, the simulation every batch its interleaved readers and
-    writers make (204 batches of 27 readers at per-layer 50 x 20, seed 1)."""
+    writers make (204 batches of 27 readers at per-layer 50 x 20, seed 1). Since level 2
+    answers an upgrade of a shared copy after the point's invalidations (cohsim/lock/line.py;
+    mount_lock's line costs 12 ns more a take on c6gd.metal) the simulation's seeds 1-3 give
+    per-layer 286.0, 298.0, 286.9 ms (were 281.5, 298.6, 281.3) and common-parent 53.6, 54.7,
+    48.1 (were 59.2, 51.7, 49.2), the estimate 202.0 and 38.2 as before: -29.6 % and -28.7 %
+    (were -28.2 and -26.0). Common-parent's bound is per-layer's 30 %: its medians moved
+    within its seeds' spread (48-59 ms); the estimate is no closer."""
     m, k = catalog.get(instance), load_kernel()
     a = BurstModel(m, k, burst_workload(strategy, n, layers, seed=1), layers=layers).estimate()
     costs = LineCosts(m, seed=1)

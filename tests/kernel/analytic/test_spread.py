@@ -48,12 +48,17 @@ def test_finishing_times_are_ordered_and_end_at_the_last(last, n, gap_ns):
 
 def test_the_estimates_p50_lies_below_its_p99_as_the_simulations_does(catalog):
     """The estimate spreads the containers over the burst: its launch p99 - p50 within a factor
-    of three of the simulation's (seed 1, nominal kernel), where before every container finished
+    of four of the simulation's (seed 1, nominal kernel), where before every container finished
     within one write hold of the last (0.1 ms). It was within a factor of two until a release
     woke its granted readers one after another (docs/kernel-audit.md C27, nominal 1 us apart):
     the simulation's p99 - p50 grew from 12.6 to 53.7 ms (m7i.metal-24xl common-parent 100 x
     50) and from 3.2 to 9.5 ms (c6gd.metal per-layer 50 x 20), the estimate's gap (18.6, 4.7)
-    does not count the order the batches keep."""
+    does not count the order the batches keep. A factor of three held m7i.metal-24xl's seed 1
+    with 4 % to spare (x2.89); since level 2 answers an upgrade of a shared copy after the
+    point's invalidations (cohsim/lock/line.py) its gap is 58.1 ms (x3.13), and it is no
+    property of the change: over seeds 1-3 the simulation's gap is 58.1, 51.7 and 71.5 ms
+    (x2.8-3.9; 53.7, 55.0, 60.2 before, x2.9-3.2), the estimate's 18.6 at each. c6gd.metal:
+    4.2, 9.0, 4.8 ms against 4.7. Four is the seeds' spread, not a closer estimate."""
     k = load_kernel()
     for name, strategy, n, layers in (
         ("m7i.metal-24xl", "common-parent", 100, 50),
@@ -69,4 +74,4 @@ def test_the_estimates_p50_lies_below_its_p99_as_the_simulations_does(catalog):
         est_gap = np.percentile(est, 99) - np.percentile(est, 50)
         des_gap = np.percentile(des, 99) - np.percentile(des, 50)
         assert est_gap > 1e6  # ms, not the one write hold of before
-        assert des_gap / 3 < est_gap < 3 * des_gap
+        assert des_gap / 4 < est_gap < 4 * des_gap
