@@ -119,10 +119,9 @@ def _rcu_ops(kernel: KernelParams) -> list[str]:
 
 def kernel_bounds(base: KernelParams) -> dict[str, tuple[float, float]]:
     """Bounds of the kernel parameters: fractions in [0, 1]; the grace period between 1 us and
-    what leaves every RCU op `_MIN_BODY_NS` of its own work."""
-    room = min(
-        (base.op(n).cpu_ns + base.op(n).ns_write_ns) / base.op(n).rcu for n in _rcu_ops(base)
-    )
+    what leaves every RCU op `_MIN_BODY_NS` of its unlocked work, which a longer grace period
+    takes where the op's split is not fitted (its lock section kept)."""
+    room = min(base.op(n).cpu_ns / base.op(n).rcu for n in _rcu_ops(base))
     out = {g: (0.0, 1.0) for g in GROUPS}
     out["rcu_exp_base_ns"] = (float(NS_PER_US), base.rcu_exp_base_ns + room - _MIN_BODY_NS)
     return out
@@ -140,7 +139,9 @@ def kernel_start(base: KernelParams) -> dict[str, float]:
 
 
 def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> KernelParams:
-    """`base` with the fitted split: each op's total (work + RCU wait) unchanged."""
+    """`base` with the fitted split: each op's total (work + RCU wait) unchanged. An op whose
+    group's fraction is not given keeps its lock section, the rest its unlocked work; a grace
+    period that leaves less than none is refused."""
     rcu = float(values.get("rcu_exp_base_ns", base.rcu_exp_base_ns))
     shift = base.rcu_exp_base_ns - rcu  # on-CPU work the shorter grace period leaves
     new: dict[str, float] = {"rcu_exp_base_ns": rcu}
@@ -148,23 +149,16 @@ def apply_kernel_params(base: KernelParams, values: Mapping[str, float]) -> Kern
     for n in _rcu_ops(base):
         if body[n] < 0:
             raise CohsimError(f"rcu_exp_base_ns {rcu:.0f} exceeds op {n}'s total")
-    for g, ops in GROUPS.items():
-        f = values.get(g)
-        for n in ops:
-            if n not in base.ops:
-                continue
-            if f is None:
-                new[f"{n}.cpu_ns"] = body[n] - base.op(n).ns_write_ns
-                continue
-            f = min(1.0, max(0.0, float(f)))
-            new[f"{n}.ns_write_ns"] = f * body[n]
-            new[f"{n}.cpu_ns"] = (1.0 - f) * body[n]
-    # rcu ops outside every group keep their lock section and the rest is their unlocked
-    # work; a grace period so long that less work is left than the section takes it all
-    for n in _rcu_ops(base):
-        if not any(n in ops for ops in GROUPS.values()):
-            write = min(base.op(n).ns_write_ns, body[n])
-            new[f"{n}.cpu_ns"] = body[n] - write
-            if write < base.op(n).ns_write_ns:
-                new[f"{n}.ns_write_ns"] = write
+    split = {n: values.get(g) for g, ops in GROUPS.items() for n in ops if n in base.ops}
+    for n in sorted(set(split) | set(_rcu_ops(base))):
+        f = split.get(n)
+        if f is None:
+            cpu = body[n] - base.op(n).ns_write_ns
+            if cpu < 0:
+                raise CohsimError(f"rcu_exp_base_ns {rcu:.0f} exceeds op {n}'s unlocked work")
+            new[f"{n}.cpu_ns"] = cpu
+            continue
+        f = min(1.0, max(0.0, float(f)))
+        new[f"{n}.ns_write_ns"] = f * body[n]
+        new[f"{n}.cpu_ns"] = (1.0 - f) * body[n]
     return base.with_values(**new)

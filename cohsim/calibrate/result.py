@@ -34,7 +34,13 @@ from cohsim import provenance
 from cohsim.calibrate import fitjson
 from cohsim.calibrate.fitjson import Covariance, FitSettings
 from cohsim.calibrate.fitplot import plot_fit
-from cohsim.calibrate.params import HOST_TERMS, KERNEL_PARAMS, Param, apply_kernel_params
+from cohsim.calibrate.params import (
+    HOST_TERMS,
+    KERNEL_PARAMS,
+    Param,
+    apply_kernel_params,
+    kernel_bounds,
+)
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.kernel.waketable import WakeTable
@@ -114,8 +120,10 @@ class FitResult:
         mean = np.array([p.value for p in chosen])
         rng = np.random.default_rng(seed)
         draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
-        lo = np.array([p.low for p in chosen])
-        hi = np.array([p.high for p in chosen])
+        # the bounds the fit had, narrowed to the base's own (a fit made under wider ones)
+        now = kernel_bounds(base)
+        lo = np.array([max(p.low, now[p.name][0]) for p in chosen])
+        hi = np.array([min(p.high, now[p.name][1]) for p in chosen])
         draws = np.clip(draws, lo, hi)
         ghz = self.host_ghz()  # (the catalog read once, not once a draw)
         return [

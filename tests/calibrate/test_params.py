@@ -7,6 +7,7 @@ import math
 import pytest
 
 from cohsim.calibrate.params import Param, apply_kernel_params, kernel_bounds
+from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 
 
@@ -54,3 +55,18 @@ def test_a_zero_fraction_still_takes_namespace_sem():
     half = apply_kernel_params(base, {"ser_bind": 0.5})
     body = base.op("move_mount").cpu_ns + base.op("move_mount").ns_write_ns
     assert half.op("move_mount").ns_write_ns == 0.5 * body
+
+
+def test_the_longest_grace_period_leaves_every_op_its_unlocked_work():
+    """At the bound every RCU op whose split is not given keeps its lock section and at least
+    50 ns of unlocked work (a draw past the old bound once left umount_oldroot negative work, a
+    negative delay in the simulation), and past the bound such an op is refused."""
+    base = load_kernel()
+    _, hi = kernel_bounds(base)["rcu_exp_base_ns"]
+    k = apply_kernel_params(base, {"rcu_exp_base_ns": hi})
+    for name in base.ops:
+        if base.op(name).rcu:
+            assert k.op(name).cpu_ns >= 50.0 - 1e-6, name
+            assert k.op(name).ns_write_ns == base.op(name).ns_write_ns, name
+    with pytest.raises(CohsimError, match="exceeds op umount's unlocked work"):
+        apply_kernel_params(base, {"rcu_exp_base_ns": hi + 100.0})
