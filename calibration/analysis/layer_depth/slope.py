@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.analysis.cpu_share.compare import measured
 from cohsim.calibrate import MountRun, load_bench
 
-#: the label of the call that creates the overlay, by strategy
-CREATE = {"per-layer": "mount", "common-parent": "mount", "lowerdir-plus": "fsconfig_create"}
+#: the call that creates the overlay (the simulation's op names, as cpu_share.compare reads them)
+CREATE = ("mount_overlay", "fsconfig_create")
 
 Shape = tuple[str, int, int]
 
@@ -38,30 +39,21 @@ def depth_of(run: MountRun) -> int:
     return int(run.labels.get("run", {}).get("layer_depth", 3))
 
 
-def _label(run: MountRun) -> str:
-    want = CREATE[run.strategy]
-    for label in run.labels:
-        if label == want or (want == "fsconfig_create" and "create" in label):
-            return label
-    raise SystemExit(f"{run.strategy}: no {want} calls in the run")
-
-
 def cpu_by_depth(runs: Sequence[MountRun]) -> dict[Shape, dict[int, tuple[float, float]]]:
     """Per shape, per depth: (the creating call's CPU time, the sequence's mean wall time), ns,
-    the repeats' medians. Runs without --cpu-time are refused."""
-    by: dict[tuple[Shape, int], list[MountRun]] = defaultdict(list)
+    the repeats' medians (the CPU as `cpu_share.compare.measured` reads it: the clock read taken
+    off; runs without --cpu-time are refused)."""
+    by_depth: dict[int, list[MountRun]] = defaultdict(list)
     for r in runs:
-        by[(r.key, depth_of(r))].append(r)
+        by_depth[depth_of(r)].append(r)
     out: dict[Shape, dict[int, tuple[float, float]]] = defaultdict(dict)
-    for (key, depth), reps in sorted(by.items()):
-        run_row = reps[0].labels.get("run", {})
-        if "cpu_clock_ns" not in run_row:
-            raise SystemExit(f"{'/'.join(map(str, key))}: no CPU times (run without --cpu-time)")
-        label = _label(reps[0])
-        clock = statistics.median(r.labels["run"]["cpu_clock_ns"] for r in reps)
-        cpu = statistics.median(r.labels[label]["cpu_mean_ns"] for r in reps) - clock
-        seq = statistics.median(r.labels["sequence"]["mean_ns"] for r in reps)
-        out[key][depth] = (cpu, seq)
+    for depth, at in sorted(by_depth.items()):
+        seqs: dict[Shape, list[float]] = defaultdict(list)
+        for r in at:
+            seqs[r.key].append(r.labels["sequence"]["mean_ns"])
+        for key, ops in measured(at).items():
+            cpu = next(ops[op].cpu_ns for op in CREATE if op in ops)
+            out[key][depth] = (cpu, statistics.median(seqs[key]))
     return dict(out)
 
 
