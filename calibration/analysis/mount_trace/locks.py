@@ -23,7 +23,8 @@ from pathlib import Path
 from cohsim.bench import tracefs
 from cohsim.bench.runner import read_bench_csv
 
-_BEGIN = re.compile(r"(\w+) \(flags=(\S+)\)")
+#: a lock:contention_begin event's text: the lock's hashed address and the kernel's flags
+BEGIN = re.compile(r"(\w+) \(flags=(\S+)\)")
 
 
 def run_csv(trace: Path) -> Path:
@@ -44,7 +45,7 @@ def contention(path: Path) -> dict[tuple[str, str], tuple[int, float]]:
     out: dict[tuple[str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0])
     for e in tracefs.read(str(path)):
         if e.name == "contention_begin":
-            m = _BEGIN.match(e.rest)
+            m = BEGIN.match(e.rest)
             if m:
                 begun[e.pid] = (e.t_us, m.group(1), m.group(2))
         elif e.name == "contention_end" and e.pid in begun:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from calibration.analysis.mount_trace.locks import BEGIN
 from cohsim.bench import tracefs
 
 BENCH = "mount_bench"
@@ -40,7 +41,6 @@ LOCKING = re.compile(
     r"|rwsem_down_\w+|rwsem_optimistic_spin|down_read\w*|down_write\w*"
     r"|lock_mount_hash|read_seqlock_excl\w*|write_seqlock\w*)$"
 )
-_BEGIN = re.compile(r"(\w+) \(flags=(\S+)\)")
 
 
 @dataclass
@@ -70,7 +70,7 @@ def waits(path: Path) -> Iterator[tuple[str, str, list[str]]]:
             continue
         begun.pop(e.cpu, None)
         if e.name == "contention_begin" and e.comm == BENCH:
-            m = _BEGIN.match(e.rest)
+            m = BEGIN.match(e.rest)
             if m:
                 begun[e.cpu] = (m.group(1), m.group(2))
 
