@@ -572,22 +572,18 @@ static int find_in_path(const char *prog, char *out, size_t outlen)
 
 /* Layout inside the scratch tmpfs S (short names keep the overlay option string short):
  *   S/l/<w>/<i>   layer i of worker w (S/l/s/<i> with --shared-layers); holds one file
+ *                 (S/l/x/.../<w>/<i> with --layer-depth above 3)
  *   S/<w>/<i>     per-layer bind target;  S/<w>/c  common-parent target
  *   S/<w>/m merged, S/<w>/u upper, S/<w>/k work */
 /* The layers' parents lie under S/l/x/x/... (`--layer-depth` - 3 levels of x): overlayfs looks
  * each ancestor of a layer's root up in the inode hash (ovl_check_layer), so the depth sets how
  * many such look-ups an overlay mount makes per layer. */
-static char g_lprefix[4096] = "l";
+static char g_lprefix[2 * 1000] = "l"; /* "l" and 2 bytes a level: --layer-depth is <= 1000 */
 
 static void set_layer_depth(int depth)
 {
-	size_t n = 1;
-	for (int k = 3; k < depth; k++) {
-		if (n + 3 >= sizeof g_lprefix)
-			die("--layer-depth: %d is too deep", depth);
-		memcpy(g_lprefix + n, "/x", 3);
-		n += 2;
-	}
+	for (int k = 3; k < depth; k++)
+		memcpy(g_lprefix + 1 + 2 * (k - 3), "/x", 3);
 }
 
 static void build_worker_paths(struct worker *w, int id, int layers, int shared)
