@@ -156,20 +156,24 @@ def row(d: Draw, deadline_s: float) -> np.ndarray:
     return rows([d], deadline_s)[0]
 
 
+def percentiles(arrays: Sequence[np.ndarray], q: float | Sequence[float]) -> np.ndarray:
+    """`np.percentile(a, q)` of each of `arrays`, one row each: stacked when they are all as
+    long (numpy's percentile along an axis is each row's own, element by element: the same
+    numbers as one at a time), else one at a time."""
+    if len({len(a) for a in arrays}) == 1:
+        return np.asarray(np.percentile(np.array(arrays, dtype=float), q, axis=1).T)
+    return np.array([np.percentile(a, q) for a in arrays])
+
+
 def rows(draws: Sequence[Draw], deadline_s: float) -> np.ndarray:
     """`row` of each of `draws`, one row each: a draw's quantiles are read off its own
-    containers, each draw's the same numbers whether alone or stacked with draws of as many
-    containers (numpy's percentile along an axis is the one row's, element by element)."""
-    if len({len(d.launch_s) for d in draws}) > 1:
-        return np.array([row(d, deadline_s) for d in draws])
-    launch = np.array([d.launch_s for d in draws], dtype=float)
-    mount = np.array([d.mount_s for d in draws], dtype=float)
-    late = np.count_nonzero(launch > deadline_s, axis=1).astype(float)
+    containers (`percentiles`)."""
+    late = np.array([np.count_nonzero(d.launch_s > deadline_s) for d in draws], dtype=float)
     return np.column_stack(
         [
-            np.percentile(launch, _PERCENT, axis=1).T,
-            np.percentile(mount, _PERCENT, axis=1).T,
-            late / launch.shape[1],
+            percentiles([d.launch_s for d in draws], _PERCENT),
+            percentiles([d.mount_s for d in draws], _PERCENT),
+            late / np.array([len(d.launch_s) for d in draws]),
             late,
         ]
     )
@@ -187,10 +191,7 @@ def extremes(drawn: Sequence[Draw], base_s: float) -> list[Draw]:
     nearest of them scaled there (see the module). None with fewer than `MIN_DRAWS`."""
     if len(drawn) < MIN_DRAWS:
         return []
-    if len({len(d.launch_s) for d in drawn}) > 1:
-        scale = np.array([np.percentile(d.launch_s - base_s, SCALE) for d in drawn])
-    else:  # every draw's own percentile, stacked (as in `rows`)
-        scale = np.percentile(np.array([d.launch_s for d in drawn]) - base_s, SCALE, axis=1)
+    scale = percentiles([d.launch_s - base_s for d in drawn], SCALE)
     positive = bool((scale > 0).all())
     ys = np.log(scale) if positive else scale
     half = t_quantile(len(ys) - 1) * float(ys.std(ddof=1)) * math.sqrt(1 + 1 / len(ys))
