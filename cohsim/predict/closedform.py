@@ -50,12 +50,6 @@ NOTES = {
 }
 
 
-def analytic_replicate(task: ReplicateTask) -> Run:
-    """One replicate answered by the burst model (see the module)."""
-    model = BurstModel(task.machine, task.kernel, task.trace, layers=task.layers)
-    return _run(task, model.estimate(), model.alone_launch_ns())
-
-
 def analytic_replicates(tasks: Sequence[ReplicateTask]) -> list[Run]:
     """Replicates of one burst answered by the burst model, all at once: their models joined
     (`BurstModel.joined`: each replicate's numbers what its own model gives alone, to the

@@ -34,7 +34,7 @@ from cohsim.kernel.simulation.outcome import engine_result
 from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
-from cohsim.predict.closedform import NOTES, analytic_replicate, analytic_replicates
+from cohsim.predict.closedform import NOTES, analytic_replicates
 from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
@@ -45,12 +45,9 @@ from cohsim.workload.trace import Trace
 
 
 def _one(task: ReplicateTask) -> Run:
-    """Run one replicate with the task's engine, the kernel's CPU work at the machine's clock
-    (cohsim.kernel.corespeed)."""
-    task = replace(task, kernel=at_clock(task.kernel, task.machine))
-    if task.engine == "analytic":
-        return analytic_replicate(task)
-    return _simulate(task)
+    """Simulate one replicate, the kernel's CPU work at the machine's clock
+    (cohsim.kernel.corespeed; the analytic engine's replicates: `_run_all`)."""
+    return _simulate(replace(task, kernel=at_clock(task.kernel, task.machine)))
 
 
 def _simulate(task: ReplicateTask) -> Run:
