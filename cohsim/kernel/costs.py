@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
-from cohsim.kernel.opcost import OPS, OpCost
+from cohsim.kernel.opcost import OPS, OpCost, copied
 from cohsim.kernel.priors import PRIOR_SHAPES, Prior, check_range
 from cohsim.kernel.waketable import WakeTable
 
@@ -136,11 +136,7 @@ class KernelParams:
         """`dataclasses.replace(self, **changes)`, without running `__init__` again (a tenth
         of the time: every replicate's kernel is made by a few such copies; KernelParams has
         no `__post_init__`). A name that is not a field is refused as replace refuses it."""
-        if not changes.keys() <= _KERNEL_FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(KernelParams)
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copied(self, changes, _KERNEL_FIELDS)
 
     def value(self, key: str) -> float:
         """A top-level number or an `op.field` number by name."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,7 @@ class OpCost:
         of the time: every replicate copies every op); `__post_init__` only fills
         `takes_ns_write` where it is None, and `self` has it. A name that is not a field is
         refused as replace refuses it."""
-        if not changes.keys() <= _FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(OpCost)
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copied(self, changes, _FIELDS)
 
     def uncontended_ns(self, walk_ns: float, layers: int, mounts: int = 0) -> float:
         """The op's time alone on an idle machine, without the per-CPU sum or the RCU wait."""
@@ -125,3 +121,17 @@ OPS = (
 
 #: OpCost's field names (`OpCost.changed`)
 _FIELDS = frozenset(f.name for f in fields(OpCost))
+
+_D = TypeVar("_D")
+
+
+def copied(obj: _D, changes: Mapping[str, Any], names: frozenset[str]) -> _D:
+    """`dataclasses.replace(obj, **changes)` for a frozen dataclass whose `__init__` would
+    only set the fields again (OpCost, KernelParams): a copy of its `__dict__` with the
+    changes, without running `__init__`. A name not among its fields (`names`) goes to
+    replace, which refuses it."""
+    if not changes.keys() <= names:
+        return replace(obj, **changes)  # type: ignore[type-var]
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__, **changes)
+    return new
