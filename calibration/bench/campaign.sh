@@ -57,6 +57,11 @@ threads() {
     echo "${list#,},$ncpu" | sed 's/^,//'
 }
 
+# a comma-separated list of counts, sorted, each once
+counts() {
+    echo "$1" | tr , '\n' | sort -nu | paste -sd,
+}
+
 pack() {
     if [ -n "${CAMPAIGN_TAR:-}" ]; then
         tar -C "$(dirname "$out")" -cJf "$CAMPAIGN_TAR.tmp" "$(basename "$out")" &&
@@ -193,14 +198,14 @@ step_ring() {
 
 step_cputime() {
     $cohsim bench mount --strategy per-layer,common-parent,lowerdir-plus \
-        --workers "$(echo "1,4,$ncpu,64,100" | tr , '\n' | sort -nu | paste -sd,)" \
+        --workers "$(counts "1,4,$ncpu,64,100")" \
         --layers 10,50 --containers 2 --repeats 3 --cpu-time --mountinfo-every 0 \
         --out "$out/cputime" --no-progress
 }
 
 step_depth() {
     local d w
-    w=$(echo "1,2,4,8,$ncpu,64" | tr , '\n' | sort -nu | paste -sd,)
+    w=$(counts "1,2,4,8,$ncpu,64")
     mkdir -p "$out/depth"
     for d in 3 5 8 13; do
         $cohsim bench mount --strategy common-parent,lowerdir-plus --workers "$w" --layers 50 \
