@@ -9,7 +9,8 @@ cohsim.kernel.simulation.mounttable counts):
 
 - its namespace_sem write hold: the op's own, per mount in the table, each new mount's
   per-CPU area, the walk over the root group's peers and the root's children (a mount's
-  propagate_mnt()), the copy into every live slave namespace (`write_hold_ns`);
+  propagate_mnt()), the copy into every live slave namespace (`write_hold_ns`); a walk's cost
+  bends with its length where the machine says how (cohsim.kernel.walk);
 - the part of its mount_lock section that grows with the node, nested in that hold: an old
   root's walk of the whole table, an unmount's walks of the parent's peers, its removal from
   every live slave namespace and the busy check's per-CPU sum of each copy (`ml_hold_at`;
@@ -32,7 +33,9 @@ from typing import Protocol
 from cohsim.kernel.calls import TABLE, Step
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.kernel.linetake import LineTakes
+from cohsim.kernel.walk import units
 from cohsim.machine.model import Machine
+from cohsim.machine.parts import Band, Walks
 
 
 class NodeState(Protocol):
@@ -121,9 +124,21 @@ class OpRow:
 class CallCosts:
     """The state-dependent costs of planned calls on one machine with one kernel model."""
 
-    def __init__(self, kernel: KernelParams, sum_ns: float, takes: LineTakes | None = None) -> None:
-        """`takes`: mount_lock's line on the machine (None: its fetches are not priced)."""
+    def __init__(
+        self,
+        kernel: KernelParams,
+        sum_ns: float,
+        takes: LineTakes | None = None,
+        walks: Walks | None = None,
+    ) -> None:
+        """`takes`: mount_lock's line on the machine (None: its fetches are not priced);
+        `walks`: how the machine's list walks bend with their length (None or empty: the
+        kernel model's line at every length; cohsim.kernel.walk)."""
         self.k, self.sum_ns, self.takes = kernel, sum_ns, takes
+        w = walks or Walks()
+        self.walks = w
+        self.peer_bands: tuple[Band, ...] = w.peers
+        self.child_bands: tuple[Band, ...] = w.children
         #: CPUs walking paths, at which the analytic engine prices the line's fetches (the
         #: simulation passes the number walking at each call)
         self.busy = 0.0
@@ -136,6 +151,16 @@ class CallCosts:
         #: child walks, the per-mount copy or detach, the slave namespaces' copies (the rest is
         #: the op's own work); read by the simulation's profile (cohsim.kernel.result)
         self.part_percpu = self.part_peers = self.part_copy = self.part_prop = 0.0
+
+    def unwalked(self) -> CallCosts:
+        """These costs with every walk at the kernel model's line (`walks` empty): what the
+        analytic engine reads its per-element coefficients off, pricing its states' walks in
+        lines itself (cohsim.kernel.analytic.arrays)."""
+        if not self.walks:
+            return self
+        flat = CallCosts(self.k, self.sum_ns, self.takes)
+        flat.busy = self.busy
+        return flat
 
     def row(self, name: str, op: OpCost) -> OpRow:
         """The OpRow of `op`, the op named `name` (made once; a plan has one op per name)."""
@@ -165,7 +190,8 @@ class CallCosts:
             percpu = (mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
             hold += percpu
         if s.group_walk:
-            peers = r.per_peer_ns * ring + r.per_child_ns * binds
+            peers = r.per_peer_ns * units(ring, self.peer_bands)
+            peers += r.per_child_ns * units(binds, self.child_bands)
             hold += peers
         if s.prop > 0:  # a copy into every live slave namespace, with its per-CPU area
             slaves = windows + self.service_namespaces
@@ -189,7 +215,7 @@ class CallCosts:
         sum of each copy. The parts are kept in `part_*` (percpu, peers, copy, prop) for the
         profile. Added in one fixed order."""
         copy = r.per_mount_lock_ns * mounts
-        peers = r.ml_per_peer_ns * ring if s.group_walk else 0.0
+        peers = r.ml_per_peer_ns * units(ring, self.peer_bands) if s.group_walk else 0.0
         percpu = prop = 0.0
         if s.prop < 0:
             slaves = windows + self.service_namespaces

@@ -7,7 +7,9 @@ fields, numbers without a source and impossible values are errors naming the fil
 
 Format history:
   schema 1 — topology, microarch (pause_cycles, freq_ghz), coherence (per-class latencies),
-             sources.
+             sources; an optional [walks] table (`children_from`, `children_scale`,
+             `peers_from`, `peers_scale`: arrays, cohsim.machine.parts.Walks) where a list walk's
+             cost against its length was measured.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from cohsim.errors import CohsimError
 from cohsim.io import catalog_dir, read_toml
 from cohsim.machine.model import Machine
-from cohsim.machine.parts import Coherence, Microarch, Topology
+from cohsim.machine.parts import Coherence, Microarch, Topology, Walks
 
 SCHEMA = 1
 
@@ -57,6 +59,8 @@ _TABLES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "cross_socket_ns": ((int, float), False),
     },
 }
+#: the optional [walks] table: per walk, its bands' start lengths and scales (equal arrays)
+_WALKS = ("children", "peers")
 KINDS = ("instance", "server")
 ARCHETYPES = ("mesh", "chiplet", "cmn")
 
@@ -97,7 +101,7 @@ def _check_keys(
 
 def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
     """Validate a parsed machine document and build the Machine; errors name `where` and key."""
-    top = {k: v for k, v in doc.items() if k not in _TABLES and k != "sources"}
+    top = {k: v for k, v in doc.items() if k not in _TABLES and k not in ("sources", "walks")}
     _check_keys(where, "", top, _TOP)
     if doc["schema"] != SCHEMA:
         raise CohsimError(
@@ -119,6 +123,8 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
         if not isinstance(text, str) or not text.strip():
             raise CohsimError(f"sources.{key} must be a non-empty string", where)
         table = key.split(".")[0]
+        if table == "walks" and "walks" in doc:
+            continue
         if table not in _TABLES or ("." in key and key.split(".", 1)[1] not in tables[table]):
             raise CohsimError(f"sources.{key} names no parameter of this file", where)
     for table, values in tables.items():
@@ -133,6 +139,7 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
                     f'(a file under calibration/data/, or "assumption: why")',
                     where,
                 )
+    walks = _walks(doc.get("walks"), sources, where)
     try:
         topo = Topology(**tables["topology"])
         # numbers as floats, the one string (uarch) as it is; checked against _TABLES above
@@ -151,8 +158,52 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
             cpu_model=doc["cpu_model"],
             family=doc["family"],
             description=doc.get("description", ""),
+            walks=walks,
             sources=dict(sources),
         )
+    except CohsimError as exc:
+        raise CohsimError(exc.what, where) from None
+
+
+#: the two arrays of a walk's bands in [walks]
+PARTS_W = ("from", "scale")
+
+
+def _numbers(value: Any, key: str, where: str) -> list[float]:
+    """`value` as a non-empty list of finite, non-negative numbers, else a clear error."""
+    if not isinstance(value, list) or not value:
+        raise CohsimError(f"{key} must be a non-empty array of numbers", where)
+    for v in value:
+        _check_value(where, key, v, (int, float))
+    return [float(v) for v in value]
+
+
+def _walks(table: Any, sources: dict[str, Any], where: str) -> Walks:
+    """The optional [walks] table as Walks: for each walk given, `<walk>_from` (the bands'
+    start lengths) and `<walk>_scale` (their scales), arrays of numbers of one length; its
+    source is required, as for every number."""
+    if table is None:
+        return Walks()
+    if not isinstance(table, dict):
+        raise CohsimError("walks must be a table", where)
+    keys = {f"{w}_{part}" for w in _WALKS for part in PARTS_W}
+    for key in table:
+        if key not in keys:
+            raise CohsimError(
+                f"unknown key walks.{key} (expected one of {', '.join(sorted(keys))})", where
+            )
+    if "walks" not in sources and not any(k.startswith("walks.") for k in sources):
+        raise CohsimError('walks has no source: add sources."walks"', where)
+    bands: dict[str, tuple[tuple[float, float], ...]] = {}
+    for w in _WALKS:
+        if f"{w}_from" not in table and f"{w}_scale" not in table:
+            continue
+        starts, scales = (_numbers(table.get(f"{w}_{p}"), f"walks.{w}_{p}", where) for p in PARTS_W)
+        if len(starts) != len(scales):
+            raise CohsimError(f"walks.{w}_from and walks.{w}_scale differ in length", where)
+        bands[w] = tuple(zip(starts, scales, strict=True))
+    try:
+        return Walks(**bands)
     except CohsimError as exc:
         raise CohsimError(exc.what, where) from None
 
@@ -221,6 +272,13 @@ def machine_to_toml(m: Machine) -> str:
             value = getattr(obj, key)
             if required or value != defaults[key]:  # an optional key at its default is left out
                 lines.append(f"{key} = {_toml_value(value)}")
+    if m.walks:
+        lines += ["", "[walks]"]
+        for w in _WALKS:
+            bands = getattr(m.walks, w)
+            if bands:
+                lines.append(f"{w}_from = [{', '.join(_toml_value(a) for a, _ in bands)}]")
+                lines.append(f"{w}_scale = [{', '.join(_toml_value(b) for _, b in bands)}]")
     lines += ["", "[sources]"]
     for key, text in m.sources.items():
         lines.append(f"{_toml_value(key)} = {_toml_value(text)}")

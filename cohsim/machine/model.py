@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cohsim.errors import CohsimError
-from cohsim.machine.parts import Coherence, Microarch, PairClass, Topology
+from cohsim.machine.parts import Coherence, Microarch, PairClass, Topology, Walks
 
 if TYPE_CHECKING:  # networkx is imported where the graph is walked: a prediction never does
     import networkx as nx
@@ -61,6 +61,8 @@ class Machine:
     cpu_model: str = ""  #: CPU model string
     family: str = ""  #: parameter family: machines of one family share transferable parameters
     description: str = ""  #: one line for people
+    #: how walking a list of mounts bends with its length here (empty: not measured)
+    walks: Walks = field(default_factory=Walks)
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -1,10 +1,12 @@
 """The typed parts a `cohsim.machine.model.Machine` is composed of: `Topology` (counts of
 sockets, LLC domains, cores and threads, and the interconnect), `Microarch` (PAUSE, clock) and
-`Coherence` (the per-class cache-line transfer latencies), each checked when made, and the
-classes of a pair of hardware threads (`PairClass`)."""
+`Coherence` (the per-class cache-line transfer latencies), `Walks` (how a walk of a list of
+mounts bends with its length, where measured), each checked when made, and the classes of a
+pair of hardware threads (`PairClass`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -160,3 +162,35 @@ class Coherence:
                     f"coherence.{k2} ({v2}) must be "
                     f"{'greater than' if strict else 'at least'} {k1} ({v1})"
                 )
+
+
+#: one band of a walk's cost: (the list length it starts at, its cost per element / the line)
+Band = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Walks:
+    """What walking one of the kernel's lists of mounts costs on this machine against the
+    kernel model's per-element line (models/kernel/linux-6.18.toml: `per_child_ns`, measured
+    where the cost was flat in the list's length): per band of lengths, each element in the
+    band costs `scale` times the line (cohsim.kernel.walk). `children`: a mount's children
+    (open_tree's __has_locked_children()); `peers`: a peer group (propagate_mnt(), the
+    unmounts' walks of the parent's peers). Empty: the line at every length (the kernel
+    model's `peer_walk_scale` prices it then). Measured by `cohsim bench prop --ring`."""
+
+    children: tuple[Band, ...] = ()
+    peers: tuple[Band, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("children", "peers"):
+            bands = getattr(self, name)
+            if not bands:
+                continue
+            starts = [b[0] for b in bands]
+            if starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
+                raise CohsimError(f"walks.{name}_from must start at 0 and increase, not {starts}")
+            if not all(math.isfinite(s) and s > 0 for _, s in bands):
+                raise CohsimError(f"walks.{name}_scale must be positive numbers")
+
+    def __bool__(self) -> bool:
+        return bool(self.children or self.peers)

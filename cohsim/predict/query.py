@@ -260,7 +260,7 @@ def op_cost(
         raise UsageError(f"layers must be at least 1, not {layers}")
     sum_ns = percpu_sum_ns(machine, kernel)
     step = _with_layers(step_of(op, strategy, runtime, kernel, sum_ns), kernel, layers)
-    cc = CallCosts(kernel, sum_ns)
+    cc = CallCosts(kernel, sum_ns, walks=machine.walks)
     sections = {
         "unlocked": _unlocked(step, sum_ns),
         "namespace_sem write hold": _write_hold(cc, step, state),

@@ -3,10 +3,13 @@ live slave namespace, per mount and per peer-ring step, and the figures its READ
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
 from analysis_runner import REPO, number, run
+
+from cohsim.machine.catalog import Catalog
 
 README = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-and-read/README.md"
 
@@ -72,6 +75,18 @@ def test_ring_increments_on_16_cpus_bend_as_the_readme_says() -> None:
         # the walk bends: a peer beyond 2,000 costs more than three times one below 1,000
         assert min(steps[3:]) > 3 * max(steps[:2])
         assert " / ".join(f"{d:.1f}" for d in steps) in readme
+
+
+def test_the_hosts_machine_file_walks_are_its_spread_rings() -> None:
+    """The 16-vCPU host's [walks] (models/servers/) are the bands ring.py prints for the ring
+    made from every CPU: a model number that is the committed data's."""
+    out = run("prop_read.ring", EMR16 / "spread/prop_bench.csv").split("[walks]")[-1]
+    printed = dict(re.findall(r"\n  (\w+) = (\[[^]]*\])", out))
+    walks = Catalog().get("devvm-16cpu-intel-xeon-f6m207").walks
+    for name in ("children", "peers"):
+        bands = getattr(walks, name)
+        assert ast.literal_eval(printed[f"{name}_from"]) == [int(a) for a, _ in bands]
+        assert ast.literal_eval(printed[f"{name}_scale"]) == [b for _, b in bands]
 
 
 def test_hosts_compare_as_the_readme_says() -> None:

@@ -169,6 +169,52 @@ def test_bad_files_fail_with_one_line_naming_file_and_key(tmp_path, edit, messag
     assert str(err.value).startswith(str(p)) and "\n" not in str(err.value)
 
 
+WALKS = """
+[walks]
+children_from = [0, 500, 2000]
+children_scale = [0.4, 0.8, 2.0]
+"""
+WALKS_SOURCE = 'walks = "assumption: a test machine"\n'
+
+
+def test_a_file_with_walks_loads_and_round_trips(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(GOOD.replace("\n[sources]", WALKS + "\n[sources]") + WALKS_SOURCE)
+    m = load_machine(p)
+    assert m.walks.children == ((0.0, 0.4), (500.0, 0.8), (2000.0, 2.0)) and not m.walks.peers
+    assert load_machine(p).walks and not load_machine(_good(tmp_path)).walks
+    back = tmp_path / "back.toml"
+    back.write_text(machine_to_toml(m))
+    assert load_machine(back) == m
+
+
+def _good(tmp_path):
+    p = tmp_path / "plain.toml"
+    p.write_text(GOOD)
+    return p
+
+
+@pytest.mark.parametrize(
+    "walks, source, message",
+    [
+        (WALKS, "", r"walks has no source"),
+        (WALKS.replace("[0, 500, 2000]", "[0, 500]"), WALKS_SOURCE, r"differ in length"),
+        (WALKS.replace("[0, 500, 2000]", "[100, 500, 2000]"), WALKS_SOURCE, r"must start at 0"),
+        (WALKS.replace("[0, 500, 2000]", "[0, 2000, 500]"), WALKS_SOURCE, r"and increase"),
+        (WALKS.replace("[0.4, 0.8, 2.0]", "[0.4, 0, 2.0]"), WALKS_SOURCE, r"must be positive"),
+        (WALKS.replace("[0.4, 0.8, 2.0]", '["a"]'), WALKS_SOURCE, r"must be a number"),
+        (WALKS.replace("children_scale", "kids_scale"), WALKS_SOURCE, r"unknown key walks\.kids"),
+        (WALKS.replace("[0.4, 0.8, 2.0]", "[]"), WALKS_SOURCE, r"non-empty array"),
+    ],
+)
+def test_bad_walks_fail_with_one_line(tmp_path, walks, source, message):
+    p = tmp_path / "tiny.toml"
+    p.write_text(GOOD.replace("\n[sources]", walks + "\n[sources]") + source)
+    with pytest.raises(CohsimError, match=message) as err:
+        load_machine(p)
+    assert str(err.value).startswith(str(p)) and "\n" not in str(err.value)
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(CohsimError, match="no such file"):
         load_machine(tmp_path / "nope.toml")

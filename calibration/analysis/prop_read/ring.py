@@ -12,7 +12,9 @@ least-squares line time = a + b*R (b in ns per peer) through the per-R medians (
 README quotes: the unmounts have outliers of milliseconds on this shared VM that a line through
 every repeat follows) and through every repeat, standard errors from the residual variance;
 per op, the cost of each added peer between two consecutive R (the difference of their
-medians over the difference of R, ns a peer): where a line does not fit, how the cost bends.
+medians over the difference of R, ns a peer): where a line does not fit, how the cost bends;
+and those of the clone's children walk and the attach's peer walk over the kernel model's
+line, as a machine file's [walks] bands (cohsim.machine.parts.Walks).
 With both default runs, the difference of the two median slopes per op: what the R children of
 the source mount (not the ring) add.
 """
@@ -28,6 +30,7 @@ import numpy as np
 from calibration.analysis.prop_read.fit import ols
 from cohsim.bench.propbench import PROP_RING_OPS
 from cohsim.bench.runner import read_bench_csv
+from cohsim.kernel.costs import load_kernel
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-ring"
@@ -83,6 +86,27 @@ def increments(times: dict[tuple[str, int], list[float]], op: str) -> list[tuple
     return [(r1, r2, (m[r2] - m[r1]) / (r2 - r1)) for r1, r2 in zip(rs, rs[1:], strict=False)]
 
 
+#: the kernel model's op and line each walk of a machine file's [walks] is measured by: the
+#: clone's walk of the source mount's children, the attach's walk of the destination's peers
+WALK_LINES = {
+    "children": ("ring_open_tree", "open_tree_clone", "per_child_ns"),
+    "peers": ("ring_move_mount", "move_mount", "per_peer_ns"),
+}
+
+
+def bands(times: dict[tuple[str, int], list[float]]) -> dict[str, list[tuple[int, float]]]:
+    """A machine file's [walks] bands (cohsim.machine.parts.Walks) from one ring run: per walk,
+    (R1, its ns a peer from R1 to the next R over the kernel model's line), from R = 0."""
+    kernel = load_kernel()
+    out = {}
+    for walk, (op, kop, field) in WALK_LINES.items():
+        if not any(o == op for o, _ in times):
+            continue
+        line = getattr(kernel.op(kop), field)
+        out[walk] = [(r1, round(d / line, 2)) for r1, _, d in increments(times, op)]
+    return out
+
+
 def report(path: Path) -> dict[str, dict[str, float]]:
     times, info = samples(path)
     print(f"prop_bench ring: {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
@@ -117,6 +141,10 @@ def report(path: Path) -> dict[str, dict[str, float]]:
     for op in ops:
         steps = " / ".join(f"{r1}-{r2} {d:.1f}" for r1, r2, d in increments(times, op))
         print(f"  {op:<16} {steps}")
+    print("as a machine file's [walks] (each band's ns a peer over the kernel model's line):")
+    for walk, b in bands(times).items():
+        print(f"  {walk}_from = {[r for r, _ in b]}")
+        print(f"  {walk}_scale = {[x for _, x in b]}")
     return fits
 
 

@@ -11,10 +11,13 @@ state (a sum of per-mount, per-peer, per-child and per-slave terms), so it is re
     cost_j(S) = c_j(0) + sum_x [c_j(e_x) - c_j(0)] S_x,     x in {M, R, B, W},
 
 once per distinct call (a burst's plan repeats a few dozen distinct calls hundreds of times),
-and the model then prices whole sequences of states at once with numpy. The one term that is
-not linear is a mountinfo read in a runtime's own (slave) namespace: each of its M lines
-walks the root group, R^2 / M peer steps a line (`CallCosts.slave_line_ns`), R^2 in all; it
-is read off the same way at R = 1 and scaled by R^2. `tests/kernel/analytic/test_arrays.py`
+and the model then prices whole sequences of states at once with numpy. Two terms are not
+linear. A mountinfo read in a runtime's own (slave) namespace: each of its M lines walks the
+root group, R^2 / M peer steps a line (`CallCosts.slave_line_ns`), R^2 in all; it is read off
+the same way at R = 1 and scaled by R^2. And on a machine whose list walks bend with their
+length (cohsim.kernel.walk), the walks of R and B: the coefficients are read off with every
+walk at the line (`CallCosts.unwalked`) and multiply the lines the state's walks cost
+(`StepArrays.walked`). `tests/kernel/analytic/test_arrays.py`
 checks the arrays against `CallCosts` at random states.
 """
 
@@ -28,6 +31,7 @@ from numpy.typing import NDArray
 
 from cohsim.kernel.callcost import CallCosts, OpRow
 from cohsim.kernel.calls import Plan, Step
+from cohsim.kernel.walk import units_array
 
 Array = NDArray[np.float64]
 
@@ -133,8 +137,11 @@ class StepArrays:
     """
 
     def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
+        #: how the machine's walks bend (cohsim.kernel.walk): the columns are read off per
+        #: line, and `walked` puts each state's peer group and binds in lines
+        self.peer_bands, self.child_bands = cc.peer_bands, cc.child_bands
         #: the distinct calls' columns, and which of them each call is
-        self.distinct = self._table(plan.distinct, cc, mean_factor)
+        self.distinct = self._table(plan.distinct, cc.unwalked(), mean_factor)
         self.which = which = np.array(plan.which, dtype=np.intp)
         table = self.distinct[which]
         self.ops = distinct = [s.name for s in plan.distinct]  #: the distinct calls' ops
@@ -239,20 +246,31 @@ class StepArrays:
     # Each of these reads calls `idx` (along the calls' axis, after any replicate axis) at
     # states `st` (J x 4, one row per call; stacked arrays: a J x 4 block per replicate).
 
+    def walked(self, st: Array) -> Array:
+        """States `st` with their peer group R and binds B as the lines their walks cost
+        (cohsim.kernel.walk.units_array; `st` itself where the machine's walks do not bend):
+        what the write holds' R and B coefficients, read off per line, multiply."""
+        if not (self.peer_bands or self.child_bands):
+            return st
+        out = np.array(st, dtype=float)
+        out[..., 1] = units_array(out[..., 1], self.peer_bands)
+        out[..., 2] = units_array(out[..., 2], self.child_bands)
+        return out
+
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The mount_lock sections nested in the write holds of calls `idx` at states `st`."""
         w = self.ml_nested[..., idx, :]
-        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], self.walked(st))
 
     def part(self, name: str, st: Array, idx: slice | Array = slice(None)) -> Array:
         """The part `name` (`PARTS`) of the write holds of calls `idx` at states `st`."""
         w = self.parts[name][..., idx, :]
-        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], self.walked(st))
 
     def holds(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Write holds of calls `idx` at states `st` (rows of M, R, B, W; one per call)."""
         w = self.write[..., idx, :]
-        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], st)
+        return w[..., 0] + np.einsum("...ij,...ij->...i", w[..., 1:], self.walked(st))
 
     def reads(self, st: Array, idx: slice | Array = slice(None)) -> Array:
         """Read holds of calls `idx` at states `st`."""

@@ -144,7 +144,8 @@ class BurstModel:
         self.m, self.k = machine, kernel
         sum_ns = percpu_sum_ns(machine, kernel)
         self.sum_ns: float | Array = sum_ns
-        self.cc = CallCosts(kernel, sum_ns, LineTakes(machine, kernel.walk_interval_ns))
+        takes = LineTakes(machine, kernel.walk_interval_ns)
+        self.cc = CallCosts(kernel, sum_ns, takes, machine.walks)
         #: the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
         #: simulation's mountlock does): where the closed form prices mount_lock's line
         walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns

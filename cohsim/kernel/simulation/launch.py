@@ -157,7 +157,8 @@ class LaunchSim:
         #: latency from a CPU, `percpu_mlp` lines in flight at a time
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
         self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
-        self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes)  #: a call's costs now
+        #: a call's costs now
+        self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes, machine.walks)
         #: a call's lock sections beside namespace_sem's own
         self.sec = Sections(self.nss, self.pcpu, self.ml, self.table, self.cc, self.tally)
         self.rcu = GracePeriods(self.env, self.ml, self._gp_ns, self._gp_cpu_wait)

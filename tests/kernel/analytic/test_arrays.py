@@ -12,14 +12,19 @@ from cohsim.kernel.analytic.arrays import FixedNodeState, StepArrays
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.calls import plan
 from cohsim.kernel.costs import load_kernel
+from cohsim.machine.parts import Walks
 from cohsim.predict import burst_workload
 
+#: list walks that bend with their length (cohsim.kernel.walk), as a measured host's file has
+BENT = Walks(children=((0.0, 0.4), (800.0, 2.5)), peers=((0.0, 0.5), (1000.0, 1.9), (2500.0, 3.0)))
 
+
+@pytest.mark.parametrize("walks", [None, BENT], ids=["line", "bent"])
 @pytest.mark.parametrize("strategy", ["per-layer", "common-parent", "lowerdir-plus"])
-def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy):
+def test_the_arrays_reproduce_callcosts_at_any_state(catalog, strategy, walks):
     m, k = catalog.get("m7i.metal-24xl"), load_kernel()
     sum_ns = percpu_sum_ns(m, k)
-    cc = CallCosts(k, sum_ns)
+    cc = CallCosts(k, sum_ns, walks=walks)
     calls = plan(burst_workload(strategy, 1, 4).threads[0].events, k, 4, sum_ns)
     steps = calls.steps()
     mf = math.exp(k.call_sigma**2 / 2)
