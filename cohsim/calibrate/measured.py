@@ -143,14 +143,15 @@ def measured_grace(
 
 
 def measured_wake_step(steps: Sequence[float]) -> tuple[Param, dict[str, object]]:
-    """The traced runs' median wake-up pace (ns) -> `wake_step_ns` and its note."""
+    """The measured wake-up paces' median (ns) -> `wake_step_ns` and its note."""
     return _median_param(
         "wake_step_ns",
         steps,
-        f"measured directly: the median of {len(steps)} traced bursts' median gap "
-        "between one releaser's wake-ups of the namespace_sem readers it granted "
-        "(wake_up_q(), kernel/locking/rwsem.c; sched_wakeup in a mount_bench trace); a "
-        "property of this host (its IPIs), applied to its own predictions",
+        f"measured directly: the median of {len(steps)} wake-up pace rows (wake-q "
+        "step_p50: wake_bench --pace's median gap between one waker's wake-ups of the "
+        "sleepers it woke, or a traced burst's between one releaser's wake-ups of the "
+        "namespace_sem readers it granted; wake_up_q(), kernel/locking/rwsem.c); a property "
+        "of this host (its IPIs), applied to its own predictions",
     )
 
 
