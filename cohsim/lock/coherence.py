@@ -45,12 +45,13 @@ from typing import Any
 
 READ, RFO = 0, 1
 # atomic operations, applied at the moment the coherence point orders them
-XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN = range(9)
+XCHG, STORE0, FADD, INC, Q_ARRIVE, Q_TAKE, Q_RELEASE, SEQ_INC, PASS_TURN, M_RELEASE = range(10)
 #: the atomic each lock kind releases with
 RELEASE_OP = {
     "ttas": STORE0,
     "ticket": INC,
     "qspinlock": Q_RELEASE,
+    "mcs": M_RELEASE,
     "seqcount": SEQ_INC,
     "pingpong": PASS_TURN,
 }
@@ -59,7 +60,8 @@ ACQUIRED, HEAD, QUEUED = "acquired", "head", "queued"
 
 
 class LockWord:
-    """The lock's word (and, for qspinlock, its MCS queue), changed only by ordered atomics."""
+    """The lock's word (and, for qspinlock and mcs, its MCS queue), changed only by ordered
+    atomics."""
 
     __slots__ = ("n", "value", "next_ticket", "queue")
 
@@ -92,6 +94,12 @@ class LockWord:
                 return ACQUIRED
             self.queue.append(i)
             return HEAD if len(self.queue) == 1 else QUEUED
+        if op == M_RELEASE:  # a classic MCS release that found no successor: free the tail,
+            # unless one arrived meanwhile (its xchg ordered first): the lock passes to it
+            if self.queue:
+                return self.queue.popleft()
+            self.value = 0
+            return -1
         if op == Q_TAKE:
             assert self.value == 0 and self.queue and self.queue[0] == i
             self.value = 1

@@ -3,7 +3,9 @@
 N hardware threads contend for one lock whose cache line has a home agent. The line, its
 coherence points and the timing of every request are cohsim.lock.line's (`LineModel`); this
 module is the threads on top of it: each lock algorithm's acquire and release (ttas, ticket,
-qspinlock's MCS queue, seqcount readers and their writer, a two-thread ping-pong), the critical
+qspinlock's MCS queue, a classic MCS lock (mcs: each waiter spins on its own node and the
+holder hands over at its release, as pause_bench's), seqcount readers and their writer, a
+two-thread ping-pong), the critical
 section (longer by `smt_slowdown` while the holder's SMT sibling spins), the think time, and
 what is measured.
 
@@ -84,7 +86,7 @@ class LockDES(LineModel):
             self._load(i)
         elif lock == "ticket":
             self._rfo(i, FADD, lambda t, s: self._on_ticket(i, t, s))
-        elif lock == "qspinlock":
+        elif lock in ("qspinlock", "mcs"):  # the tail's xchg (mcs: a waiter never spins on it)
             self._rfo(i, Q_ARRIVE, lambda r, s: self._on_arrive(i, r, s))
         else:
             self._rfo(i, SEQ_INC, lambda _r, _s: self._acquired(i))
@@ -134,15 +136,20 @@ class LockDES(LineModel):
     def _on_arrive(self, i: int, r: str, seq: int) -> None:
         if r == ACQUIRED:
             self._acquired(i)
-        elif r == HEAD:
+        elif r == HEAD and self.lock == "qspinlock":
             self._wait(i, seq)  # spins on the lock word it now holds a copy of
-        # QUEUED: spins on its own MCS node until its predecessor hands over (_took)
+        # QUEUED (and every mcs waiter): spins on its own node until it is handed over
 
     def _took(self, i: int, nxt: int) -> None:
         """qspinlock: head i took the lock; it tells the next MCS waiter it is now the head."""
         if nxt >= 0:  # write its node's line; it notices at its next PAUSE and re-reads it
             self._after(2 * self.lat[i][nxt] + self._phase(), self._load, nxt)
         self._acquired(i)
+
+    def _handed(self, i: int, nxt: int) -> None:
+        """A classic MCS release (mcs): holder i writes its successor's `locked`, taking the
+        line nxt spins on; nxt's next read brings it back, at its next PAUSE (two transfers)."""
+        self._after(2 * self.lat[i][nxt] + self._phase(), self._acquired, nxt)
 
     def _acquired(self, i: int) -> None:
         now = self._now()
@@ -180,16 +187,32 @@ class LockDES(LineModel):
             self.holder = -1
             if self.record:
                 self.holds.append((i, t_acq, now))
-            op = RELEASE_OP[self.lock]
-            self.releasing[i] = True
-            self.ready[i] = False
-            self._rfo(i, op, lambda _r, _s: self._released(i))
+            if self.lock == "mcs" and self.word.queue:
+                # its own node's `next`, set when the successor queued, names whom to hand to:
+                # the tail is not touched
+                self._handed(i, self.word.queue.popleft())
+            elif self.lock == "mcs":  # no successor yet: free the tail, or hand over after all
+                self.releasing[i] = True
+                self.ready[i] = False
+                self._rfo(i, RELEASE_OP["mcs"], lambda nxt, _s: self._freed(i, nxt))
+            else:
+                op = RELEASE_OP[self.lock]
+                self.releasing[i] = True
+                self.ready[i] = False
+                self._rfo(i, op, lambda _r, _s: self._released(i))
         self.ready[i] = False
         self.t_start[i] = now + self.think_ps
         if self.think_ps:
             self._after(self.think_ps, self._thought, i)
         else:
             self._thought(i)
+
+    def _freed(self, i: int, nxt: int) -> None:
+        """mcs: the release's cmpxchg of the tail was ordered; one who arrived meanwhile is
+        handed the lock (the releaser waits for its `next`, then writes its `locked`)."""
+        if nxt >= 0:
+            self._handed(i, nxt)
+        self._released(i)
 
     def _released(self, i: int) -> None:
         self.releasing[i] = False

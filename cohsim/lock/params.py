@@ -24,7 +24,7 @@ PS = 1000
 #: picoseconds per second
 PS_PER_S = 1e12
 
-LOCKS = ("ttas", "ticket", "qspinlock", "seqcount", "pingpong")
+LOCKS = ("ttas", "ticket", "qspinlock", "mcs", "seqcount", "pingpong")
 MODELS = ("des", "markov")
 SCHEMA = 1
 

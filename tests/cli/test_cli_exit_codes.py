@@ -18,7 +18,7 @@ USAGE = {
     "show": ["show", "m7a.24xlarge", "--bogus"],
     "c2c": ["c2c", "m7a.24xlarge", "--home", "north"],
     "pause-bench": ["pause-bench", "--instance", "r5.metal", "--threads", "-5"],
-    "pause-bench --lock": ["pause-bench", "--instance", "r5.metal", "--lock", "mcs"],
+    "pause-bench --lock": ["pause-bench", "--instance", "r5.metal", "--lock", "clh"],
     "pause-bench --placement": ["pause-bench", "--instance", "r5.metal", "--placement", "all"],
     "pause-bench --cs-ns": ["pause-bench", "--instance", "r5.metal", "--cs-ns", "-1"],
     "predict": ["predict", "--arch", "mesh", "--containers", "-5"],

@@ -37,7 +37,7 @@ def _check_record(res):
 
 def test_one_thread_never_waits():
     for name in MACHINES:
-        for lock in ("ticket", "qspinlock", "pingpong"):
+        for lock in ("ticket", "qspinlock", "mcs", "pingpong"):
             r = simulate(CAT.get(name), 1, lock=lock, acquisitions=50)
             assert r.p99_ns == 0.0 and r.spin_fraction == 0.0
         r = simulate(CAT.get(name), 1, lock="ttas", acquisitions=50)  # only the spin loop
@@ -54,7 +54,7 @@ def test_example_record():
 @given(
     name=st.sampled_from(MACHINES),
     n=st.integers(1, 6),
-    lock=st.sampled_from(["ttas", "ticket", "qspinlock", "seqcount", "pingpong"]),
+    lock=st.sampled_from(["ttas", "ticket", "qspinlock", "mcs", "seqcount", "pingpong"]),
     placement=st.sampled_from(["compact", "scatter"]),
     smt=st.booleans(),
     cs=st.sampled_from([0.0, 10.0, 100.0]),
@@ -81,7 +81,7 @@ def test_invariants(name, n, lock, placement, smt, cs, think, seed):
 
 
 @settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), lock=st.sampled_from(["ttas", "ticket", "qspinlock"]))
+@given(seed=st.integers(0, 2**32 - 1), lock=st.sampled_from(["ttas", "ticket", "qspinlock", "mcs"]))
 def test_same_seed_same_bytes(seed, lock):
     m = CAT.get("r5.metal")
     a = simulate(m, 6, lock=lock, placement="scatter", acquisitions=80, seed=seed)
@@ -162,3 +162,22 @@ def test_two_siblings_per_core_worse_than_one_thread_per_core():
         both = _mean(m, 48, lock, placement=list(range(24)) + list(range(48, 72)))
         one = _mean(m, 24, lock, placement=list(range(24)))
         assert both.mean_ns > one.mean_ns
+
+
+def test_a_classic_mcs_hands_over_in_two_transfers_at_its_release():
+    """mcs: the holder writes its successor's node at its release and the successor re-reads
+    it: saturated, a hand-off costs the section and two transfers (and PAUSE/2 and the loop),
+    flat in the threads, and more than the kernel's qspinlock, whose queue's hand-over
+    overlaps the section; the DES and the Markov chain agree."""
+    m = CAT.get("devvm-16cpu-intel-xeon-f6m207")
+    lat = m.coherence.same_llc_ns
+    per = {}
+    for n in (4, 16):
+        des = simulate(m, n, lock="mcs", cs_ns=100.0, acquisitions=2000, seed=1)
+        mk = simulate(m, n, lock="mcs", cs_ns=100.0, model="markov")
+        per[n] = 1e9 / des.acquisitions_per_s
+        assert 100 + 2 * lat < per[n] < 100 + 2 * lat + m.microarch.pause_ns + 20
+        assert 1e9 / mk.acquisitions_per_s == pytest.approx(per[n], rel=0.05)
+        q = simulate(m, n, lock="qspinlock", cs_ns=100.0, acquisitions=2000, seed=1)
+        assert q.acquisitions_per_s > des.acquisitions_per_s
+    assert per[16] == pytest.approx(per[4], rel=0.05)

@@ -20,7 +20,7 @@ def test_bad_input():
     with pytest.raises(CohsimError, match="only 96 CPUs"):
         simulate(m, 97)
     with pytest.raises(CohsimError, match="unknown lock"):
-        simulate(m, 2, lock="mcs")
+        simulate(m, 2, lock="clh")
     with pytest.raises(CohsimError, match="unknown placement"):
         simulate(m, 2, placement="everywhere")
     with pytest.raises(CohsimError, match="unknown model"):

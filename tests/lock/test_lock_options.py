@@ -32,7 +32,7 @@ def test_the_defaults_are_pause_benchs():
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"lock": "mcs"}, "unknown lock 'mcs'"),
+        ({"lock": "clh"}, "unknown lock 'clh'"),
         ({"model": "guess"}, "unknown model 'guess'"),
         ({"cs_ns": -1.0}, "must not be negative"),
         ({"think_ns": -0.5}, "must not be negative"),
