@@ -14,8 +14,9 @@ from cohsim.lock.handoff import simulate
 
 README = REPO / "calibration/data/reference/lock-scaling/README.md"
 #: tolerances on the error factor (mean |log(model / measured)|), per model: (median, worst,
-#: worst MCS curve) at the measured error (Markov x1.29, x1.79, x1.44; DES x1.47, x1.98,
-#: x1.54) plus 10-15 %; a guard against regressions, not a fit
+#: worst MCS curve) at the measured error (Markov x1.25, x1.79, x1.36; DES x1.49, x1.98,
+#: x1.55; MCS held to level 2's classic mcs) plus 10-15 %; a guard against regressions, not a
+#: fit
 TOLERANCE = {"markov": (1.45, 2.0, 1.65), "des": (1.6, 2.3, 1.8)}
 
 
