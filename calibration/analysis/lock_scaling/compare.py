@@ -45,10 +45,10 @@ library, github.com/tudordavid/libslock, bmarks/stress_test.c: -l, -d, -a). From
   while the measured MCS curve there stays flat from 6 to 48 threads (0.97-0.92).
 
 Other assumptions: PAUSE 10 cycles (calibration/data/reference/pause_latency.csv, Intel before
-Skylake; the Opteron's is not in the data: an assumption, prior 5-40 cycles). MCS (libslock's classic
-queue, which hands over at its release) is compared with the model's classic `mcs` (before
-session 38 with its qspinlock, whose queue's hand-over overlaps the section), TTAS and TICKET
-with ttas and ticket; TAS, CLH and
+Skylake; the Opteron's is not in the data: an assumption, prior 5-40 cycles). MCS
+(libslock's classic queue, which hands over at its release) is compared with the model's
+classic `mcs` (before session 38 with its qspinlock, whose queue's hand-over overlaps the
+section), TTAS and TICKET with ttas and ticket; TAS, CLH and
 the back-off variants have no model and are left out.
 
 The Opteron's L3 keeps no record of its cores' lines (VICTIM_L3, LockParams.domain_merges):
