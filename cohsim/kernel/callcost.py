@@ -135,10 +135,11 @@ class CallCosts:
         `walks`: how the machine's list walks bend with their length (None or empty: the
         kernel model's line at every length; cohsim.kernel.walk)."""
         self.k, self.sum_ns, self.takes = kernel, sum_ns, takes
-        w = walks or Walks()
-        self.walks = w
-        self.peer_bands: tuple[Band, ...] = w.peers
-        self.child_bands: tuple[Band, ...] = w.children
+        #: the walks' bands (empty: the line), and whether any bends: native fields, read by
+        #: every write hold the simulation prices
+        self.peer_bands: tuple[Band, ...] = walks.peers if walks else ()
+        self.child_bands: tuple[Band, ...] = walks.children if walks else ()
+        self.bent = bool(self.peer_bands or self.child_bands)
         #: CPUs walking paths, at which the analytic engine prices the line's fetches (the
         #: simulation passes the number walking at each call)
         self.busy = 0.0
@@ -156,7 +157,7 @@ class CallCosts:
         """These costs with every walk at the kernel model's line (`walks` empty): what the
         analytic engine reads its per-element coefficients off, pricing its states' walks in
         lines itself (cohsim.kernel.analytic.arrays)."""
-        if not self.walks:
+        if not self.bent:
             return self
         flat = CallCosts(self.k, self.sum_ns, self.takes)
         flat.busy = self.busy
@@ -190,8 +191,9 @@ class CallCosts:
             percpu = (mounts if s.allocs == TABLE else s.allocs) * self.sum_ns
             hold += percpu
         if s.group_walk:
-            peers = r.per_peer_ns * units(ring, self.peer_bands)
-            peers += r.per_child_ns * units(binds, self.child_bands)
+            if self.bent:  # the walks in lines (cohsim.kernel.walk); else their lengths are
+                ring, binds = units(ring, self.peer_bands), units(binds, self.child_bands)
+            peers = r.per_peer_ns * ring + r.per_child_ns * binds
             hold += peers
         if s.prop > 0:  # a copy into every live slave namespace, with its per-CPU area
             slaves = windows + self.service_namespaces
@@ -215,7 +217,9 @@ class CallCosts:
         sum of each copy. The parts are kept in `part_*` (percpu, peers, copy, prop) for the
         profile. Added in one fixed order."""
         copy = r.per_mount_lock_ns * mounts
-        peers = r.ml_per_peer_ns * units(ring, self.peer_bands) if s.group_walk else 0.0
+        peers = 0.0
+        if s.group_walk:
+            peers = r.ml_per_peer_ns * (units(ring, self.peer_bands) if self.bent else ring)
         percpu = prop = 0.0
         if s.prop < 0:
             slaves = windows + self.service_namespaces

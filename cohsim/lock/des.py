@@ -140,16 +140,20 @@ class LockDES(LineModel):
             self._wait(i, seq)  # spins on the lock word it now holds a copy of
         # QUEUED (and every mcs waiter): spins on its own node until it is handed over
 
+    def _node_write(self, i: int, nxt: int) -> int:
+        """i writes the MCS node line nxt spins on: nxt's copy is invalidated, and its next
+        read, at a PAUSE boundary, brings the line back (two transfers and a phase)."""
+        return 2 * self.lat[i][nxt] + self._phase()
+
     def _took(self, i: int, nxt: int) -> None:
         """qspinlock: head i took the lock; it tells the next MCS waiter it is now the head."""
-        if nxt >= 0:  # write its node's line; it notices at its next PAUSE and re-reads it
-            self._after(2 * self.lat[i][nxt] + self._phase(), self._load, nxt)
+        if nxt >= 0:  # the waiter re-reads the lock word once it knows
+            self._after(self._node_write(i, nxt), self._load, nxt)
         self._acquired(i)
 
     def _handed(self, i: int, nxt: int) -> None:
-        """A classic MCS release (mcs): holder i writes its successor's `locked`, taking the
-        line nxt spins on; nxt's next read brings it back, at its next PAUSE (two transfers)."""
-        self._after(2 * self.lat[i][nxt] + self._phase(), self._acquired, nxt)
+        """A classic MCS release (mcs): holder i writes its successor's `locked`."""
+        self._after(self._node_write(i, nxt), self._acquired, nxt)
 
     def _acquired(self, i: int) -> None:
         now = self._now()
@@ -187,25 +191,26 @@ class LockDES(LineModel):
             self.holder = -1
             if self.record:
                 self.holds.append((i, t_acq, now))
-            if self.lock == "mcs" and self.word.queue:
+            mcs = self.lock == "mcs"
+            if mcs and self.word.queue:
                 # its own node's `next`, set when the successor queued, names whom to hand to:
                 # the tail is not touched
                 self._handed(i, self.word.queue.popleft())
-            elif self.lock == "mcs":  # no successor yet: free the tail, or hand over after all
+            else:  # (mcs with no successor yet: free the tail, or hand over after all)
                 self.releasing[i] = True
-                self.ready[i] = False
-                self._rfo(i, RELEASE_OP["mcs"], lambda nxt, _s: self._freed(i, nxt))
-            else:
-                op = RELEASE_OP[self.lock]
-                self.releasing[i] = True
-                self.ready[i] = False
-                self._rfo(i, op, lambda _r, _s: self._released(i))
+                self.ready[i] = False  # (before the atomic, whose answer may come at once)
+                done = self._freed if mcs else self._released_with
+                self._rfo(i, RELEASE_OP[self.lock], lambda r, _s: done(i, r))
         self.ready[i] = False
         self.t_start[i] = now + self.think_ps
         if self.think_ps:
             self._after(self.think_ps, self._thought, i)
         else:
             self._thought(i)
+
+    def _released_with(self, i: int, _result: object) -> None:
+        """The release's atomic was ordered (its result unused)."""
+        self._released(i)
 
     def _freed(self, i: int, nxt: int) -> None:
         """mcs: the release's cmpxchg of the tail was ordered; one who arrived meanwhile is

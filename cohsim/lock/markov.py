@@ -28,7 +28,7 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
   its own cores): S(k) = max(a + cs, work(k-1) + owner_work(k-1) + s);
 - mcs (the classic queue pause_bench runs): the holder hands over at its release, writing its
   successor's node line (L) which the successor re-reads (L) at its next PAUSE:
-  S = cs + 2L + PAUSE/2 + loop, averaged over the placement's pairs; only arrivals touch the
+  S = cs + 2L + PAUSE/2 + loop at the placement's mean L; only arrivals touch the
   tail, one a hand-off, so S does not grow with k. (Its re-arrival's write of its
   predecessor's `next`, the line the next release reads, is not counted: two threads pay it.)
 - qspinlock: only the queue head touches the lock word, so S does not grow with k. The head
@@ -208,9 +208,9 @@ def service_times(
             out[k] = float(np.dot(each, pairs) / pairs.sum())  # over the pairs a queue meets
         elif lock == "mcs" and k > 1:
             # the holder's release writes its successor's node (one transfer), whose next read
-            # brings it back at a PAUSE boundary; the tail is touched only by the arrivals
-            each = [cs_ns + 2 * float(x) + pause / 2 + loop for x in pair_l]
-            out[k] = float(np.dot(each, pairs) / pairs.sum())
+            # brings it back at a PAUSE boundary: linear in L, so its mean over the pairs is
+            # at the mean L; the tail is touched only by the arrivals
+            out[k] = cs_ns + mean_l + a
         elif lock == "ttas":
             out[k] = max(a + cs_ns, work(k - 1) + load.owner_work(k - 1) + s)
         else:  # ticket, seqcount, and the k = 1 state of every lock

@@ -123,7 +123,9 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
         if not isinstance(text, str) or not text.strip():
             raise CohsimError(f"sources.{key} must be a non-empty string", where)
         table = key.split(".")[0]
-        if table == "walks" and "walks" in doc:
+        if table == "walks" and isinstance(doc.get("walks"), dict):
+            if "." in key and key.split(".", 1)[1] not in doc["walks"]:
+                raise CohsimError(f"sources.{key} names no parameter of this file", where)
             continue
         if table not in _TABLES or ("." in key and key.split(".", 1)[1] not in tables[table]):
             raise CohsimError(f"sources.{key} names no parameter of this file", where)
@@ -166,7 +168,7 @@ def machine_from_dict(doc: dict[str, Any], where: str) -> Machine:
 
 
 #: the two arrays of a walk's bands in [walks]
-PARTS_W = ("from", "scale")
+_WALK_ARRAYS = ("from", "scale")
 
 
 def _numbers(value: Any, key: str, where: str) -> list[float]:
@@ -186,7 +188,7 @@ def _walks(table: Any, sources: dict[str, Any], where: str) -> Walks:
         return Walks()
     if not isinstance(table, dict):
         raise CohsimError("walks must be a table", where)
-    keys = {f"{w}_{part}" for w in _WALKS for part in PARTS_W}
+    keys = {f"{w}_{part}" for w in _WALKS for part in _WALK_ARRAYS}
     for key in table:
         if key not in keys:
             raise CohsimError(
@@ -198,7 +200,9 @@ def _walks(table: Any, sources: dict[str, Any], where: str) -> Walks:
     for w in _WALKS:
         if f"{w}_from" not in table and f"{w}_scale" not in table:
             continue
-        starts, scales = (_numbers(table.get(f"{w}_{p}"), f"walks.{w}_{p}", where) for p in PARTS_W)
+        starts, scales = (
+            _numbers(table.get(f"{w}_{p}"), f"walks.{w}_{p}", where) for p in _WALK_ARRAYS
+        )
         if len(starts) != len(scales):
             raise CohsimError(f"walks.{w}_from and walks.{w}_scale differ in length", where)
         bands[w] = tuple(zip(starts, scales, strict=True))

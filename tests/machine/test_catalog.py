@@ -205,6 +205,8 @@ def _good(tmp_path):
         (WALKS.replace("[0.4, 0.8, 2.0]", '["a"]'), WALKS_SOURCE, r"must be a number"),
         (WALKS.replace("children_scale", "kids_scale"), WALKS_SOURCE, r"unknown key walks\.kids"),
         (WALKS.replace("[0.4, 0.8, 2.0]", "[]"), WALKS_SOURCE, r"non-empty array"),
+        (WALKS, '"walks.kids_from" = "assumption: x"\n', r"sources\.walks\.kids_from names no"),
+        ("", WALKS_SOURCE, r"sources\.walks names no parameter"),
     ],
 )
 def test_bad_walks_fail_with_one_line(tmp_path, walks, source, message):

@@ -32,20 +32,16 @@ THREADS = (2, 4, 8, 16)
 CS_NS = 100.0
 
 
-def timer_ns(folder: str) -> float:
-    """The measured clock-read pair (ns): the median of the folder's timer_overhead_ns rows."""
-    rows = measured(DATA / "pause-mcs" / folder)
-    return statistics.median(
-        v["timer_overhead_ns"] for v in rows.values() if "timer_overhead_ns" in v
-    )
-
-
 def rows(model: str) -> list[tuple[str, int, float, float, float, float]]:
     """(lock, threads, per-acquisition model, measured, p50 model, measured), the measured
-    figures the folders' medians' mean."""
+    figures the folders' medians' mean; the clock-read pair, the folders' timer_overhead_ns
+    medians' mean."""
     machine = Catalog().get(HOST)
     meas = {f: measured(DATA / "pause-mcs" / f) for f in FOLDERS}
-    timer = statistics.fmean(timer_ns(f) for f in FOLDERS)
+    timer = statistics.fmean(
+        statistics.median(v["timer_overhead_ns"] for v in m.values() if "timer_overhead_ns" in v)
+        for m in meas.values()
+    )
     out = []
     for lock in ("mcs", "qspinlock"):
         for n in THREADS:

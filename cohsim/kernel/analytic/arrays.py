@@ -139,7 +139,7 @@ class StepArrays:
     def __init__(self, plan: Plan, cc: CallCosts, mean_factor: float) -> None:
         #: how the machine's walks bend (cohsim.kernel.walk): the columns are read off per
         #: line, and `walked` puts each state's peer group and binds in lines
-        self.peer_bands, self.child_bands = cc.peer_bands, cc.child_bands
+        self.peer_bands, self.child_bands, self.bent = cc.peer_bands, cc.child_bands, cc.bent
         #: the distinct calls' columns, and which of them each call is
         self.distinct = self._table(plan.distinct, cc.unwalked(), mean_factor)
         self.which = which = np.array(plan.which, dtype=np.intp)
@@ -250,7 +250,7 @@ class StepArrays:
         """States `st` with their peer group R and binds B as the lines their walks cost
         (cohsim.kernel.walk.units_array; `st` itself where the machine's walks do not bend):
         what the write holds' R and B coefficients, read off per line, multiply."""
-        if not (self.peer_bands or self.child_bands):
+        if not self.bent:
             return st
         out = np.array(st, dtype=float)
         out[..., 1] = units_array(out[..., 1], self.peer_bands)
