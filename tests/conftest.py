@@ -20,8 +20,8 @@ import pytest
 from hypothesis import settings
 
 import cohsim
-from cohsim.bench import runner as bench
 from cohsim.machine.catalog import Catalog
+from cohsim.measure import programs
 
 # Level 2's tables on disk (cohsim.kernel.linecache): the tests keep theirs in a directory of
 # their own, not the user's cache, and start each run without one.
@@ -126,7 +126,7 @@ def exes(cache_env: dict[str, str]) -> dict[str, Path]:
     """Every benchmark built once in that cache."""
     if shutil.which(os.environ.get("CC", "cc").split()[0]) is None:
         pytest.skip("no C compiler")
-    return {b: bench.build(b, env=cache_env) for b in bench.BENCHES}
+    return {b: programs.build(b, env=cache_env) for b in programs.BENCHES}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

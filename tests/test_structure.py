@@ -21,7 +21,7 @@ from conftest import REPO
 PACKAGE = REPO / "cohsim"
 
 #: a module may import its own level or a lower one, never a higher one
-#: (docs/architecture.md, "Levels"); calibrate and bench sit beside predict, below the faces
+#: (docs/architecture.md, "Levels"); calibrate and measure sit beside predict, below the faces
 RANK = {
     "cohsim": 0,
     "cohsim.errors": 0,
@@ -36,7 +36,7 @@ RANK = {
     "cohsim.lock": 2,
     "cohsim.workload": 2,
     "cohsim.kernel": 3,
-    "cohsim.bench": 4,
+    "cohsim.measure": 4,
     "cohsim.calibrate": 4,
     "cohsim.predict": 5,
     "cohsim.plots": 6,

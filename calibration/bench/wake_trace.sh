@@ -5,7 +5,7 @@
 # `cohsim bench mount` runs with the given options, one trace per
 # strategy x workers x layers, as OUTDIR/trace-STRATEGY-Ww-LL.txt.xz. Then
 #     cohsim bench wake-idle OUTDIR/trace-*.txt.xz --out OUTDIR
-# turns them into the wake-up latency table (cohsim/bench/wakeidle.py).
+# turns them into the wake-up latency table (cohsim/measure/wakeidle.py).
 # Needs root and tracefs (/sys/kernel/tracing). Leaves tracing off and the buffer empty.
 set -eu
 out=${1:?usage: wake_trace.sh OUTDIR [--strategy S] [--workers W] [--layers L] [...]}

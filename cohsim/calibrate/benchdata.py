@@ -277,7 +277,7 @@ def load_bench(paths: Sequence[str | Path]) -> BenchData:
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
-    from cohsim.bench.runner import read_bench_csv  # the runner's subprocess and host probes
+    from cohsim.measure.programs import read_bench_csv  # programs' subprocess and host probes
 
     try:
         rows = read_bench_csv(path)

@@ -1,10 +1,10 @@
 """`cohsim bench pause|mount|wake|ns|prop|walk|chase|corun|wake-idle`: run the real benchmarks
 on this host (registered by cohsim.cli.app); `wake-idle` reads scheduler traces instead
-(cohsim.bench.wakeidle).
+(cohsim.measure.wakeidle).
 
 The flags mirror the C programs' own (calibration/bench/README.md); each benchmark's flags, the
 C program's argv made from them and its human summary live in a module of cohsim.cli.benches.
-This module registers them, hands the argv to `cohsim.bench.runner.run_bench` and prints.
+This module registers them, hands the argv to `cohsim.measure.programs.run_bench` and prints.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from cohsim import provenance
-from cohsim.bench import runner as bench
 from cohsim.cli.benches import chase, corun, mount, ns, pause, prop, wake, walk
 from cohsim.cli.outputs import check_dir, check_file
+from cohsim.measure import programs
 from cohsim.units import NS_PER_US
 
 #: each benchmark's cli module, in the order `cohsim bench --help` lists them
@@ -34,7 +34,7 @@ _KINDS = {
 }
 
 
-def _print_human(kind: str, summary: dict[str, Any], run: bench.BenchRun) -> None:
+def _print_human(kind: str, summary: dict[str, Any], run: programs.BenchRun) -> None:
     _KINDS[kind].show(summary)
     wrote = [run.csv_path, run.sidecar_path] + ([run.strace_path] if run.strace_path else [])
     print("wrote " + ", ".join(str(p) for p in wrote) + f" ({run.sidecar['wall_s']:.1f} s)")
@@ -45,9 +45,9 @@ def _run(args: argparse.Namespace) -> int:
     c_args = _KINDS[kind].c_args(args)
     check_dir(args.out)
     strace = getattr(args, "strace", None)
-    if strace and not bench.same_dir(Path(strace).parent, args.out):  # else made with --out
+    if strace and not programs.same_dir(Path(strace).parent, args.out):  # else made with --out
         check_file(strace)
-    run = bench.run_bench(
+    run = programs.run_bench(
         kind,
         c_args,
         args.out,
@@ -55,10 +55,10 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         command_line=["cohsim", *sys.argv[1:]],
     )
-    summary = bench.summarize(kind, run.rows)
+    summary = programs.summarize(kind, run.rows)
     if args.json:
         doc = {
-            "schema": bench.SCHEMA,
+            "schema": programs.SCHEMA,
             "bench": kind,
             "summary": summary,
             "files": {
@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _wake_idle(args: argparse.Namespace) -> int:
-    from cohsim.bench import wakeidle
+    from cohsim.measure import wakeidle
 
     check_dir(args.out)
     table, csv_path = wakeidle.write_table(args.traces, args.out, ["cohsim", *sys.argv[1:]])
@@ -92,7 +92,7 @@ def _wake_idle(args: argparse.Namespace) -> int:
         for b, lo in enumerate(table.edges_ns)
     ]
     if args.json:
-        doc = {"schema": bench.SCHEMA, "bench": "wake-idle", "bins": bins, "csv": str(csv_path)}
+        doc = {"schema": programs.SCHEMA, "bench": "wake-idle", "bins": bins, "csv": str(csv_path)}
         print(provenance.dumps(doc), end="")
         return 0
     print(f"{'idle from':>10}{'samples':>9}{'p50_ns':>9}{'p90_ns':>9}{'mean_ns':>10}")

@@ -6,10 +6,10 @@ for a while (KVM's halt polling) and then puts the vCPU thread to sleep, so a wa
 vCPU that idled briefly costs a few microseconds and one to a vCPU idle for long costs the host
 scheduler's latency, tens of microseconds at the median with a tail into milliseconds. On bare
 metal the same shape comes from C-state exit latencies. wake_bench's futex ping-pong keeps both
-CPUs nearly busy, so it sees only the short-idle end (cohsim.bench.runner, `wake_ns`).
+CPUs nearly busy, so it sees only the short-idle end (cohsim.measure.programs, `wake_ns`).
 
 Measuring it: `calibration/bench/wake_trace.sh` records the scheduler tracepoints while
-mount_bench runs, and `cohsim bench wake-idle TRACE... --out DIR` (cohsim.bench.wakeidle) turns
+mount_bench runs, and `cohsim bench wake-idle TRACE... --out DIR` (cohsim.measure.wakeidle) turns
 the traces into (idle_ns, wake_ns) samples and this table (`table_from_samples`). This module
 only holds the table: building it from samples, drawing from it, and its CSV and JSON forms.
 

@@ -1,6 +1,6 @@
 """The wake-up latency table by idle duration (cohsim.kernel.waketable): the quantile table and
 its CSV form, and its use in the launch simulation. Reading it from scheduler traces:
-tests/bench/test_wakeidle.py."""
+tests/measure/test_wakeidle.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ Default (`RUNS`): the 16-vCPU VM's run (``devvm-16cpu-intel-xeon-f6m207/chase/``
 writer CPU 15, 3 repeats) and the 2-vCPU VM's three (``devvm-2cpu-intel-xeon-f6m207/chase/``:
 the run, its repeat and the huge-page run; reader CPU 0, writer CPU 1, 7 repeats). Printed:
 
-1. per size, ns per load (median over the repeats, cohsim.bench.chasebench.summarize_chase),
+1. per size, ns per load (median over the repeats, cohsim.measure.chasebench.summarize_chase),
    local and remote, per run;
 2. per band of sizes (`BANDS`, against both VMs' 48 KiB L1d and 2 MiB L2 per vCPU), the
    range of those medians per run and mode;
@@ -26,8 +26,8 @@ import numpy as np
 
 from calibration.analysis.prop_read.hosts import RUNS as RINGS
 from calibration.analysis.prop_read.ring import increments, samples
-from cohsim.bench.chasebench import summarize_chase
-from cohsim.bench.runner import read_bench_csv
+from cohsim.measure.chasebench import summarize_chase
+from cohsim.measure.programs import read_bench_csv
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data"

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from cohsim.bench import tracefs
+from cohsim.measure import tracefs
 
 
 def kind(ev: str, rest: str, overlay_dir: dict[int, str], pid: int) -> str:
@@ -55,7 +55,7 @@ class Call:
 
 
 def records(path: str, stacks: bool = False) -> Iterator[Record]:
-    """Every event of a trace as cohsim.bench.tracefs reads it, with the switches out of the
+    """Every event of a trace as cohsim.measure.tracefs reads it, with the switches out of the
     idle task that the devvm never records put back (`idle_exits`): (comm, pid, CPU, the
     context flags, time in us, event, the rest). With `stacks`, a stack trace is one more
     record, event "stack", its rest the frames joined by " < "."""

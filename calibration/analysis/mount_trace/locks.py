@@ -20,8 +20,8 @@ import re
 import sys
 from pathlib import Path
 
-from cohsim.bench import tracefs
-from cohsim.bench.runner import read_bench_csv
+from cohsim.measure import tracefs
+from cohsim.measure.programs import read_bench_csv
 
 #: a lock:contention_begin event's text: the lock's hashed address and the kernel's flags
 BEGIN = re.compile(r"(\w+) \(flags=(\S+)\)")

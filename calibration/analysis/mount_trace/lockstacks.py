@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from calibration.analysis.mount_trace.locks import BEGIN
-from cohsim.bench import tracefs
+from cohsim.measure import tracefs
 
 BENCH = "mount_bench"
 #: frames of the tracepoint and of the locking code itself, above every wait's call site

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cohsim.bench import tracefs
+from cohsim.measure import tracefs
 
 BENCH = "mount_bench"
 

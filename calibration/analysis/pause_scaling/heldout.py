@@ -42,13 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from cohsim.bench.runner import read_bench_csv
 from cohsim.calibrate import load_bench
 from cohsim.calibrate.lockfit import fit_lock
 from cohsim.lock.handoff import simulate
 from cohsim.lock.params import params_from_machine
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
+from cohsim.measure.programs import read_bench_csv
 
 REPO = Path(__file__).resolve().parents[3]
 HOST = "devvm-16cpu-intel-xeon-f6m207"

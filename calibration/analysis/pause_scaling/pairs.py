@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cohsim.bench.runner import read_bench_csv
 from cohsim.machine.c2c import compare
 from cohsim.machine.catalog import Catalog
+from cohsim.measure.programs import read_bench_csv
 
 REPO = Path(__file__).resolve().parents[3]
 HOST = "devvm-16cpu-intel-xeon-f6m207"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cohsim.bench.runner import read_bench_csv
+from cohsim.measure.programs import read_bench_csv
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-and-read"

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from calibration.analysis.prop_read.fit import ols
-from cohsim.bench.propbench import PROP_RING_OPS
-from cohsim.bench.runner import read_bench_csv
 from cohsim.kernel.costs import load_kernel
+from cohsim.measure.programs import read_bench_csv
+from cohsim.measure.propbench import PROP_RING_OPS
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "calibration/data/devvm-2cpu-amd-epyc-f25m1/prop-ring"

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from cohsim.bench import tracefs
+from cohsim.measure import tracefs
 
 BENCH = "mount_bench"
 #: the scheduler's and the tracepoint's own frames, above every sleep's site

@@ -3,7 +3,7 @@ working-set size).
 
 A pointer chase over a random cycle of 64-byte nodes spanning each size, timed per load, for
 lines warm in the reader's own caches (``local``) and for lines the writer on the other CPU
-modified right before each pass (``remote``) (cohsim.bench.chasebench). The summary gives, per
+modified right before each pass (``remote``) (cohsim.measure.chasebench). The summary gives, per
 mode and size, the median ns per load over the repeats with its min and max, and the median in
 ticks of the host's clock.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cohsim.bench.chasebench import CHASE_DEFAULTS, CHASE_MODES, CHASE_PAGES, parse_sizes
 from cohsim.cli.args import add_seed, positive_int
 from cohsim.cli.benches.flags import cpu_pair, flags, list_arg
 from cohsim.errors import CohsimError
+from cohsim.measure.chasebench import CHASE_DEFAULTS, CHASE_MODES, CHASE_PAGES, parse_sizes
 from cohsim.units import NS_PER_S
 
 

@@ -8,7 +8,7 @@ import argparse
 import os
 from collections.abc import Callable
 
-from cohsim.bench import runner as bench
+from cohsim.measure import programs
 
 
 def choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
@@ -26,7 +26,7 @@ def choice_list(allowed: tuple[str, ...], flag: str) -> Callable[[str], str]:
 def int_list(flag: str, low: int = 1) -> Callable[[str], str]:
     def check(text: str) -> str:
         try:
-            bench.parse_int_list(text, flag, low)
+            programs.parse_int_list(text, flag, low)
         except Exception as exc:  # CohsimError -> argparse usage error (exit 2)
             # argparse names the flag already: "argument --threads: '-1' is not ..."
             raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from exc

@@ -2,7 +2,7 @@
 
 K pinned threads walk a path (``fstatat``; ``openat`` + ``close``; ``fstat`` of an open fd as the
 control without a walk) while M pinned threads run containerd's per-layer idmapped mount
-sequence for L layers (cohsim.bench.walkbench). The summary gives, per (walk, K, M, L), the
+sequence for L layers (cohsim.measure.walkbench). The summary gives, per (walk, K, M, L), the
 walk's p50/p99 and calls/s with its p50 over the same walk without mounters, and each mount
 op's p50 with its ratio to the same (M, L) without walkers.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cohsim.bench.walkbench import WALK_DEFAULTS, WALK_KINDS
 from cohsim.cli.args import nonneg_int, positive_int
 from cohsim.cli.benches.flags import flags, list_arg
+from cohsim.measure.walkbench import WALK_DEFAULTS, WALK_KINDS
 
 
 def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -20,10 +20,10 @@ import pytest
 from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
 from cohsim import provenance
-from cohsim.bench import runner as bench
 from cohsim.calibrate import load_bench
 from cohsim.cli.app import main
 from cohsim.errors import CohsimError
+from cohsim.measure import programs
 from cohsim.workload.parse import parse_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def test_build_every_bench_and_cache(exes: dict[str, Path], cache_env: dict[str,
         assert exe.name == f"{name}_bench" and os.access(exe, os.X_OK)
         assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
         mtime = exe.stat().st_mtime_ns
-        assert bench.build(name, env=cache_env) == exe  # cached: not rebuilt
+        assert programs.build(name, env=cache_env) == exe  # cached: not rebuilt
         assert exe.stat().st_mtime_ns == mtime
         # ns_bench 2: the rslave op, the shared variant; prop_bench 2: --ring-cpus;
         # pause_bench 2: percentiles clamped to min and max, 3: the mcs lock;
@@ -86,22 +86,22 @@ def test_shared_header_is_part_of_the_build_digest(
 ) -> None:
     """die(), the parsers and the clock live in bench_util.h: editing it must rebuild."""
     src = tmp_path / "src"
-    shutil.copytree(bench.source_path("wake").parent, src)
-    monkeypatch.setattr(bench, "bench_source_dir", lambda: src)
+    shutil.copytree(programs.source_path("wake").parent, src)
+    monkeypatch.setattr(programs, "bench_source_dir", lambda: src)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    first = bench.build("wake", env=env)
+    first = programs.build("wake", env=env)
     with (src / "bench_util.h").open("a") as f:
         f.write("/* edited */\n")
-    second = bench.build("wake", env=env)
+    second = programs.build("wake", env=env)
     assert second != first and run([second, "--version"]).stdout == "wake_bench 2\n"
 
 
 def test_no_compiler_names_the_package(tmp_path: Path) -> None:
     env = {**os.environ, "CC": "/nonexistent/cc", "XDG_CACHE_HOME": str(tmp_path)}
     with pytest.raises(CohsimError, match="apt-get install gcc"):
-        bench.find_compiler(env)
+        programs.find_compiler(env)
     with pytest.raises(CohsimError, match="no C compiler"):
-        bench.build("pause", env=env)
+        programs.build("pause", env=env)
 
 
 def test_cli_no_compiler_one_line(
@@ -133,12 +133,12 @@ def test_no_folder_is_made_for_an_output(tmp_path: Path, cache_env: dict[str, st
     """--strace FILE in a missing folder is refused before the benchmark runs ("--bogus" would
     fail it), and --out DIR is made one level deep only."""
     with pytest.raises(CohsimError, match="no such directory"):
-        bench.run_bench(
+        programs.run_bench(
             "mount", ["--bogus"], tmp_path, strace=tmp_path / "missing" / "t.strace", env=cache_env
         )
     with pytest.raises(CohsimError, match="cannot make the directory"):
-        bench.make_out_dir(tmp_path / "missing" / "results")
-    assert bench.make_out_dir(tmp_path / "results").is_dir()
+        programs.make_out_dir(tmp_path / "missing" / "results")
+    assert programs.make_out_dir(tmp_path / "results").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
@@ -148,8 +148,8 @@ def test_no_folder_is_made_for_an_output(tmp_path: Path, cache_env: dict[str, st
 def test_pause_bench_short_run(exes: dict[str, Path]) -> None:
     res = run([exes["pause"], "--threads", "1", "--lock", "ttas,ticket", *FAST_PAUSE])
     assert res.returncode == 0, res.stderr
-    rows = bench._parse_csv(res.stdout, "pause", "stdout")
-    assert res.stdout.splitlines()[0] == ",".join(bench.PAUSE_COLUMNS)
+    rows = programs._parse_csv(res.stdout, "pause", "stdout")
+    assert res.stdout.splitlines()[0] == ",".join(programs.PAUSE_COLUMNS)
     m = {(r["lock"], r["metric"]): float(r["value"]) for r in rows}
     assert 0 < m[("none", "pause_ns")] < 1000
     assert m[("none", "tick_hz")] > 1e6
@@ -196,7 +196,7 @@ def test_pause_bench_percentiles_never_pass_max(tmp_path: Path) -> None:
     harness.write_text(_QUANTILE_HARNESS)
     exe = tmp_path / "quantile"
     cc = os.environ.get("CC", "cc").split()
-    src = bench.source_path("pause").parent
+    src = programs.source_path("pause").parent
     build = run([*cc, "-O1", "-pthread", "-I", str(src), "-o", str(exe), str(harness)])
     assert build.returncode == 0, build.stderr
     out = run([exe]).stdout.split()
@@ -212,7 +212,7 @@ def test_pause_bench_placements(exes: dict[str, Path]) -> None:
     assert "placement scatter threads 2 -> cpus " in res.stderr
     res = run([exes["pause"], "--cpus", "1", "--lock", "ttas", *FAST_PAUSE])
     assert res.returncode == 0, res.stderr
-    assert {r["placement"] for r in bench._parse_csv(res.stdout, "pause", "")} == {"cpus=1"}
+    assert {r["placement"] for r in programs._parse_csv(res.stdout, "pause", "")} == {"cpus=1"}
 
 
 @pytest.mark.parametrize(
@@ -243,7 +243,7 @@ def test_cli_pause_json(tmp_path: Path, cli: Cli) -> None:
     rc, out, err = cli("pause", *flags, "--out", str(tmp_path), "--json")
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["schema"] == bench.SCHEMA and doc["bench"] == "pause"
+    assert doc["schema"] == programs.SCHEMA and doc["bench"] == "pause"
     assert doc["summary"]["pause_ns"] > 0
     [cfg] = doc["summary"]["configs"]
     assert (cfg["lock"], cfg["threads"]) == ("ttas", 1) and cfg["p50_ns"] > 0
@@ -261,7 +261,7 @@ def test_bench_error_writes_nothing(
     tmp_path: Path, cache_env: dict[str, str], exes: dict[str, Path]
 ) -> None:
     with pytest.raises(CohsimError, match="--threads"):
-        bench.run_bench(
+        programs.run_bench(
             "pause", ["--threads", "99999"], tmp_path / "out", env=cache_env, progress=False
         )
     assert not (tmp_path / "out").exists()
@@ -277,8 +277,8 @@ FAST_WAKE = ["--samples", "300", "--repeats", "2"]
 def test_wake_bench_short_run(exes: dict[str, Path]) -> None:
     res = run([exes["wake"], *FAST_WAKE])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.splitlines()[0] == ",".join(bench.WAKE_COLUMNS)
-    rows = bench._parse_csv(res.stdout, "wake", "stdout")
+    assert res.stdout.splitlines()[0] == ",".join(programs.WAKE_COLUMNS)
+    rows = programs._parse_csv(res.stdout, "wake", "stdout")
     first_two = sorted(os.sched_getaffinity(0))[:2]
     assert f"cpus {first_two[0]},{first_two[1]} samples 300" in res.stderr
     assert {(r["bench"], r["lock"], r["threads"]) for r in rows} == {("wake", "futex", "2")}
@@ -344,7 +344,7 @@ def test_cli_wake_json_and_files(tmp_path: Path, cli: Cli) -> None:
     rc, out, err = cli(*argv, "--out", str(tmp_path / "j"), "--json")
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["schema"] == bench.SCHEMA and doc["bench"] == "wake"
+    assert doc["schema"] == programs.SCHEMA and doc["bench"] == "wake"
     s = doc["summary"]
     assert [r["repeat"] for r in s["repeats"]] == [0, 1, 2]
     assert s["wake_ns"] == statistics.median(r["wake_ns"] for r in s["repeats"]) >= 0
@@ -376,7 +376,7 @@ def test_wake_bench_pace(exes: dict[str, Path]) -> None:
     for busy, placement in (([], "spread-idle"), (["--pace-busy"], "spread-busy")):
         res = run([exes["wake"], "--pace", "1,3", "--samples", "5", "--repeats", "1", *busy])
         assert res.returncode == 0, res.stderr
-        rows = bench._parse_csv(res.stdout, "wake", "stdout")
+        rows = programs._parse_csv(res.stdout, "wake", "stdout")
         assert {(r["lock"], r["placement"]) for r in rows} == {("wake-q", placement)}
         v = {(int(r["threads"]), r["metric"]): float(r["value"]) for r in rows}
         assert v[(1, "samples")] == v[(3, "samples")] == 5
@@ -443,10 +443,10 @@ def test_cli_wake_errors(tmp_path: Path, cli: Cli) -> None:
 
 def test_pause_and_wake_csvs_share_a_header_not_a_bench(tmp_path: Path) -> None:
     path = tmp_path / "wake_bench.csv"
-    path.write_text(",".join(bench.WAKE_COLUMNS) + "\nwake,futex,2,derived,wake_ns,5,ns,0\n")
-    assert bench.read_bench_csv(path, "wake")[0]["metric"] == "wake_ns"
+    path.write_text(",".join(programs.WAKE_COLUMNS) + "\nwake,futex,2,derived,wake_ns,5,ns,0\n")
+    assert programs.read_bench_csv(path, "wake")[0]["metric"] == "wake_ns"
     with pytest.raises(CohsimError, match=r"wake_bench.csv:2: bench 'wake' in a pause CSV"):
-        bench.read_bench_csv(path, "pause")
+        programs.read_bench_csv(path, "pause")
 
 
 # --------------------------------------------------------------------- mount_bench
@@ -480,7 +480,7 @@ def test_mount_bench_runs_and_cleans_up(
     flags = "--workers 1 --layers 2 --containers 1 --repeats 1".split()
     res = run([exes["mount"], "--strategy", strategy, *flags, "--tmpdir", tmp_path])
     assert res.returncode == 0, res.stderr
-    rows = bench._parse_csv(res.stdout, "mount", "stdout")
+    rows = programs._parse_csv(res.stdout, "mount", "stdout")
     v = {(r["syscall"], r["metric"]): float(r["value"]) for r in rows}
     assert v[("mount_table", "final")] == v[("mount_table", "baseline")]
     assert v[("run", "sequences")] == 2 and v[("run", "containers")] == 1
@@ -525,7 +525,7 @@ def test_mount_bench_cpu_time(exes: dict[str, Path], tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     v = {
         (r["syscall"], r["metric"]): float(r["value"])
-        for r in bench._parse_csv(res.stdout, "mount", "stdout")
+        for r in programs._parse_csv(res.stdout, "mount", "stdout")
     }
     clock = v[("run", "cpu_clock_ns")]
     assert 0 < clock < 20_000
@@ -579,7 +579,7 @@ def committed(name: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
     csv = HOST / name / f"{name}_bench.csv"
     side = json.loads((HOST / name / f"{name}_bench.json").read_text())
     assert side["csv"]["digest"] == provenance.file_digest(csv)
-    return bench.read_bench_csv(csv, name), side
+    return programs.read_bench_csv(csv, name), side
 
 
 def test_committed_pause_data() -> None:
@@ -664,7 +664,7 @@ def test_committed_wake_data() -> None:
         strict=True,
     ):
         assert wake == (cross - same) / 2 > 1000  # a halted vCPU is slow to wake
-    s = bench.summarize("wake", rows)
+    s = programs.summarize("wake", rows)
     assert s["wake_ns"] == statistics.median(by[("derived", "wake_ns")])
     assert s["cross_p50_ns"] > 2 * s["same_p50_ns"]
 
@@ -685,7 +685,7 @@ def test_committed_data_is_small_and_documented() -> None:
 
 
 def test_summarize_committed_data() -> None:
-    s = bench.summarize("mount", bench.read_bench_csv(HOST / "mount" / "mount_bench.csv"))
+    s = programs.summarize("mount", programs.read_bench_csv(HOST / "mount" / "mount_bench.csv"))
     peak = {(c["strategy"], c["workers"], c["layers"]): c["mount_table_peak"] for c in s["configs"]}
     assert len(peak) == 27
     assert peak[("per-layer", 4, 50)] > 5 * peak[("common-parent", 4, 50)]

@@ -6,12 +6,12 @@
 level 3 is calibrated on); `wake_bench` measures how long a task that slept in the kernel takes
 to run again on an idle CPU (the wake-up latency after every sleep of level 3); `ns_bench`
 times a container's mount-namespace copy and teardown against the mount table's size
-(`cohsim.bench.nsbench`); `prop_bench` times mount propagation into live slave namespaces and
-mountinfo reads (`cohsim.bench.propbench`); `walk_bench` times path walkers against
-containerd's mount sequence (`cohsim.bench.walkbench`); `chase_bench` times dependent loads
+(`cohsim.measure.nsbench`); `prop_bench` times mount propagation into live slave namespaces and
+mountinfo reads (`cohsim.measure.propbench`); `walk_bench` times path walkers against
+containerd's mount sequence (`cohsim.measure.walkbench`); `chase_bench` times dependent loads
 against the working set's size, warm in the reader's caches and written by another CPU
-(`cohsim.bench.chasebench`); `corun_bench` times CPU work alone and with the other CPUs busy
-(`cohsim.bench.corunbench`). All are C
+(`cohsim.measure.chasebench`); `corun_bench` times CPU work alone and with the other CPUs busy
+(`cohsim.measure.corunbench`). All are C
 programs shipped with cohsim (`calibration/bench/`, the data package `cohsim._bench` when
 installed); this module compiles them with the system C compiler into a cache keyed by a
 digest of source, compiler and flags, runs them, and writes under an output directory:
@@ -20,8 +20,8 @@ digest of source, compiler and flags, runs them, and writes under an output dire
   `MOUNT_COLUMNS` / `WAKE_COLUMNS` / `NS_COLUMNS` / `PROP_COLUMNS` / `WALK_COLUMNS` /
   `CHASE_COLUMNS` / `CORUN_COLUMNS`, every metric
   documented in calibration/bench/README.md);
-- ``<bench>.json``: the sidecar -- host facts (`cohsim.bench.hostinfo`), compiler, the exact command
-  lines, wall time, the CSV's digest and cohsim provenance;
+- ``<bench>.json``: the sidecar -- host facts (`cohsim.measure.hostinfo`), compiler, the exact
+  command lines, wall time, the CSV's digest and cohsim provenance;
 - for ``mount --strace FILE``: the strace log of a traced rerun.
 
 Every file is written atomically (complete or absent); a failed run writes nothing.
@@ -45,26 +45,29 @@ from pathlib import Path
 from typing import Any
 
 from cohsim import provenance
-from cohsim.bench import hostinfo
-from cohsim.bench.chasebench import CHASE_COLUMNS, CHASE_DONE_METRIC, chase_expected_runs
-from cohsim.bench.corunbench import CORUN_COLUMNS, CORUN_DONE_METRIC, corun_expected_runs
-from cohsim.bench.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS
-from cohsim.bench.propbench import (
+from cohsim.errors import CohsimError
+from cohsim.io import bench_source_dir
+from cohsim.measure import hostinfo
+from cohsim.measure.chasebench import CHASE_COLUMNS, CHASE_DONE_METRIC, chase_expected_runs
+from cohsim.measure.corunbench import CORUN_COLUMNS, CORUN_DONE_METRIC, corun_expected_runs
+from cohsim.measure.nsbench import NS_COLUMNS, NS_DONE_METRIC, NS_RUN_KEYS
+from cohsim.measure.propbench import (
     PROP_COLUMNS,
     PROP_DONE_METRIC,
     prop_expected_runs,
 )
-from cohsim.bench.summary import summarize as summarize  # re-exported: runner.summarize
-from cohsim.bench.walkbench import (
+from cohsim.measure.summary import summarize as summarize  # re-exported: programs.summarize
+from cohsim.measure.walkbench import (
     WALK_COLUMNS,
     WALK_DONE_METRIC,
     walk_expected_runs,
 )
-from cohsim.errors import CohsimError
-from cohsim.io import bench_source_dir
 
 #: Version of the sidecar and `--json` summary layouts.
 SCHEMA = 1
+#: the sidecar's `kind`: a tag of its format, as every committed sidecar carries it (the name this
+#: module had before it moved to cohsim.measure), not an import path
+SIDECAR_KIND = "cohsim.bench.runner"
 BENCHES = ("pause", "mount", "wake", "ns", "prop", "walk", "chase", "corun")
 PAUSE_COLUMNS = ("bench", "lock", "threads", "placement", "metric", "value", "unit", "repeat")
 MOUNT_COLUMNS = (
@@ -340,7 +343,7 @@ def _sidecar(
     ).stdout.split()[-1:] or ["?"]
     return {
         "schema": SCHEMA,
-        "kind": "cohsim.bench.runner",
+        "kind": SIDECAR_KIND,
         "bench": bench,
         "bench_version": version[0],
         "command": [f"{bench}_bench", *args]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
-from cohsim.bench import runner as bench
-from cohsim.bench.nsbench import summarize_ns
 from cohsim.cli.app import main
+from cohsim.measure import programs
+from cohsim.measure.nsbench import summarize_ns
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def exe(exes: dict[str, Path]) -> Path:
 
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
-    assert bench.build("ns", env=cache_env) == exe  # cached
+    assert programs.build("ns", env=cache_env) == exe  # cached
     assert run([exe, "--version"]).stdout.strip() == "ns_bench 2"
     assert "usage: ns_bench" in run([exe, "--help"]).stdout
 
@@ -57,7 +57,7 @@ def test_copies_n_mounts_and_cleans_up(exe: Path, tmp_path: Path) -> None:
     res = run([exe, "--mounts", "0,200", "--repeats", "1", "--tmpdir", tmp_path])
     assert res.returncode == 0, res.stderr
     assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
-    rows = bench._parse_csv(res.stdout, "ns", "stdout")
+    rows = programs._parse_csv(res.stdout, "ns", "stdout")
     got = {(r["variant"], r["mounts"], r["op"], r["metric"], r["repeat"]): r["value"] for r in rows}
     for v in ("newns", "userns", "shared"):
         base = int(got[(v, "0", "mount_table", "after_unshare", "0")])
@@ -124,7 +124,7 @@ def test_cli_ns_json_and_files(
     ]
     assert sorted(p.name for p in out_dir.iterdir()) == ["ns_bench.csv", "ns_bench.json"]
     side = json.loads((out_dir / "ns_bench.json").read_text())
-    assert side["bench"] == "ns" and side["csv"]["columns"] == list(bench.NS_COLUMNS)
+    assert side["bench"] == "ns" and side["csv"]["columns"] == list(programs.NS_COLUMNS)
     assert side["host"]["kernel_release"]
 
 

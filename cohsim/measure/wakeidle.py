@@ -5,7 +5,7 @@
 while mount_bench runs; `write_table` turns the traces into the table: every wake-up issued
 on one CPU for a task whose target CPU was idle at that moment gives one sample (idle
 duration = time since that CPU switched to its idle task; wake latency = from
-`sched_waking` until the task is switched in). The traces are read with cohsim.bench.tracefs.
+`sched_waking` until the task is switched in). The traces are read with cohsim.measure.tracefs.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from cohsim import provenance
-from cohsim.bench import hostinfo, tracefs
-from cohsim.bench import runner as bench
 from cohsim.errors import CohsimError
 from cohsim.kernel.waketable import WakeTable, table_from_samples
+from cohsim.measure import hostinfo, programs, tracefs
 from cohsim.units import NS_PER_S
 
 _SCHED = ("sched_switch", "sched_waking", "sched_wakeup")
@@ -88,16 +87,16 @@ def write_table(
         samples.extend(read_trace(path, seen))
     table = table_from_samples(samples)
     cpus = max(seen) + 1  # the traced machine's CPUs (the `threads` column), not this one's
-    cols = bench.WAKE_COLUMNS
+    cols = programs.WAKE_COLUMNS
     lines = [",".join(cols)] + [",".join(r[c] for c in cols) for r in table.rows(cpus)]
     text = "\n".join(lines) + "\n"
-    out = bench.make_out_dir(out_dir)
+    out = programs.make_out_dir(out_dir)
     csv_path, sidecar_path = out / "wake_bench.csv", out / "wake_bench.json"
     sidecar = {
-        "schema": bench.SCHEMA,
-        "kind": "cohsim.bench.runner",
+        "schema": programs.SCHEMA,
+        "kind": programs.SIDECAR_KIND,
         "bench": "wake",
-        "source": "scheduler tracepoints (cohsim.bench.wakeidle.samples_from_trace)",
+        "source": "scheduler tracepoints (cohsim.measure.wakeidle.samples_from_trace)",
         "cohsim_command": list(command),
         "traces": {Path(p).name: provenance.file_digest(p) for p in traces},
         "samples": len(samples),

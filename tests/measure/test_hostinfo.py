@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohsim.bench.hostinfo import HOSTINFO_SCHEMA, collect, parse_cpulist
+from cohsim.measure.hostinfo import HOSTINFO_SCHEMA, collect, parse_cpulist
 
 INTEL_CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel

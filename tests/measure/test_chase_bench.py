@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from benchtools import run
 
-from cohsim.bench import runner as bench
-from cohsim.bench.chasebench import (
+from cohsim.cli.app import main
+from cohsim.errors import CohsimError
+from cohsim.measure import programs
+from cohsim.measure.chasebench import (
     CHASE_COLUMNS,
     CHASE_DONE_METRIC,
     chase_expected_runs,
@@ -21,8 +23,6 @@ from cohsim.bench.chasebench import (
     parse_sizes,
     summarize_chase,
 )
-from cohsim.cli.app import main
-from cohsim.errors import CohsimError
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 #: the reader's and the writer's CPU: the first two this process may use
@@ -47,7 +47,7 @@ def values(rows: list[dict[str, str]]) -> dict[tuple[str, ...], float]:
 
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
-    assert bench.build("chase", env=cache_env) == exe  # cached
+    assert programs.build("chase", env=cache_env) == exe  # cached
     assert run([exe, "--version"]).stdout.strip() == "chase_bench 1"
     assert "usage: chase_bench" in run([exe, "--help"]).stdout
 
@@ -103,7 +103,7 @@ def test_a_short_run_local_and_remote(exe: Path) -> None:
     res = run([exe, "--sizes", "16K,64M", "--mode", "local,remote", *FAST])
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[0] == ",".join(CHASE_COLUMNS)
-    rows = bench._parse_csv(res.stdout, "chase", "stdout")
+    rows = programs._parse_csv(res.stdout, "chase", "stdout")
     v = values(rows)
     assert (
         v[("clock", "0", "tick_hz", "all")] > 0
@@ -136,7 +136,7 @@ def test_one_seed_one_cycle(exe: Path) -> None:
         args = ["--sizes", "16K,1M", "--mode", "local", *FAST[:-2], "--seed", seed]
         res = run([exe, *args, "--cpus", OFF_CPUS])
         assert res.returncode == 0, res.stderr
-        return [float(r["value"]) for r in bench._parse_csv(res.stdout, "chase", "stdout")
+        return [float(r["value"]) for r in programs._parse_csv(res.stdout, "chase", "stdout")
                 if r["metric"] == "cycle_digest"]  # fmt: skip
 
     assert digests("7") == digests("7") != digests("8")
@@ -149,7 +149,7 @@ def test_pages_are_asked_for_and_reported(exe: Path) -> None:
     for pages in ("small", "huge"):
         res = run([exe, "--sizes", "4M", "--mode", "local", *FAST[:-2], "--pages", pages])
         assert res.returncode == 0, res.stderr
-        kb = values(bench._parse_csv(res.stdout, "chase", "stdout"))[
+        kb = values(programs._parse_csv(res.stdout, "chase", "stdout"))[
             ("set", "4194304", "anon_huge_kb", "0")
         ]
         assert kb == 0 if pages == "small" else 0 <= kb <= 4096
@@ -193,7 +193,7 @@ for _rep, _scale in ((0, 1.0), (1, 1.2), (2, 0.9)):
 
 
 def test_summary_of_a_fixture() -> None:
-    rows = bench._parse_csv("\n".join(FIXTURE) + "\n", "chase", "fixture")
+    rows = programs._parse_csv("\n".join(FIXTURE) + "\n", "chase", "fixture")
     s = summarize_chase(rows)
     assert (s["tick_hz"], s["timer_overhead_ns"]) == (2.3e9, 20.0)
     got = [(c["mode"], c["size_bytes"]) for c in s["configs"]]
@@ -204,7 +204,7 @@ def test_summary_of_a_fixture() -> None:
     assert (big["ns_per_load_min"], big["ns_per_load_max"]) == pytest.approx((135.0, 180.0))
     assert big["ticks_per_load"] == pytest.approx(150.0 * 2.3)
     assert big["anon_huge_kb"] == 4096
-    assert bench.summarize("chase", rows) == s
+    assert programs.summarize("chase", rows) == s
 
 
 # --------------------------------------------------------------------- the cli
@@ -309,7 +309,7 @@ def test_committed_data_is_whole_and_documented() -> None:
     all three (the digests agree); the README gives the command and the index names it."""
     digests = []
     for sub in ("", "repeat", "huge"):
-        rows = bench.read_bench_csv(DATA / sub / "chase_bench.csv", "chase")
+        rows = programs.read_bench_csv(DATA / sub / "chase_bench.csv", "chase")
         s = summarize_chase(rows)
         assert len(s["configs"]) == 18 * 2 and {c["repeats"] for c in s["configs"]} == {7}
         assert all(c["ns_per_load"] > 0 for c in s["configs"])

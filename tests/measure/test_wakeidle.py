@@ -1,4 +1,4 @@
-"""Reading the wake-up latency table from scheduler traces (cohsim.bench.wakeidle, the
+"""Reading the wake-up latency table from scheduler traces (cohsim.measure.wakeidle, the
 `cohsim bench wake-idle` command): samples from a trace, clear errors for bad input, and the
 committed measurement reproduced from its committed traces."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cohsim.bench.wakeidle import samples_from_trace
 from cohsim.calibrate import load_bench
 from cohsim.cli.app import main
 from cohsim.errors import CohsimError
+from cohsim.measure.wakeidle import samples_from_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 IDLE = ROOT / "calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-wake-long/wake-idle"

@@ -2,7 +2,7 @@
 prints and puts under ``summary`` in its ``--json`` document.
 
 pause_bench's, mount_bench's and wake_bench's summaries are here; the other benchmarks' live
-beside their columns (`cohsim.bench.nsbench`, `propbench`, `walkbench`, `chasebench`,
+beside their columns (`cohsim.measure.nsbench`, `propbench`, `walkbench`, `chasebench`,
 `corunbench`) and this module dispatches to them. Each gives, per configuration, the median
 over the repeats of its key metrics.
 """
@@ -14,12 +14,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cohsim.bench.chasebench import summarize_chase
-from cohsim.bench.corunbench import summarize_corun
-from cohsim.bench.nsbench import summarize_ns
-from cohsim.bench.propbench import summarize_prop
-from cohsim.bench.walkbench import summarize_walk
 from cohsim.kernel.waketable import PACE_LOCK
+from cohsim.measure.chasebench import summarize_chase
+from cohsim.measure.corunbench import summarize_corun
+from cohsim.measure.nsbench import summarize_ns
+from cohsim.measure.propbench import summarize_prop
+from cohsim.measure.walkbench import summarize_walk
 
 
 def _median(values: list[float]) -> float:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from benchtools import as_nobody, interrupt, mountinfo_lines, needs_root, run
 
-from cohsim.bench import runner as bench
-from cohsim.bench.propbench import PROP_RING_OPS, prop_expected_runs, summarize_prop
 from cohsim.cli.app import main
+from cohsim.measure import programs
+from cohsim.measure.propbench import PROP_RING_OPS, prop_expected_runs, summarize_prop
 
 #: two CPUs this process may use (the --ring-cpus tests need two), and one it may not
 ALLOWED = sorted(os.sched_getaffinity(0))
@@ -46,7 +46,7 @@ def children_of(pid: int) -> list[int]:
 
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
-    assert bench.build("prop", env=cache_env) == exe  # cached
+    assert programs.build("prop", env=cache_env) == exe  # cached
     assert run([exe, "--version"]).stdout.strip() == "prop_bench 2"
     assert "usage: prop_bench" in run([exe, "--help"]).stdout
 
@@ -100,7 +100,7 @@ def test_propagates_into_slaves_reads_and_cleans_up(exe: Path, tmp_path: Path) -
     assert res.returncode == 0, res.stderr
     assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
     assert children_of(os.getpid()) == []
-    rows = bench._parse_csv(res.stdout, "prop", "stdout")
+    rows = programs._parse_csv(res.stdout, "prop", "stdout")
     got = {
         (r["op"], r["ns"], r["slaves"], r["mounts"], r["metric"], r["repeat"]): r["value"]
         for r in rows
@@ -136,7 +136,7 @@ def test_ring_times_every_op_at_each_ring_size(exe: Path, tmp_path: Path, apart:
     assert res.returncode == 0, res.stderr
     assert mountinfo_lines() == before and list(tmp_path.iterdir()) == []
     assert children_of(os.getpid()) == []
-    rows = bench._parse_csv(res.stdout, "prop", "stdout")
+    rows = programs._parse_csv(res.stdout, "prop", "stdout")
     timed = [(r["op"], r["mounts"], r["repeat"]) for r in rows if r["metric"] == "ns"]
     timed = [t for t in timed if t[0].startswith("ring")]
     # every op of the cycle, in order, for each R and repeat
@@ -163,7 +163,7 @@ def test_ring_cpus_interleave_the_binds(exe: Path, tmp_path: Path, apart: bool) 
     assert res.returncode == 0, res.stderr
     assert mountinfo_lines() == before and children_of(os.getpid()) == []
     assert f"threads pinned to CPUs {TWO_CPUS}; timed calls on the main thread" in res.stderr
-    ring = summarize_prop(bench._parse_csv(res.stdout, "prop", "stdout"))["ring"]
+    ring = summarize_prop(programs._parse_csv(res.stdout, "prop", "stdout"))["ring"]
     got = [(c["ring"], c["group_mounts"], c["bind_cpus"], c["bind_cpu_changes"]) for c in ring]
     assert got == [(0, 1, 0, 0), (7, 8, 2, 6), (40, 41, 2, 39), (41, 42, 2, 40)]
     assert [c["children"] for c in ring] == ([1] * 4 if apart else [0, 7, 40, 41])
@@ -250,7 +250,7 @@ def test_cli_prop_json_and_files(
     assert [(c["ring"], c["group_mounts"]) for c in doc["summary"]["ring"]] == [(0, 1), (20, 21)]
     assert sorted(p.name for p in out_dir.iterdir()) == ["prop_bench.csv", "prop_bench.json"]
     side = json.loads((out_dir / "prop_bench.json").read_text())
-    assert side["bench"] == "prop" and side["csv"]["columns"] == list(bench.PROP_COLUMNS)
+    assert side["bench"] == "prop" and side["csv"]["columns"] == list(programs.PROP_COLUMNS)
     assert side["host"]["kernel_release"]
     assert "--ring-cpus" not in side["command"]
 
@@ -274,7 +274,7 @@ def test_cli_prop_ring_cpus_recorded(
     side = json.loads((tmp_path / "prop_bench.json").read_text())
     assert side["command"][-2:] == ["--ring-cpus", TWO_CPUS]
     assert any(f"threads pinned to CPUs {TWO_CPUS}" in line for line in side["info"])
-    [ring] = summarize_prop(bench.read_bench_csv(tmp_path / "prop_bench.csv", "prop"))["ring"]
+    [ring] = summarize_prop(programs.read_bench_csv(tmp_path / "prop_bench.csv", "prop"))["ring"]
     assert (ring["bind_cpus"], ring["bind_cpu_changes"]) == (2, 9)
 
 

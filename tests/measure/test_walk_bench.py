@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 from benchtools import IS_ROOT, as_nobody, needs_root, run
 
-from cohsim.bench import runner as bench
-from cohsim.bench.walkbench import (
+from cohsim.cli.app import main
+from cohsim.measure import programs
+from cohsim.measure.walkbench import (
     WALK_COLUMNS,
     WALK_OPS,
     summarize_walk,
     walk_configs,
     walk_expected_runs,
 )
-from cohsim.cli.app import main
 
 
 def _has_open_tree() -> bool:
@@ -68,7 +68,7 @@ def exe(exes: dict[str, Path]) -> Path:
 
 def test_builds_with_the_system_compiler(exe: Path, cache_env: dict[str, str]) -> None:
     assert exe.is_relative_to(Path(cache_env["XDG_CACHE_HOME"]) / "cohsim" / "bench")
-    assert bench.build("walk", env=cache_env) == exe  # cached
+    assert programs.build("walk", env=cache_env) == exe  # cached
     assert run([exe, "--version"]).stdout.strip() == "walk_bench 1"
     assert "usage: walk_bench" in run([exe, "--help"]).stdout
 
@@ -175,7 +175,7 @@ for _rep, _scale in ((0, 1.0), (1, 1.2), (2, 0.9)):
 
 
 def test_summary_of_a_fixture() -> None:
-    rows = bench._parse_csv("\n".join(FIXTURE) + "\n", "walk", "fixture")
+    rows = programs._parse_csv("\n".join(FIXTURE) + "\n", "walk", "fixture")
     s = summarize_walk(rows)
     assert (s["tick_hz"], s["timer_overhead_ns"]) == (2.3e9, 20.0)
     base, alone, both = s["configs"]
@@ -205,7 +205,7 @@ def test_ratios_pair_the_runs_of_one_repeat() -> None:
     for rep, (base, both) in enumerate(((100, 110), (300, 110), (300, 330))):
         lines += _rows("none", 0, 1, 3, rep, mounter__umount2__p50_ns=base)
         lines += _rows("stat", 1, 1, 3, rep, mounter__umount2__p50_ns=both)
-    rows = bench._parse_csv("\n".join(lines) + "\n", "walk", "fixture")
+    rows = programs._parse_csv("\n".join(lines) + "\n", "walk", "fixture")
     [_, both] = summarize_walk(rows)["configs"]
     assert both["ops"]["umount2"]["p50_ns"] == 110
     assert both["ops"]["umount2"]["p50_vs_k0"] == pytest.approx(1.1)
@@ -225,7 +225,7 @@ def test_walkers_beside_mounters_and_cleanup(exe: Path, tmp_path: Path) -> None:
     res = run([exe, *SHORT, "--walk", "stat,openat,fstat", "--tmpdir", tmp_path])
     assert res.returncode == 0, res.stderr
     assert list(tmp_path.iterdir()) == [] and not mounted_under(tmp_path)
-    rows = bench._parse_csv(res.stdout, "walk", "stdout")
+    rows = programs._parse_csv(res.stdout, "walk", "stdout")
     assert {r["repeat"] for r in rows} == {"all", "0"}
     finals = [r for r in rows if r["metric"] == "final"]
     assert len(finals) == walk_expected_runs(SHORT + ["--walk", "stat,openat,fstat"], 1) == 7
@@ -335,7 +335,7 @@ def shared_cache(exe: Path) -> Iterator[Path]:
     try:
         top.chmod(0o755)
         env = {**os.environ, "XDG_CACHE_HOME": str(top / "cache")}
-        bench.build("walk", env=env)
+        programs.build("walk", env=env)
         for p in (top / "cache", *(top / "cache").rglob("*")):
             p.chmod(0o755)
         (top / "out").mkdir(mode=0o777)

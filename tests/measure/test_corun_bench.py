@@ -14,10 +14,10 @@ import pytest
 from benchtools import run
 from conftest import DATA, REPO
 
-from cohsim.bench import runner as bench
-from cohsim.bench.corunbench import CORUN_COLUMNS, corun_expected_runs, summarize_corun
 from cohsim.cli import bench as cli_bench
 from cohsim.cli.app import main
+from cohsim.measure import programs
+from cohsim.measure.corunbench import CORUN_COLUMNS, corun_expected_runs, summarize_corun
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 needs_2_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs 2 CPUs")
@@ -39,12 +39,12 @@ def test_too_many_threads_is_one_line(exes: dict[str, Path]) -> None:
 def test_short_run_rows(exes: dict[str, Path]) -> None:
     res = run([exes["corun"], "--threads", "2", "--ms", "5", "--repeats", "2"])
     assert res.returncode == 0, res.stderr
-    rows = bench._parse_csv(res.stdout, "corun", "stdout")
+    rows = programs._parse_csv(res.stdout, "corun", "stdout")
     assert res.stdout.splitlines()[0] == ",".join(CORUN_COLUMNS)
     assert len(rows) == 2 * 3 * 2  # repeats x loops x (alone, together)
     assert {r["threads"] for r in rows} == {"1", "2"}
     assert all(float(r["value"]) > 0 for r in rows)
-    done = [r for r in rows if r["metric"] == bench._DONE_METRIC["corun"]]
+    done = [r for r in rows if r["metric"] == programs._DONE_METRIC["corun"]]
     assert len(done) == corun_expected_runs(2)
 
 

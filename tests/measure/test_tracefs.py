@@ -1,4 +1,4 @@
-"""The tracefs text reader (cohsim.bench.tracefs): tracepoint and syscall lines, stack-trace
+"""The tracefs text reader (cohsim.measure.tracefs): tracepoint and syscall lines, stack-trace
 triggers, the idle-task switches a VM does not record, compressed dumps and bad files."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cohsim.bench import tracefs
 from cohsim.errors import CohsimError
+from cohsim.measure import tracefs
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "calibration/data/devvm-2cpu-intel-xeon-f6m167/mount-trace"
