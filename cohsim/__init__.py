@@ -57,8 +57,8 @@ _EXPORTS = {
     "Catalog": "cohsim.machine.catalog",
     "Machine": "cohsim.machine.model",
     "Calibration": "cohsim.calibrate.calibration",
-    "FitResult": "cohsim.calibrate.result",
-    "load_fit": "cohsim.calibrate.result",
+    "FitResult": "cohsim.calibrate.fitresult",
+    "load_fit": "cohsim.calibrate.fitresult",
     "CohsimError": "cohsim.errors",
     "UsageError": "cohsim.errors",
 }

@@ -1,7 +1,7 @@
 """Types of cohsim's public API (cohsim/__init__.py imports each name on first use)."""
 
 from cohsim.calibrate.calibration import Calibration
-from cohsim.calibrate.result import FitResult, load_fit
+from cohsim.calibrate.fitresult import FitResult, load_fit
 from cohsim.errors import CohsimError, UsageError
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine

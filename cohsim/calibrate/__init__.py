@@ -3,17 +3,17 @@
 Two sides. The result, which predictions load (cohsim.predict imports nothing else of this
 package; tests/calibrate/test_fit_result.py checks it):
 
-- `result`: a fit's `FitResult`, frozen (parameters, uncertainties, report, how it applies
+- `fitresult`: a fit's `FitResult`, frozen (parameters, uncertainties, report, how it applies
   to a kernel model and a machine), and `load_fit`;
-- `fitjson`: the fit JSON's one definition; `params`: the fitted parameters and how the kernel
+- `fitjson`: the fit JSON's one definition; `fitparams`: the fitted parameters and how the kernel
   ones apply to a kernel model; `committed`: which committed fit describes an instance
   (`default_fit`); `fitplot`: a fit's picture.
 
 The estimator, which makes a result from bench data:
 
-- `benchdata`: the runs of mount_bench, pause_bench and wake_bench, read from their CSVs;
-- `mountsim`: a mount_bench run simulated (its calls replayed by the kernel model);
-- `benchsim`: how a fit simulates a run, with the host's measured bench terms (`bench_of`,
+- `measuredruns`: the runs of mount_bench, pause_bench and wake_bench, read from their CSVs;
+- `mountreplay`: a mount_bench run simulated (its calls replayed by the kernel model);
+- `hostterms`: how a fit simulates a run, with the host's measured bench terms (`bench_of`,
   `fit_bench_kernel`), and a run predicted from a fit (`predict_run`);
 - `noise`, `surface`, `measured`: the kernel fit's residual weights, the fits' covariances,
   the host's terms measured directly;
@@ -33,18 +33,10 @@ from typing import TYPE_CHECKING
 from cohsim._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names' types, for type checkers: at run time each is imported on use
-    from cohsim.calibrate.benchdata import (
-        BenchData,
-        MountRun,
-        PauseRun,
-        WakeRun,
-        group_runs,
-        load_bench,
-        medians,
-    )
-    from cohsim.calibrate.benchsim import bench_of, fit_bench_kernel, predict_run
     from cohsim.calibrate.calibration import Calibration
     from cohsim.calibrate.committed import default_fit
+    from cohsim.calibrate.fitparams import KERNEL_PARAMS, apply_kernel_params
+    from cohsim.calibrate.fitresult import FitResult, load_fit
     from cohsim.calibrate.heldout import (
         BOUND,
         METRICS,
@@ -55,22 +47,30 @@ if TYPE_CHECKING:  # the names' types, for type checkers: at run time each is im
         held_out,
         transfer_kernel,
     )
-    from cohsim.calibrate.mountsim import SimRun, bench_kernel, mount_bench_trace, simulate_run
-    from cohsim.calibrate.params import KERNEL_PARAMS, apply_kernel_params
-    from cohsim.calibrate.result import FitResult, load_fit
+    from cohsim.calibrate.hostterms import bench_of, fit_bench_kernel, predict_run
+    from cohsim.calibrate.measuredruns import (
+        BenchData,
+        MountRun,
+        PauseRun,
+        WakeRun,
+        group_runs,
+        load_bench,
+        medians,
+    )
+    from cohsim.calibrate.mountreplay import SimRun, bench_kernel, mount_bench_trace, simulate_run
 
 #: each public name -> the module that defines it (imported on first use)
 _EXPORTS = {
-    "BenchData": "cohsim.calibrate.benchdata",
-    "MountRun": "cohsim.calibrate.benchdata",
-    "PauseRun": "cohsim.calibrate.benchdata",
-    "WakeRun": "cohsim.calibrate.benchdata",
-    "group_runs": "cohsim.calibrate.benchdata",
-    "load_bench": "cohsim.calibrate.benchdata",
-    "medians": "cohsim.calibrate.benchdata",
-    "bench_of": "cohsim.calibrate.benchsim",
-    "fit_bench_kernel": "cohsim.calibrate.benchsim",
-    "predict_run": "cohsim.calibrate.benchsim",
+    "BenchData": "cohsim.calibrate.measuredruns",
+    "MountRun": "cohsim.calibrate.measuredruns",
+    "PauseRun": "cohsim.calibrate.measuredruns",
+    "WakeRun": "cohsim.calibrate.measuredruns",
+    "group_runs": "cohsim.calibrate.measuredruns",
+    "load_bench": "cohsim.calibrate.measuredruns",
+    "medians": "cohsim.calibrate.measuredruns",
+    "bench_of": "cohsim.calibrate.hostterms",
+    "fit_bench_kernel": "cohsim.calibrate.hostterms",
+    "predict_run": "cohsim.calibrate.hostterms",
     "Calibration": "cohsim.calibrate.calibration",
     "default_fit": "cohsim.calibrate.committed",
     "BOUND": "cohsim.calibrate.heldout",
@@ -81,14 +81,14 @@ _EXPORTS = {
     "check_runs": "cohsim.calibrate.heldout",
     "held_out": "cohsim.calibrate.heldout",
     "transfer_kernel": "cohsim.calibrate.heldout",
-    "SimRun": "cohsim.calibrate.mountsim",
-    "bench_kernel": "cohsim.calibrate.mountsim",
-    "mount_bench_trace": "cohsim.calibrate.mountsim",
-    "simulate_run": "cohsim.calibrate.mountsim",
-    "KERNEL_PARAMS": "cohsim.calibrate.params",
-    "apply_kernel_params": "cohsim.calibrate.params",
-    "FitResult": "cohsim.calibrate.result",
-    "load_fit": "cohsim.calibrate.result",
+    "SimRun": "cohsim.calibrate.mountreplay",
+    "bench_kernel": "cohsim.calibrate.mountreplay",
+    "mount_bench_trace": "cohsim.calibrate.mountreplay",
+    "simulate_run": "cohsim.calibrate.mountreplay",
+    "KERNEL_PARAMS": "cohsim.calibrate.fitparams",
+    "apply_kernel_params": "cohsim.calibrate.fitparams",
+    "FitResult": "cohsim.calibrate.fitresult",
+    "load_fit": "cohsim.calibrate.fitresult",
 }
 
 __all__ = [

@@ -2,23 +2,23 @@
 uncertainty.
 
 `Calibration` is the estimator: the constructor stores its settings and nothing else, and
-`fit(data)` returns what the fit learned as a frozen `FitResult` (cohsim.calibrate.result),
+`fit(data)` returns what the fit learned as a frozen `FitResult` (cohsim.calibrate.fitresult),
 as lmfit's `Model.fit` returns a `ModelResult`: the parameters with standard errors and
 bounds, their covariance, the residual rows, the optimizer's report and where the fit
 applies. The result is what predictions load (`load_fit`, `default_fit`), without this
 module or the fit's phases; a result that does not exist cannot be used unfitted. The fit
 itself is the phases' work:
 
-- `cohsim.calibrate.benchsim`: mount_bench's own time between calls and each op's 1-worker
+- `cohsim.calibrate.hostterms`: mount_bench's own time between calls and each op's 1-worker
   excess, measured (not fitted) from the 1-worker runs;
 - `cohsim.calibrate.kernelfit`: the critical-section split and the grace period
-  (`cohsim.calibrate.params`), fitted to mount_bench runs;
+  (`cohsim.calibrate.fitparams`), fitted to mount_bench runs;
 - `cohsim.calibrate.lockfit`: the cache-line transfer fitted to pause_bench runs, the PAUSE
   latency measured;
 - the host's terms measured directly (`cohsim.calibrate.measured`: wake_bench's wake-up
   latency, walk_bench's grace period per busy CPU).
 
-A mount_bench run is predicted from a fit by `cohsim.calibrate.benchsim.predict_run`
+A mount_bench run is predicted from a fit by `cohsim.calibrate.hostterms.predict_run`
 (the held-out checks, cohsim.calibrate.heldout); a fit is written and read as JSON by
 `FitResult.save` and `load_fit` (the format: cohsim.calibrate.fitjson).
 """
@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import BenchData, load_bench
-from cohsim.calibrate.benchsim import BenchSim, measure_bench_terms
 from cohsim.calibrate.fitjson import RADIUS, FitSettings, applies_to_doc
+from cohsim.calibrate.fitparams import Param, PartFit
+from cohsim.calibrate.fitresult import FitResult
+from cohsim.calibrate.hostterms import BenchSim, measure_bench_terms
 from cohsim.calibrate.kernelfit import KernelSettings, fit_kernel
 from cohsim.calibrate.lockfit import fit_lock
 from cohsim.calibrate.measured import measured_terms
-from cohsim.calibrate.params import Param, PartFit
-from cohsim.calibrate.result import FitResult
+from cohsim.calibrate.measuredruns import BenchData, load_bench
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import DEFAULT_KERNEL, KernelParams, load_kernel

@@ -1,13 +1,13 @@
 """The committed fits (calibration/fits/, shipped as `cohsim._fits`) and which one describes an
 instance: what a prediction loads when no fit is named (`default_fit`). They are read as
-results (cohsim.calibrate.result), without the estimator that made them."""
+results (cohsim.calibrate.fitresult), without the estimator that made them."""
 
 from __future__ import annotations
 
 import functools
 
 from cohsim.calibrate.fitjson import choose_fit
-from cohsim.calibrate.result import FitResult, load_fit
+from cohsim.calibrate.fitresult import FitResult, load_fit
 from cohsim.errors import CohsimError
 from cohsim.io import fits_dir
 from cohsim.machine.catalog import Catalog

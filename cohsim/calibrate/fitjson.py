@@ -1,6 +1,6 @@
 """The fit JSON: the one definition of the document a fit is written to and read from.
 
-A fit document is what `FitResult.save` (cohsim.calibrate.result) writes and `load_fit`
+A fit document is what `FitResult.save` (cohsim.calibrate.fitresult) writes and `load_fit`
 reads back (the committed fits are calibration/fits/*.json; calibration/fits/README.md
 describes them). `to_doc` turns a fit into the document (`applies_to_doc`: where a new fit
 applies); `check_header`, `settings_of`, `parameters_of` and `covariance_of` validate a
@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypedDict, TypeVar
 import numpy as np
 
 from cohsim import __version__
-from cohsim.calibrate.params import DOC, Param
+from cohsim.calibrate.fitparams import DOC, Param
 from cohsim.errors import CohsimError
 from cohsim.kernel.waketable import WakeTable
 from cohsim.machine.catalog import Catalog
@@ -66,7 +66,7 @@ class Covariance(TypedDict):
 
 
 class FittedView(Protocol):
-    """What `to_doc` reads of a fit (`cohsim.calibrate.result.FitResult`, frozen: read-only)."""
+    """What `to_doc` reads of a fit (`cohsim.calibrate.fitresult.FitResult`, frozen: read-only)."""
 
     @property
     def settings(self) -> FitSettings: ...

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import BenchData, MountRun, medians
-from cohsim.calibrate.benchsim import predict_run
 from cohsim.calibrate.calibration import Calibration
-from cohsim.calibrate.params import KERNEL_PARAMS
-from cohsim.calibrate.result import FitResult
+from cohsim.calibrate.fitparams import KERNEL_PARAMS
+from cohsim.calibrate.fitresult import FitResult
+from cohsim.calibrate.hostterms import predict_run
+from cohsim.calibrate.measuredruns import BenchData, MountRun, medians
 from cohsim.calibrate.surface import block_diagonal
 from cohsim.errors import CohsimError
 from cohsim.machine.model import Machine

@@ -1,11 +1,11 @@
 """The kernel fit: the critical-section split and the grace period, from mount_bench runs.
 
-The parameters are `cohsim.calibrate.params`'s; the residuals and their noise
+The parameters are `cohsim.calibrate.fitparams`'s; the residuals and their noise
 `cohsim.calibrate.noise`'s. The fit runs in phases:
 
 1. set-up (`_Objective`): the free parameters in coordinates scaled to [0, 1] within their
    bounds; every candidate is simulated with the same seeds (common random numbers,
-   `cohsim.calibrate.benchsim`), and each residual's noise is fixed before the search (the
+   `cohsim.calibrate.hostterms`), and each residual's noise is fixed before the search (the
    model file's split, every seed set);
 2. start (`_sobol_start`): the model file's split and a scrambled Sobol design, the best by
    the mean cost over every seed set (one set's dent must not pick the basin);
@@ -15,7 +15,7 @@ The parameters are `cohsim.calibrate.params`'s; the residuals and their noise
    seed set agrees it is better than where it started;
 4. uncertainty (`_uncertainty`): a quadratic response surface of the cost around the optimum
    and the spread of its minimum over the seed sets (`cohsim.calibrate.surface`);
-5. result (`cohsim.calibrate.params.PartFit`): values, standard errors, the residual rows,
+5. result (`cohsim.calibrate.fitparams.PartFit`): values, standard errors, the residual rows,
    the optimizer's report and what was kept fixed.
 """
 
@@ -31,12 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import MountRun, group_runs
-from cohsim.calibrate.benchsim import BenchSim
 from cohsim.calibrate.fitjson import round_sig
-from cohsim.calibrate.mountsim import SimRun
-from cohsim.calibrate.noise import NoiseGroup, Shape, kernel_pairs, kernel_terms, noise_sd
-from cohsim.calibrate.params import (
+from cohsim.calibrate.fitparams import (
     KERNEL_PARAMS,
     Param,
     PartFit,
@@ -44,6 +40,10 @@ from cohsim.calibrate.params import (
     kernel_bounds,
     kernel_start,
 )
+from cohsim.calibrate.hostterms import BenchSim
+from cohsim.calibrate.measuredruns import MountRun, group_runs
+from cohsim.calibrate.mountreplay import SimRun
+from cohsim.calibrate.noise import NoiseGroup, Shape, kernel_pairs, kernel_terms, noise_sd
 from cohsim.calibrate.surface import seed_cov, surface
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams

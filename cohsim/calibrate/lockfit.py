@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import PauseRun
 from cohsim.calibrate.fitjson import round_sig
-from cohsim.calibrate.params import Param, PartFit
+from cohsim.calibrate.fitparams import Param, PartFit
+from cohsim.calibrate.measuredruns import PauseRun
 from cohsim.calibrate.surface import lsq_cov
 from cohsim.errors import CohsimError
 from cohsim.machine.model import Machine

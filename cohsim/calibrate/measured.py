@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cohsim.calibrate.fitjson import round_sig
-from cohsim.calibrate.params import Param
+from cohsim.calibrate.fitparams import Param
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.waketable import PACE_LOCK

@@ -13,9 +13,9 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
-from cohsim.calibrate.benchdata import MountRun
-from cohsim.calibrate.mountsim import SimRun
-from cohsim.calibrate.params import FIT_OPS
+from cohsim.calibrate.fitparams import FIT_OPS
+from cohsim.calibrate.measuredruns import MountRun
+from cohsim.calibrate.mountreplay import SimRun
 
 Shape = tuple[str, int, int]  #: a run shape: (strategy, workers, layers)
 NoiseGroup = tuple[str, str, int]  #: the residuals that share one noise: (metric, op, workers)

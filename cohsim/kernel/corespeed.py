@@ -7,7 +7,7 @@ core's caches takes a number of cycles, not of nanoseconds, so on another machin
 
 - `reference_ghz` is the clock of the host the numbers were measured on (the kernel file's
   `cpu.reference_ghz`: the dev VMs' TSC rate; a calibration's own host where a fit applies,
-  `cohsim.calibrate.result.FitResult.kernel_params`),
+  `cohsim.calibrate.fitresult.FitResult.kernel_params`),
 - `reference_clock_scale` that host's effective clock over its stated one (a prior: a VM hides
   its real clock; 1 on the fitted host itself, where the ratio must be 1), and
 - `freq_ghz` the target's sustained all-core clock (its machine file's `microarch.freq_ghz`,

@@ -11,7 +11,7 @@ instances it names; `calibration="none"` uses the catalog and kernel files as th
 kernel fit also gives parameter draws from its covariance (for the replicates after the
 first) and the model's misfit on the fitted host (which widens the intervals). Where a fit's
 lock part applies (its own host), the wake-up latency it measured pins that prior. A fit is
-read as its result (`cohsim.calibrate.result.FitResult`): a prediction imports nothing of the
+read as its result (`cohsim.calibrate.fitresult.FitResult`): a prediction imports nothing of the
 estimator that made it.
 
 Pins: a user's values for some of the kernel model's priors (`--node-mounts`, `--set`,

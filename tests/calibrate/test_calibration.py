@@ -14,12 +14,12 @@ from conftest import DATA
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from cohsim.calibrate.benchdata import LABEL_OPS, BenchData, MountRun, load_bench
-from cohsim.calibrate.benchsim import predict_run
 from cohsim.calibrate.calibration import Calibration
-from cohsim.calibrate.mountsim import bench_kernel, simulate_run
-from cohsim.calibrate.params import apply_kernel_params
-from cohsim.calibrate.result import FitResult, load_fit
+from cohsim.calibrate.fitparams import apply_kernel_params
+from cohsim.calibrate.fitresult import FitResult, load_fit
+from cohsim.calibrate.hostterms import predict_run
+from cohsim.calibrate.measuredruns import LABEL_OPS, BenchData, MountRun, load_bench
+from cohsim.calibrate.mountreplay import bench_kernel, simulate_run
 from cohsim.cli import app as cli
 from cohsim.cli import calibrate as cli_calibrate
 from cohsim.errors import CohsimError
@@ -246,7 +246,7 @@ def test_wake_data_alone_fits_nothing():
 def test_cli_fits_a_results_dir_and_says_what_it_skipped(tmp_path, capsys):
     """The README's flow: every bench written into results/, then calibrate results/: it fits
     what it can and says, one line each on stderr, which files it skipped and why."""
-    from test_benchdata import OTHER_BENCHES, results_dir
+    from test_measuredruns import OTHER_BENCHES, results_dir
 
     results = results_dir(tmp_path, *OTHER_BENCHES)
     out = tmp_path / "fit.json"

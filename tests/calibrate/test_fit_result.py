@@ -11,8 +11,8 @@ import sys
 import pytest
 from conftest import REPO
 
-from cohsim.calibrate.params import KERNEL_PARAMS
-from cohsim.calibrate.result import FitResult, load_fit
+from cohsim.calibrate.fitparams import KERNEL_PARAMS
+from cohsim.calibrate.fitresult import FitResult, load_fit
 from cohsim.kernel.costs import load_kernel
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
@@ -21,19 +21,19 @@ FIT = REPO / "calibration" / "fits" / f"{DEVVM}.json"
 #: the estimator side of cohsim.calibrate: bench data, the mount_bench simulation, the fits'
 #: phases and the held-out checks; a prediction imports none of them
 ESTIMATOR = {
-    "benchdata",
-    "benchsim",
     "calibration",
     "heldout",
+    "hostterms",
     "kernelfit",
     "lockfit",
     "measured",
-    "mountsim",
+    "measuredruns",
+    "mountreplay",
     "noise",
     "surface",
 }
 #: the result side: what loading and applying a fit needs
-RESULT = {"__init__", "result", "fitjson", "params", "committed", "fitplot"}
+RESULT = {"__init__", "fitresult", "fitjson", "fitparams", "committed", "fitplot"}
 
 
 def test_every_calibrate_module_is_on_one_side():
@@ -64,7 +64,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("cohsim.calibrate
     loaded = {
         m.removeprefix("cohsim.calibrate").lstrip(".") or "__init__" for m in json.loads(out.stdout)
     }
-    assert "result" in loaded
+    assert "fitresult" in loaded
     assert loaded & ESTIMATOR == set(), f"a prediction imports {sorted(loaded & ESTIMATOR)}"
 
 

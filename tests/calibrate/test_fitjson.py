@@ -6,8 +6,8 @@ import pytest
 from conftest import REPO
 
 from cohsim.calibrate.committed import default_fit
-from cohsim.calibrate.params import KERNEL_PARAMS
-from cohsim.calibrate.result import load_fit
+from cohsim.calibrate.fitparams import KERNEL_PARAMS
+from cohsim.calibrate.fitresult import load_fit
 from cohsim.errors import CohsimError
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"

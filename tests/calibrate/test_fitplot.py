@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from cohsim.calibrate.result import load_fit
+from cohsim.calibrate.fitresult import load_fit
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import DATA
 
-from cohsim.calibrate.benchdata import load_bench
 from cohsim.calibrate.heldout import BOUND, SPLITS, HeldOut, held_out, split_runs
+from cohsim.calibrate.measuredruns import load_bench
 from cohsim.errors import CohsimError
 
 DEVVM = "devvm-2cpu-intel-xeon-f6m167"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.benchsim import BenchSim, measure_bench_terms
+from cohsim.calibrate.fitparams import KERNEL_PARAMS
+from cohsim.calibrate.hostterms import BenchSim, measure_bench_terms
 from cohsim.calibrate.kernelfit import KernelSettings, fit_kernel
-from cohsim.calibrate.params import KERNEL_PARAMS
+from cohsim.calibrate.measuredruns import load_bench
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from conftest import DATA
 
-from cohsim.calibrate.benchdata import load_bench
 from cohsim.calibrate.lockfit import LLC_BOUNDS, fit_lock
+from cohsim.calibrate.measuredruns import load_bench
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from cohsim.calibrate.benchdata import load_bench
 from cohsim.calibrate.measured import (
     WalkPoint,
     grace_slope,
@@ -16,6 +15,7 @@ from cohsim.calibrate.measured import (
     wake_steps,
     walk_points,
 )
+from cohsim.calibrate.measuredruns import load_bench
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 
@@ -80,7 +80,7 @@ def test_the_traced_bursts_wake_readers_about_6_us_apart():
 
 
 def test_every_host_term_is_documented_for_the_fit_file():
-    """A fit writes each parameter with its doc (cohsim.calibrate.params.DOC)."""
-    from cohsim.calibrate.params import DOC, HOST_TERMS
+    """A fit writes each parameter with its doc (cohsim.calibrate.fitparams.DOC)."""
+    from cohsim.calibrate.fitparams import DOC, HOST_TERMS
 
     assert all(term in DOC for term in HOST_TERMS)

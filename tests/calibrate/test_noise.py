@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from cohsim.calibrate.benchdata import MountRun
-from cohsim.calibrate.mountsim import SimRun
+from cohsim.calibrate.measuredruns import MountRun
+from cohsim.calibrate.mountreplay import SimRun
 from cohsim.calibrate.noise import MIN_NOISE, noise_sd
 
 

@@ -101,7 +101,7 @@ def test_each_overlay_line_carries_its_lower_layers_and_leaves_with_it(kernel, s
 
 def test_an_unmounted_overlay_takes_its_own_line_away(kernel):
     """mount_bench's sequences unmount their overlays: the text returns to where it began."""
-    from cohsim.calibrate.mountsim import mount_bench_trace
+    from cohsim.calibrate.mountreplay import mount_bench_trace
 
     for strategy in ("per-layer", "common-parent", "lowerdir-plus"):
         events = mount_bench_trace(strategy, 1, 4, 1).threads[0].events

@@ -1,6 +1,5 @@
 """The lock hand-off's parameters (cohsim.lock.params): defaults derived from the machine,
-checks, and the result's JSON form. Named test_lock_params.py, not test_params.py: test files
-are imported by their base name, and tests/calibrate/test_params.py has that one."""
+checks, and the result's JSON form."""
 
 import pytest
 

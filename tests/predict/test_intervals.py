@@ -296,7 +296,7 @@ def test_a_launch_interval_past_the_deadline_has_a_chance_of_missing_it(instance
     deadline=st.floats(0.45, 1.5),
 )
 # a draw whose grace period left umount_oldroot less work than its lock section (was a
-# negative delay: cohsim.calibrate.params.apply_kernel_params)
+# negative delay: cohsim.calibrate.fitparams.apply_kernel_params)
 @example(
     arch="mesh",
     strategy="per-layer",

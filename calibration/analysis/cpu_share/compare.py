@@ -34,7 +34,7 @@ from cohsim.calibrate import (
     load_bench,
     load_fit,
 )
-from cohsim.calibrate.benchdata import LABEL_OPS
+from cohsim.calibrate.measuredruns import LABEL_OPS
 from cohsim.kernel.simulation.launch import LaunchSim
 
 REPO = Path(__file__).resolve().parents[3]

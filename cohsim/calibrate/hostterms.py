@@ -4,7 +4,7 @@ Two things about a mount_bench run are measured, not fitted, per (strategy, laye
 1-worker runs (`measure_bench_terms`): mount_bench's own user-space time between calls
 (`think_ns`: the median 1-worker sequence time the kernel model leaves unexplained, spread over
 the sequence's calls) and how much each timed op's mean exceeds the model's p50-based total
-(`op_extra_ns`, added to the op's own work by `cohsim.calibrate.mountsim.with_op_extra`).
+(`op_extra_ns`, added to the op's own work by `cohsim.calibrate.mountreplay.with_op_extra`).
 
 `BenchSim` holds them with the rest of what a fit's simulation of a run needs (the machine,
 its line costs, the containers per worker and the seeds) and runs a shape averaged over a seed
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cohsim.calibrate.benchdata import MountRun, group_runs
 from cohsim.calibrate.fitjson import round_sig
-from cohsim.calibrate.mountsim import SimRun, bench_kernel, simulate_run, with_op_extra
-from cohsim.calibrate.result import FitResult
+from cohsim.calibrate.fitresult import FitResult
+from cohsim.calibrate.measuredruns import MountRun, group_runs
+from cohsim.calibrate.mountreplay import SimRun, bench_kernel, simulate_run, with_op_extra
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts

@@ -1,19 +1,19 @@
-"""benchsim: a fit's seeds, its mount_bench kernel, and the bench terms measured from runs."""
+"""hostterms: a fit's seeds, its mount_bench kernel, and the bench terms measured from runs."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import DATA
 
-from cohsim.calibrate.benchdata import load_bench
-from cohsim.calibrate.benchsim import (
+from cohsim.calibrate.hostterms import (
     SEED_SET_STRIDE,
     BenchSim,
     fit_bench_kernel,
     measure_bench_terms,
     seed_set,
 )
-from cohsim.calibrate.mountsim import bench_kernel
+from cohsim.calibrate.measuredruns import load_bench
+from cohsim.calibrate.mountreplay import bench_kernel
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts

@@ -1,11 +1,11 @@
-"""benchdata: reading the tidy bench CSVs of mount_bench, pause_bench and wake_bench."""
+"""measuredruns: reading the tidy bench CSVs of mount_bench, pause_bench and wake_bench."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import DATA
 
-from cohsim.calibrate.benchdata import BenchData, WakeRun, group_runs, load_bench, medians
+from cohsim.calibrate.measuredruns import BenchData, WakeRun, group_runs, load_bench, medians
 from cohsim.errors import CohsimError
 
 DEVVM = DATA / "devvm-2cpu-intel-xeon-f6m167"

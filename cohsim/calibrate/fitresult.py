@@ -33,14 +33,14 @@ import numpy as np
 from cohsim import provenance
 from cohsim.calibrate import fitjson
 from cohsim.calibrate.fitjson import Covariance, FitSettings
-from cohsim.calibrate.fitplot import plot_fit
-from cohsim.calibrate.params import (
+from cohsim.calibrate.fitparams import (
     HOST_TERMS,
     KERNEL_PARAMS,
     Param,
     apply_kernel_params,
     kernel_bounds,
 )
+from cohsim.calibrate.fitplot import plot_fit
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.kernel.waketable import WakeTable

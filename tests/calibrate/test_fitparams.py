@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cohsim.calibrate.params import Param, apply_kernel_params, kernel_bounds
+from cohsim.calibrate.fitparams import Param, apply_kernel_params, kernel_bounds
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 

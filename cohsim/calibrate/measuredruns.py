@@ -12,7 +12,7 @@ benches' CSVs (ns, prop, chase, corun: `NOT_FITTED`), as
 value, a file without rows or of an unknown bench fails with one `CohsimError` line naming the
 file (and line) and what is wrong.
 
-The simulated counterpart of a mount_bench run is `cohsim.calibrate.mountsim`.
+The simulated counterpart of a mount_bench run is `cohsim.calibrate.mountreplay`.
 """
 
 from __future__ import annotations

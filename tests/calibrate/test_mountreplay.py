@@ -1,10 +1,10 @@
-"""mountsim: mount_bench's calls as a simulated trace, and a simulated mount_bench run."""
+"""mountreplay: mount_bench's calls as a simulated trace, and a simulated mount_bench run."""
 
 from __future__ import annotations
 
 import pytest
 
-from cohsim.calibrate.mountsim import bench_kernel, mount_bench_trace, simulate_run
+from cohsim.calibrate.mountreplay import bench_kernel, mount_bench_trace, simulate_run
 from cohsim.kernel.classify import ThreadState, classify
 from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog

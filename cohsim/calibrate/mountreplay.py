@@ -5,15 +5,15 @@ running `containers` x `sequences` sequences back to back, every sequence undoin
 mounts, with the peak-point mountinfo sample), so `cohsim.kernel.simulation.launch.LaunchSim`
 replays what mount_bench did rather than containerd's launch (`cohsim.workload.synth`).
 `simulate_run` runs it and reports what is comparable with the measurement
-(`cohsim.calibrate.benchdata.MountRun`): the mean time a worker spends per sequence (mount_bench's
-`sequence` wall time plus its `mountinfo_sample`, which is excluded from the sequence's wall time
-but taken in the worker's stride) and `containers_per_s` (all workers' containers over the run's
-span).
+(`cohsim.calibrate.measuredruns.MountRun`): the mean time a worker spends per sequence
+(mount_bench's `sequence` wall time plus its `mountinfo_sample`, which is excluded from the
+sequence's wall time but taken in the worker's stride) and `containers_per_s` (all workers'
+containers over the run's span).
 
 Think time: mount_bench's own user-space work between calls (path formatting, bookkeeping)
 is not a kernel cost but occupies the CPU. It is given per call, measured as the part of the
 1-worker sequence time that the kernel model's costs do not explain
-(`cohsim.calibrate.benchsim.measure_bench_terms`).
+(`cohsim.calibrate.hostterms.measure_bench_terms`).
 """
 
 from __future__ import annotations
