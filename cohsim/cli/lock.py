@@ -36,7 +36,7 @@ def _sweep(args: argparse.Namespace, machine: Machine, threads: list[int]) -> li
     """The sweep the flags ask for, with a progress bar on stderr when it is slow."""
     from tqdm import tqdm
 
-    # a bar only for sweeps long enough to wait for (the DES at 16+ threads)
+    # a bar only for sweeps long enough to wait for (the simulation at 16+ threads)
     slow = args.model == "des" and sum(threads) * args.acquisitions > 100_000
     with tqdm(
         total=len(threads),

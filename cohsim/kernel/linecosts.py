@@ -32,7 +32,7 @@ A question with readers that spin is the next step (issue 29's note).
 
 Counts are answered exactly at 0, 1, 2, 4, 8, ... and the machine's CPU count, and interpolated
 linearly between; the CPUs are placed as the scheduler spreads busy threads (`scatter`). Which
-model answered is recorded in `level`. The seqcount questions are always answered by the DES:
+model answered is recorded in `level`. The seqcount questions are always answered by the simulation:
 the Markov chain's state is the number of waiters for an exclusive lock, and its seqcount
 latency mixes queueing behind the writer into the transfer cost level 3 asks for.
 """
@@ -83,7 +83,7 @@ class LineCosts:
     machine: Machine
     model: str = "des"  #: "des" or "markov"
     seed: int = 0
-    acquisitions_per_thread: int = 30  #: level-2 acquisitions per thread and query (DES)
+    acquisitions_per_thread: int = 30  #: level-2 acquisitions per thread and query (simulation)
     max_acquisitions: int = 3000  #: ... at most this many per query (big machines stay fast)
     params: LockParams | None = None  #: None: the level-2 defaults for the machine
     _cache: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)

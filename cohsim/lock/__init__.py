@@ -2,7 +2,8 @@
 
 `params` holds the lock parameters and the result types, `options` how one point is run (one
 `HandoffOptions`, every default written there), `handoff` the entry point (`simulate`,
-`sweep`); `des` is the discrete-event simulation of the lock algorithms, on `line` (the lock's
-cache line, its coherence points from `coherence` and the timing of every request: home-agent
-queues, NUMA and SMT); `markov` the analytic fast path and cross-check.
+`sweep`); `handoffsim` is the discrete-event simulation of the lock algorithms (the model
+`"des"` names), on `line` (the lock's cache line, its coherence points from `coherence` and the
+timing of every request: home-agent queues, NUMA and SMT); `markov` the analytic fast path and
+cross-check (the model `"markov"`).
 """

@@ -1,5 +1,5 @@
-"""The coherence points of the lock-hand-off simulation (cohsim.lock.des) and the requests they
-serve.
+"""The coherence points of the lock-hand-off simulation (cohsim.lock.handoffsim) and the
+requests they serve.
 
 A coherence point (an LLC domain's point: a mesh CHA, a CCX's L3, a CMN home node; or the
 socket home agent) serves one request for the lock line at a time, FIFO behind it; an `Agent`

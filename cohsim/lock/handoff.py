@@ -2,7 +2,7 @@
 
 `simulate(machine, threads, options)` answers "what does pause_bench measure on this machine
 with this many threads?" with either the discrete-event simulation (`model="des"`,
-cohsim.lock.des) or the analytic Markov chain (`model="markov"`, cohsim.lock.markov). The
+cohsim.lock.handoffsim) or the analytic Markov chain (`model="markov"`, cohsim.lock.markov). The
 options (the lock, the placement, the critical section, the seed, the model, ...) are one
 `HandoffOptions` (cohsim.lock.options), or keywords naming its fields. Both models take the
 same options and `LockParams` and return the same `HandoffResult` (cohsim.lock.params), which
@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Unpack
 
 from cohsim.errors import CohsimError
-from cohsim.lock.des import run_des
+from cohsim.lock.handoffsim import run_simulation
 from cohsim.lock.markov import run_markov
 from cohsim.lock.options import HandoffOptions, HandoffOverrides, resolve_options
 from cohsim.lock.params import HandoffResult, params_from_machine
@@ -44,7 +44,7 @@ def simulate(
             m.name,
         )
     if o.model == "des":
-        return run_des(m, cpus, o, p)
+        return run_simulation(m, cpus, o, p)
     return run_markov(m, cpus, o, p)
 
 

@@ -1,6 +1,6 @@
-"""The lock's cache line in the discrete-event simulation (cohsim.lock.des): which cores hold a
-valid copy, which one owns it Modified, which LLC domains hold it, and how the coherence points
-(cohsim.lock.coherence) serve the threads' requests for it, with their timing.
+"""The lock's cache line in the discrete-event simulation (cohsim.lock.handoffsim): which cores
+hold a valid copy, which one owns it Modified, which LLC domains hold it, and how the coherence
+points (cohsim.lock.coherence) serve the threads' requests for it, with their timing.
 
 Every request that cannot be answered inside a core goes to a *coherence point* that serves one
 request for the address at a time (FIFO, ties by arrival order, which simpy keeps
@@ -29,7 +29,7 @@ answer arrives `L(source, requester) - service` after its service starts, where 
 latency matrix (homed on LockParams.home_socket). Why subtract: the core-to-core benchmark that
 L comes from measures a write followed by the other core's read through the same point, so L
 already contains the point's occupancy for the write; a ping-pong of two threads therefore
-hands off in exactly L, as level 1 says (tests/lock/test_des.py checks it per pair class).
+hands off in exactly L, as level 1 says (tests/lock/test_handoffsim.py checks it per pair class).
 An L3 hit answers in 2 x (core -> LLC); an upgrade of a held copy in a round trip to the point
 where no other core holds the line, and otherwise once the point has invalidated the other
 copies (its service: the point -> sharer -> point legs that `llc_service_ns` is derived from)
@@ -64,8 +64,9 @@ from cohsim.machine.model import Machine
 
 
 class LineModel:
-    """The line, its coherence points and the threads' CPUs; a lock algorithm (cohsim.lock.des)
-    builds on it and says what a thread does with a value it read (`_on_value`)."""
+    """The line, its coherence points and the threads' CPUs; a lock algorithm
+    (cohsim.lock.handoffsim) builds on it and says what a thread does with a value it read
+    (`_on_value`)."""
 
     def __init__(
         self,

@@ -1,5 +1,6 @@
 """The lock hand-off as a Markov chain of waiting cores (after Boyd-Wickizer et al., "Non-scalable
-locks are dangerous", Linux Symposium 2012): the fast path of level 2 and the DES's cross-check.
+locks are dangerous", Linux Symposium 2012): the fast path of level 2 and the simulation's
+cross-check.
 
 State k = 0..N is the number of threads that hold or wait for the lock. A thinking thread asks
 for the lock at rate 1/think (exponential think time; `think_ns = 0` means every thread is always
@@ -47,12 +48,12 @@ release being ordered to the next, with k threads in the chain. S(k) carries the
 The chain is a birth-death process, solved in closed form (products of rates, in logs).
 Throughput X = sum_k pi_k / S(k); the mean acquisition latency by Little's law is K/X - cs. The
 latency distribution assumes FIFO hand-off: an arrival that finds k threads waits (k+1) S(k+1) - cs
-(arrival theorem for a finite source), which gives p50 and p99. Where the DES and the chain
-differ on real topologies: the chain averages L over all pairs while the DES hands off along the
-actual pairs (compact placements favour near neighbours); it ignores ttas unfairness (the
-releaser re-taking the lock it still holds in its cache); it applies the SMT slowdown to the
-critical section of every holder with a placed sibling, as if the sibling always spun;
-multi-domain work spreads the waiters as the placement's cores are spread.
+(arrival theorem for a finite source), which gives p50 and p99. Where the simulation and the
+chain differ on real topologies: the chain averages L over all pairs while the simulation hands
+off along the actual pairs (compact placements favour near neighbours); it ignores ttas
+unfairness (the releaser re-taking the lock it still holds in its cache); it applies the SMT
+slowdown to the critical section of every holder with a placed sibling, as if the sibling always
+spun; multi-domain work spreads the waiters as the placement's cores are spread.
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ from cohsim.units import NS_PER_S
 @dataclass(frozen=True)
 class PointLoad:
     """How the requests of one round (the waiters' re-reads, their atomics) load the busiest
-    coherence point, for one placement: the DES's merging rules (cohsim.lock.coherence) in
+    coherence point, for one placement: the simulation's merging rules (cohsim.lock.coherence) in
     closed form, with the waiters spread over the placement as its CPUs are.
 
     - One request per waiting core: SMT siblings that miss together share the core's one
-      miss to the line (its fill buffer; the DES's rule), so m waiting threads send
+      miss to the line (its fill buffer; the simulation's rule), so m waiting threads send
       m x cores / threads of the placement.
     - Merging domains (a chiplet's CCX L3, a mesh socket's CBo): each domain's point serves its
       own waiters (`llc_s` each; the busiest has the largest share of the cores) and sends one
@@ -190,7 +191,7 @@ def service_times(
     load = point_load(machine, cpus, params)
     work = load.work
     # a holder whose SMT sibling spins runs its critical section smt_slowdown times slower
-    # (the DES's rule); with no think time every placed sibling is spinning
+    # (the simulation's rule); with no think time every placed sibling is spinning
     _, inv, cnt = np.unique(
         machine.cpu_arrays["core"][cpu], return_inverse=True, return_counts=True
     )
@@ -250,7 +251,7 @@ def run_markov(
     options: HandoffOptions,
     params: LockParams,
 ) -> HandoffResult:
-    """Solve the chain and report what the DES reports (see cohsim.lock.handoff.simulate):
+    """Solve the chain and report what the simulation reports (see cohsim.lock.handoff.simulate):
     `machine` placed, `cpus` its threads' CPUs, `params` resolved."""
     lock, cs_ns, think_ns = options.lock, options.cs_ns, options.think_ns
     acquisitions = options.acquisitions

@@ -45,7 +45,8 @@ class HandoffOptions:
     #: level 2's parameters; None: derived from the (placed) machine
     #: (cohsim.lock.params.params_from_machine)
     params: LockParams | None = None
-    record: bool = False  #: keep who held the lock when and the home queue (DES only, for plots)
+    #: keep who held the lock when and the home queue (the simulation only, for plots)
+    record: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.placement, str):  # a list's copy: the options cannot change

@@ -1,6 +1,6 @@
 """Level 2, the lock hand-off's shared vocabulary: its parameters and its result types.
 
-Both engines (the discrete-event simulation, cohsim.lock.des, and the Markov chain,
+Both engines (the discrete-event simulation, cohsim.lock.handoffsim, and the Markov chain,
 cohsim.lock.markov) take the same `LockParams` (the level-2 numbers a Machine does not hold)
 and return the same `HandoffResult`, which says which model answered; the entry point
 (cohsim.lock.handoff) picks the engine. This module sits below all three, so the engines never

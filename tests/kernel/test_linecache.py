@@ -86,7 +86,7 @@ def fresh_code_digest():
 LEVEL2_SOURCES = (
     "machine/model.py",
     "machine/catalog.py",
-    "lock/des.py",
+    "lock/handoffsim.py",
     "lock/line.py",
     "lock/markov.py",
     "units.py",

@@ -37,7 +37,7 @@ from cohsim.lock.params import PS, PS_PER_S, HandoffRecord, HandoffResult, LockP
 from cohsim.machine.model import Machine
 
 
-class LockDES(LineModel):
+class HandoffSim(LineModel):
     """One pause_bench run: state lives here, never in the module."""
 
     def __init__(
@@ -248,16 +248,16 @@ class LockDES(LineModel):
         )
 
 
-def run_des(
+def run_simulation(
     machine: Machine,
     cpus: tuple[int, ...],
     options: HandoffOptions,
     params: LockParams,
 ) -> HandoffResult:
-    """Run the DES and summarise it as a HandoffResult (see cohsim.lock.handoff.simulate):
+    """Run the simulation and summarise it as a HandoffResult (see cohsim.lock.handoff.simulate):
     `machine` placed, `cpus` its threads' CPUs, `params` resolved."""
     rng = np.random.default_rng(options.seed_sequence())
-    sim = LockDES(machine, cpus, options, params, rng)
+    sim = HandoffSim(machine, cpus, options, params, rng)
     sim.run()
     end = int(sim.env.now)
     lat = np.asarray(sim.lat_ps, dtype=np.float64) / PS

@@ -3,7 +3,7 @@
 Budget: the sweep 1, 2, 4, 8, 16, 32, 48, 96 threads on m7i.metal-24xl, 2,000 acquisitions per
 point, at most 20 s on one core and 500 MB peak; the Markov chain at most 50 ms per curve.
 
-    python benchmarks/bench_lockdes.py [--lock ttas] [--instance m7i.metal-24xl]
+    python benchmarks/bench_handoff.py [--lock ttas] [--instance m7i.metal-24xl]
 """
 
 from __future__ import annotations
