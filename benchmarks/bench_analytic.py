@@ -38,7 +38,7 @@ from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.simulation.launch import LaunchSim
 from cohsim.machine.catalog import Catalog
 from cohsim.predict import burst_workload
-from cohsim.predict.priors import draws, unknowns
+from cohsim.predict.unknowns import draws, unknowns
 
 MACHINES = ("m7i.metal-24xl", "m7a.24xlarge", "c6gd.metal", "r5.metal")
 STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")

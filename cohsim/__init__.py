@@ -47,7 +47,7 @@ _EXPORTS = {
     "grid": "cohsim.sweep.grid",
     "SweepPoint": "cohsim.sweep.grid",
     "run_sweep": "cohsim.sweep.runner",
-    "SweepOptions": "cohsim.sweep.options",
+    "SweepOptions": "cohsim.sweep.sweepoptions",
     "Sweep": "cohsim.sweep.runner",
     "Row": "cohsim.sweep.row",
     "plan": "cohsim.plan",

@@ -18,9 +18,9 @@ from cohsim.predict.question import Burst, Target
 from cohsim.predict.results import Prediction
 from cohsim.predict.validity import Validity
 from cohsim.sweep.grid import SweepPoint, grid
-from cohsim.sweep.options import SweepOptions
 from cohsim.sweep.row import Row
 from cohsim.sweep.runner import Sweep, run_sweep
+from cohsim.sweep.sweepoptions import SweepOptions
 
 __version__: str
 __all__ = [

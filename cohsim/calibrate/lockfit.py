@@ -64,7 +64,7 @@ class _LockSim:
     def __call__(self, llc: float) -> dict[Config, tuple[float, float]]:
         """(p50 latency + timer, acquisitions/s) per configuration at transfer `llc` ns."""
         from cohsim.lock.handoff import simulate as handoff_simulate  # simpy: loaded for fits only
-        from cohsim.lock.options import HandoffOptions
+        from cohsim.lock.handoffoptions import HandoffOptions
 
         m = replace(self.machine, coherence=replace(self.machine.coherence, same_llc_ns=llc))
         out = {}

@@ -21,10 +21,10 @@ from cohsim.kernel.corespeed import at_clock
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine
-from cohsim.predict.priors import pin
 from cohsim.predict.query import Answer, State, human, mountinfo_cost, op_cost
 from cohsim.predict.question import Burst
 from cohsim.predict.target import apply_calibration, resolve_machine
+from cohsim.predict.unknowns import pin
 from cohsim.workload.synth import STRATEGIES
 
 

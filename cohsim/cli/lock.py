@@ -13,7 +13,7 @@ from cohsim.cli.args import add_seed, count_list, nonneg_float, positive_int
 from cohsim.cli.outputs import check_plot
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import sweep
-from cohsim.lock.options import HandoffOptions
+from cohsim.lock.handoffoptions import HandoffOptions
 from cohsim.lock.params import LOCKS, MODELS, SCHEMA, HandoffResult
 from cohsim.machine.catalog import Catalog
 from cohsim.machine.model import Machine

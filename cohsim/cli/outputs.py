@@ -58,7 +58,7 @@ def check_dir(path: str) -> None:
 def check_cache_dir(path: str) -> None:
     """A cache folder: an existing directory, or one that can be made in its existing parent.
     An existing one that cannot be written in is not refused: it is used read-only
-    (cohsim.sweep.cache); one that does not exist and cannot be made is."""
+    (cohsim.sweep.pointcache); one that does not exist and cannot be made is."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise CohsimError("is not a directory", path)

@@ -40,7 +40,7 @@ from cohsim.plan.candidates import ALL
 from cohsim.plan.evaluate import sweep_evaluators
 from cohsim.plan.table import render
 from cohsim.predict.options import ENGINES
-from cohsim.sweep.cache import readonly_note
+from cohsim.sweep.pointcache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _DEFAULTS = PlanOptions()

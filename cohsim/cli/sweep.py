@@ -45,7 +45,7 @@ from cohsim.sweep import (
     run_sweep,
     select_instances,
 )
-from cohsim.sweep.cache import readonly_note
+from cohsim.sweep.pointcache import readonly_note
 from cohsim.workload.synth import STRATEGIES
 
 _RUN = RunOptions()  #: the run options' defaults, which the flags show

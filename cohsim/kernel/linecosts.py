@@ -110,7 +110,7 @@ class LineCosts:
         spinlock (every CPU wants it), `SEQ_THINK_NS` for a seqcount. Level 2 (and simpy) is
         imported here, on a cache miss: a prediction whose table is on disk does not load it."""
         from cohsim.lock.handoff import simulate
-        from cohsim.lock.options import HandoffOptions
+        from cohsim.lock.handoffoptions import HandoffOptions
 
         options = HandoffOptions(
             lock=lock,

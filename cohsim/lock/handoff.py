@@ -4,7 +4,7 @@
 with this many threads?" with either the discrete-event simulation (`model="des"`,
 cohsim.lock.handoffsim) or the analytic Markov chain (`model="markov"`, cohsim.lock.markov). The
 options (the lock, the placement, the critical section, the seed, the model, ...) are one
-`HandoffOptions` (cohsim.lock.options), or keywords naming its fields. Both models take the
+`HandoffOptions` (cohsim.lock.handoffoptions), or keywords naming its fields. Both models take the
 same options and `LockParams` and return the same `HandoffResult` (cohsim.lock.params), which
 says which model answered. `sweep` runs `simulate` over thread counts with independent seeded
 streams.
@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Unpack
 
 from cohsim.errors import CohsimError
+from cohsim.lock.handoffoptions import HandoffOptions, HandoffOverrides, resolve_options
 from cohsim.lock.handoffsim import run_simulation
 from cohsim.lock.markov import run_markov
-from cohsim.lock.options import HandoffOptions, HandoffOverrides, resolve_options
 from cohsim.lock.params import HandoffResult, params_from_machine
 from cohsim.machine.model import Machine
 from cohsim.machine.placement import place
@@ -33,8 +33,8 @@ def simulate(
 ) -> HandoffResult:
     """Simulated pause_bench: `threads` threads of `machine` contend for one lock.
 
-    `options` says how (default `HandoffOptions()`: cohsim.lock.options, every default written
-    there); keywords naming its fields replace them: `simulate(m, 8, lock="ticket")`."""
+    `options` says how (default `HandoffOptions()`: cohsim.lock.handoffoptions, every default
+    written there); keywords naming its fields replace them: `simulate(m, 8, lock="ticket")`."""
     o = resolve_options(options, overrides)
     m, cpus = place(machine, threads, o.placement, o.smt)
     p = o.params if o.params is not None else params_from_machine(m)

@@ -31,8 +31,8 @@ from cohsim.lock.coherence import (
     SEQ_INC,
     XCHG,
 )
+from cohsim.lock.handoffoptions import HandoffOptions
 from cohsim.lock.line import LineModel
-from cohsim.lock.options import HandoffOptions
 from cohsim.lock.params import PS, PS_PER_S, HandoffRecord, HandoffResult, LockParams
 from cohsim.machine.model import Machine
 

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cohsim.lock.options import HandoffOptions
+from cohsim.lock.handoffoptions import HandoffOptions
 from cohsim.lock.params import HandoffResult, LockParams
 from cohsim.machine.model import Machine
 from cohsim.units import NS_PER_S

@@ -158,7 +158,7 @@ class PlanOptions:
 
     @property
     def sweep(self) -> SweepOptions:
-        """How the screen's points are computed and kept (cohsim.sweep.options)."""
+        """How the screen's points are computed and kept (cohsim.sweep.sweepoptions)."""
         return self.sweep_for(self.screen_engine)
 
     def sweep_for(self, engine: str) -> SweepOptions:

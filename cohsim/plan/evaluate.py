@@ -26,8 +26,8 @@ from cohsim.plan.outcome import Evaluate, Outcome, Probe, from_prediction, from_
 from cohsim.predict import Prediction, RunOptions
 from cohsim.predict.question import Burst, Target
 from cohsim.sweep import SweepOptions, SweepPoint, run_points
-from cohsim.sweep.options import SERIAL_POINTS
 from cohsim.sweep.runner import local_cluster
+from cohsim.sweep.sweepoptions import SERIAL_POINTS
 
 
 def predict_probe(

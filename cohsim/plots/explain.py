@@ -1,6 +1,6 @@
 """Pictures of what a launch prediction rests on: where a container's launch time goes (the
 breakdown by mechanism, cohsim.predict.breakdown) and which unknowns move its p99 most (a
-tornado chart of the sensitivity ranking, cohsim.predict.priors). Each function draws on the
+tornado chart of the sensitivity ranking, cohsim.predict.unknowns). Each function draws on the
 `ax` it is given and returns what it drew."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The simulation is run several times (replicates). Replicate 0 uses the nominal parameters (the
 fitted ones where a calibration applies, the kernel file's elsewhere); the others use parameter
 sets drawn from the calibration's covariance and from the kernel model's priors (the ranges of
-what no measurement identifies: cohsim.predict.priors), each with its own seed. Each replicate
+what no measurement identifies: cohsim.predict.unknowns), each with its own seed. Each replicate
 is one draw of the whole burst (`Draw`): every container's launch and mount phase, from the
 same run. Every statistic a prediction reports is read off a draw's containers (`row`): the
 launch's and the mount phase's p50, p95, p99 and max, the chance of missing the deadline

@@ -1,7 +1,7 @@
 """A user's values for the kernel model's priors: `--set NAME=VALUE` and `--priors FILE`.
 
 Any prior of the kernel file's `[priors]` (cohsim.kernel.costs.Prior) can be pinned: it then
-takes the given value in every replicate and is not drawn (cohsim.predict.priors.pin). The
+takes the given value in every replicate and is not drawn (cohsim.predict.unknowns.pin). The
 names are the file's keys ("propagation.service_namespaces"); a priors file is a TOML of
 NAME = VALUE, with the name quoted or written as a table (`[background]` then
 `probe_reads_per_s = 20`).

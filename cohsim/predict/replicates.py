@@ -3,7 +3,7 @@
 Replicate i runs with child seed i of the one seed; replicate 0 uses the nominal kernel
 parameters (the fitted ones where a calibration applies), replicate i > 0 a parameter set drawn
 from the calibration's covariance when draws are given, with every unpinned prior of the kernel
-model drawn too (cohsim.predict.priors). Replicate 0 also records every call, for the launch
+model drawn too (cohsim.predict.unknowns). Replicate 0 also records every call, for the launch
 breakdown (cohsim.predict.breakdown). With `explain`, each unpinned prior then runs at its low
 and at its high end with replicate 0's seed, for the sensitivity ranking.
 
@@ -30,16 +30,16 @@ from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.priors import Prior
 from cohsim.kernel.simulation.launch import LaunchSim
-from cohsim.kernel.simulation.outcome import engine_result
+from cohsim.kernel.simulation.launchresult import engine_result
 from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
 from cohsim.predict.closedform import NOTES, analytic_replicates
 from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
-from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
 from cohsim.predict.results import Prediction
 from cohsim.predict.runs import ReplicateTask, Run, run_of
+from cohsim.predict.unknowns import Sensitivity, draws, pin, rank, unknowns
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 

@@ -7,7 +7,7 @@ of the burst's containers past it) and their number, with intervals from the sam
 wait and hold per lock; the mount-table peak; the calibration used and the levels that
 answered; the launch breakdown by mechanism (`cohsim.predict.breakdown`), what the intervals
 are, which priors were drawn and which pinned, and with `explain` the priors ranked by their
-effect on the launch p99 (`cohsim.predict.priors`); where the nominal replicate's CPU time
+effect on the launch p99 (`cohsim.predict.unknowns`); where the nominal replicate's CPU time
 went, by kernel site (`profile`, cohsim.kernel.result.Profile); and provenance (version,
 seed). Same inputs and seed give the same document, byte for byte. The breakdown, interval,
 priors, sensitivity, profile and validity keys were added without a schema change (additive),
@@ -24,7 +24,7 @@ from cohsim.kernel.result import Profile
 from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.predict.breakdown import Breakdown
 from cohsim.predict.intervals import MISFIT_LEVEL, Interval
-from cohsim.predict.priors import Sensitivity
+from cohsim.predict.unknowns import Sensitivity
 
 SCHEMA = 1
 

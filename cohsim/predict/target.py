@@ -15,7 +15,7 @@ read as its result (`cohsim.calibrate.fitresult.FitResult`): a prediction import
 estimator that made it.
 
 Pins: a user's values for some of the kernel model's priors (`--node-mounts`, `--set`,
-`--priors`), which are then not drawn (cohsim.predict.priors); checked before any work
+`--priors`), which are then not drawn (cohsim.predict.unknowns); checked before any work
 (cohsim.predict.pins), a value outside its prior's range said in the validity.
 """
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from cohsim import __version__, provenance
 from cohsim.kernel.costs import DEFAULT_KERNEL
-from cohsim.sweep import cache
-from cohsim.sweep.options import SweepOptions
+from cohsim.sweep import pointcache
 from cohsim.sweep.row import COLUMNS, Row
+from cohsim.sweep.sweepoptions import SweepOptions
 
 SCHEMA = 1
 
@@ -53,7 +53,7 @@ def json_doc(rows: Sequence[Row], options: SweepOptions) -> dict[str, Any]:
         "rows": [r.to_dict() for r in rows],
         "provenance": {
             "cohsim_version": __version__,
-            **cache.run_inputs(run),
+            **pointcache.run_inputs(run),
             "kernel": options.target.kernel or DEFAULT_KERNEL,
             "calibration": options.target.calibration or "committed default fit",
             "runtime": options.runtime,

@@ -83,7 +83,7 @@ class Row:
     cohsim_version: str
     seed: int
     replicates: int
-    digest: str  #: the point's input digest (cohsim.sweep.cache.point_digest)
+    digest: str  #: the point's input digest (cohsim.sweep.pointcache.point_digest)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

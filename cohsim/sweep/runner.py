@@ -1,6 +1,6 @@
 """Running a sweep: every point's prediction, computed once, kept, and returned in grid order.
 
-`run_sweep` names each point by its inputs' digest (cohsim.sweep.cache), takes the points the
+`run_sweep` names each point by its inputs' digest (cohsim.sweep.pointcache), takes the points the
 cache already holds, and computes the others as independent tasks: in this process when
 there are few (or `workers=1`), else on Dask, a local cluster of worker processes (one
 thread each) or an existing cluster (`scheduler`). Each result is written to the cache the
@@ -33,10 +33,10 @@ from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.options import RunOptions
 from cohsim.predict.question import Target
-from cohsim.sweep import cache
+from cohsim.sweep import pointcache
 from cohsim.sweep.grid import SweepPoint
-from cohsim.sweep.options import SERIAL_POINTS, SweepOptions
 from cohsim.sweep.row import Row, row_of
+from cohsim.sweep.sweepoptions import SERIAL_POINTS, SweepOptions
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,11 @@ class Sweep:
     rows: list[Row]
     computed: int  #: points computed by this call
     cached: int  #: points read from the cache
-    code: str  #: the digest of the cohsim source the rows come from (cohsim.sweep.cache)
+    code: str  #: the digest of the cohsim source the rows come from (cohsim.sweep.pointcache)
 
 
 def tasks_of(
-    points: Sequence[SweepPoint], options: SweepOptions, catalog: Catalog, shared: cache.Shared
+    points: Sequence[SweepPoint], options: SweepOptions, catalog: Catalog, shared: pointcache.Shared
 ) -> list[PointTask]:
     """Every point's task (same order; an unknown instance is a CohsimError, before any
     work)."""
@@ -82,7 +82,7 @@ def tasks_of(
     out = []
     for pt in points:
         m = pt.machine(catalog)
-        key = cache.point_digest(pt, catalog, run, shared)
+        key = pointcache.point_digest(pt, catalog, run, shared)
         out.append(
             PointTask(
                 pt,
@@ -102,13 +102,13 @@ def run_sweep(points: Sequence[SweepPoint], options: SweepOptions | None = None)
     options = options or SweepOptions()
     catalog = Catalog()
     on = options.target
-    shared = cache.Shared.read(on.kernel, on.calibration, options.runtime, on.pins)
+    shared = pointcache.Shared.read(on.kernel, on.calibration, options.runtime, on.pins)
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
     rows: dict[str, Row] = {}
     bad: list[Path] = []
     for t in tasks:
-        doc = cache.load(folder, t.digest, bad=bad) if t.digest not in rows else None
+        doc = pointcache.load(folder, t.digest, bad=bad) if t.digest not in rows else None
         if doc is not None:
             try:
                 rows[t.digest] = Row.from_dict(doc)
@@ -135,7 +135,7 @@ def run_sweep(points: Sequence[SweepPoint], options: SweepOptions | None = None)
     )
 
     def done(key: str, doc: dict[str, Any]) -> None:
-        cache.save(folder, key, doc)
+        pointcache.save(folder, key, doc)
         rows[key] = Row.from_dict(doc)
         bar.update(1)
 
@@ -255,7 +255,7 @@ def _on_dask(
     n = min(options.local_workers(), len(todo))
     with _client(options, n) as client:
         try:
-            theirs = client.run(cache.code_digest)
+            theirs = client.run(pointcache.code_digest)
         except Exception as exc:  # e.g. no cohsim on a worker: what the worker raised
             raise CohsimError(
                 f"the Dask workers cannot run cohsim ({type(exc).__name__}: {exc})"

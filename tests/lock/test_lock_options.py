@@ -1,4 +1,4 @@
-"""How one level-2 point runs (cohsim.lock.options): pause_bench's defaults written once, bad
+"""How one level-2 point runs (cohsim.lock.handoffoptions): pause_bench's defaults written once, bad
 values refused when the options are made, keywords that replace fields, and the same options
 giving the same result every time."""
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.lock.handoff import simulate, sweep
-from cohsim.lock.options import HandoffOptions, HandoffOverrides, resolve_options
+from cohsim.lock.handoffoptions import HandoffOptions, HandoffOverrides, resolve_options
 from cohsim.lock.params import LOCKS, MODELS, params_from_machine
 from cohsim.machine.catalog import Catalog
 

@@ -103,7 +103,7 @@ def test_html_writes_the_report_beside_the_table(fake, capsys, tmp_path):
 def test_a_read_only_cache_is_said_in_one_line(fake, capsys, monkeypatch, tmp_path):
     """plan keeps its points in the sweep's cache: one it cannot write in is used read-only,
     and said (it was skipped silently). The real read-only folder: tests/sweep/test_sweep_cli."""
-    import cohsim.sweep.cache as sweep_cache
+    import cohsim.sweep.pointcache as sweep_cache
 
     monkeypatch.setenv("COHSIM_CACHE", str(tmp_path))
     monkeypatch.setattr(sweep_cache, "writable", lambda folder: False)

@@ -10,14 +10,14 @@ from conftest import copy_package, edit
 
 import cohsim.cache as cohsim_cache
 from cohsim.predict.options import RunOptions
-from cohsim.sweep import SweepOptions, SweepPoint, cache
+from cohsim.sweep import SweepOptions, SweepPoint, pointcache
 
 BASE = SweepPoint("r5.metal", 10, 5)
 RUN = RunOptions(seed=1, replicates=2)
 
 
 def key(catalog, point=BASE, run=RUN, **kw):
-    return cache.point_digest(point, catalog, run, cache.Shared.read(**kw))
+    return pointcache.point_digest(point, catalog, run, pointcache.Shared.read(**kw))
 
 
 def test_the_key_changes_with_every_input(catalog, tmp_path):
@@ -66,7 +66,7 @@ def test_a_machine_file_edit_changes_the_key(catalog, tmp_path):
 def test_the_source_is_read_when_a_sweep_starts(catalog, monkeypatch):
     """An edit to cohsim's source between two sweeps of one process makes other keys."""
     before = key(catalog)
-    monkeypatch.setattr(cache, "code_digest", lambda: "edited")
+    monkeypatch.setattr(pointcache, "code_digest", lambda: "edited")
     assert key(catalog) != before
 
 
@@ -74,7 +74,7 @@ def test_the_code_in_a_key_is_what_a_row_runs(tmp_path, monkeypatch):
     """The source of every module a point's computation imports (the simulation, both engines,
     the fit, the units), not the faces above it; read again at each sweep: an edit to the
     simulation between two makes other keys."""
-    names = set(cohsim_cache.sources(cache.SOURCE))
+    names = set(cohsim_cache.sources(pointcache.SOURCE))
     assert {
         "units.py",
         "predict/api.py",
@@ -85,26 +85,26 @@ def test_the_code_in_a_key_is_what_a_row_runs(tmp_path, monkeypatch):
         "sweep/row.py",
     } <= names
     assert not [n for n in names if n.startswith(("cli/", "plots/", "plan/", "report/"))]
-    before = cache.code_digest()
+    before = pointcache.code_digest()
     copy = copy_package(tmp_path)
     monkeypatch.setattr(cohsim_cache, "PACKAGE", copy)
-    assert cache.code_digest() == before
+    assert pointcache.code_digest() == before
     edit(copy / "kernel" / "simulation" / "mountlock.py")
-    assert cache.code_digest() != before
+    assert pointcache.code_digest() != before
 
 
 def test_load_and_save(tmp_path):
     row = {"a": 0.1 + 0.2, "b": "x", "n": 3}
-    cache.save(tmp_path, "k1", row)
-    assert cache.load(tmp_path, "k1") == row  # floats bit for bit
-    assert cache.load(tmp_path, "k2") is None
-    assert cache.load(None, "k1") is None
+    pointcache.save(tmp_path, "k1", row)
+    assert pointcache.load(tmp_path, "k1") == row  # floats bit for bit
+    assert pointcache.load(tmp_path, "k2") is None
+    assert pointcache.load(None, "k1") is None
     # a file that answers another key, or is half a file, is not believed
     (tmp_path / "k3.json").write_text((tmp_path / "k1.json").read_text())
     (tmp_path / "k4.json").write_text('{"schema": 2, "digest": "k4", "row": {"a"')
     bad: list = []
-    assert cache.load(tmp_path, "k3", bad=bad) is None
-    assert cache.load(tmp_path, "k4", bad=bad) is None
+    assert pointcache.load(tmp_path, "k3", bad=bad) is None
+    assert pointcache.load(tmp_path, "k4", bad=bad) is None
     assert bad == [tmp_path / "k3.json", tmp_path / "k4.json"]
     assert json.loads((tmp_path / "k1.json").read_text())["digest"] == "k1"
     assert not list(tmp_path.glob(".*"))  # no temporary files left
@@ -112,31 +112,31 @@ def test_load_and_save(tmp_path):
 
 def test_an_entry_edited_by_hand_is_not_believed(tmp_path):
     """Valid JSON, the right key, a row changed since it was written: a miss, reported."""
-    cache.save(tmp_path, "k1", {"launch_p99_s": 4.5, "digest": "k1"})
+    pointcache.save(tmp_path, "k1", {"launch_p99_s": 4.5, "digest": "k1"})
     path = tmp_path / "k1.json"
     doc = json.loads(path.read_text())
-    assert doc["check"] == cache.check_of("k1", doc["row"])
+    assert doc["check"] == pointcache.check_of("k1", doc["row"])
     doc["row"]["launch_p99_s"] = 1.0
     path.write_text(json.dumps(doc))
     bad: list = []
-    assert cache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
+    assert pointcache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
     # an older cohsim's file (schema 1, no check) is a quiet miss
     path.write_text(json.dumps({"schema": 1, "digest": "k1", "row": {"launch_p99_s": 4.5}}))
-    assert cache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
+    assert pointcache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
 
 
 def test_writable_is_tried_not_read_from_modes(tmp_path, monkeypatch):
-    assert cache.writable(tmp_path) and cache.writable(tmp_path / "new" / "deeper")
-    assert cache.readonly_note(tmp_path) is None and cache.readonly_note(None) is None
+    assert pointcache.writable(tmp_path) and pointcache.writable(tmp_path / "new" / "deeper")
+    assert pointcache.readonly_note(tmp_path) is None and pointcache.readonly_note(None) is None
     (tmp_path / "file").write_text("")
-    assert not cache.writable(tmp_path / "file" / "sweep")
+    assert not pointcache.writable(tmp_path / "file" / "sweep")
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(cache.tempfile, "TemporaryFile", refuse)
-    assert not cache.writable(tmp_path)
-    assert cache.readonly_note(tmp_path) == (
+    monkeypatch.setattr(pointcache.tempfile, "TemporaryFile", refuse)
+    assert not pointcache.writable(tmp_path)
+    assert pointcache.readonly_note(tmp_path) == (
         f"the sweep cache {tmp_path} is read-only: the points it holds are used, new ones are "
         "not kept"
     )

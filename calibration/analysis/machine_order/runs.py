@@ -5,7 +5,7 @@ A prediction here is `cohsim.predict.predict`'s path with more pins: a `Target` 
 instance, SMT, the committed calibration) with priors pinned to given values, one replicate
 (replicate 0 runs at the nominal values: nothing is drawn), per seed, the launch p50 averaged
 over the seeds. `predict` itself pins only the node's mount table (`node_mounts`); `Target`'s
-`pins` is how it does so, for any prior of the kernel model (cohsim.predict.priors.pin).
+`pins` is how it does so, for any prior of the kernel model (cohsim.predict.unknowns.pin).
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ def test_joined_replicates_are_each_models_own_to_the_bit(catalog, machine, stra
     """Replicates priced together (`BurstModel.joined`: every prior drawn, the node's mounts
     too) give what each replicate's model gives alone, every field, to the last bit."""
     from cohsim.kernel.corespeed import at_clock
-    from cohsim.predict.priors import draws, unknowns
+    from cohsim.predict.unknowns import draws, unknowns
 
     m, k = catalog.get(machine), load_kernel()
     trace = burst_workload(strategy, n, 6, seed=2)

@@ -11,7 +11,7 @@ from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
 from cohsim.machine.catalog import Catalog
 from cohsim.predict import RunOptions, predict
-from cohsim.predict.priors import Sensitivity, draws, pin, rank, unknowns
+from cohsim.predict.unknowns import Sensitivity, draws, pin, rank, unknowns
 
 SMALL = dict(containers=12, layers=4, jobs=1)
 

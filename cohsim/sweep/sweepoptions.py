@@ -3,7 +3,7 @@
 A sweep runs each of its points as one prediction with the same run options (`run`: seed,
 replicates, deadline, engine), on the same target (`target`: kernel model, calibration, pinned
 priors; each point names its machine) and runtime. It keeps
-finished points in a cache folder (cohsim.sweep.cache), and spreads the points over Dask
+finished points in a cache folder (cohsim.sweep.pointcache), and spreads the points over Dask
 workers: an existing cluster's (`scheduler`, its address), or a local cluster of worker
 processes, one thread each, as many as the CPUs this process may use (`workers` to say
 otherwise; 1, or a handful of points, runs them in this process). None of these choices
@@ -20,7 +20,7 @@ from pathlib import Path
 from cohsim.errors import CohsimError
 from cohsim.predict.options import RunOptions
 from cohsim.predict.question import Burst, Target
-from cohsim.sweep import cache
+from cohsim.sweep import pointcache
 from cohsim.workload.runtime import RUNTIMES
 
 #: with no more points than this to compute, the local path runs them in this process (a
@@ -92,7 +92,7 @@ class SweepOptions:
     def cache_dir(self) -> Path | None:
         """The cache folder, or None when the cache is off."""
         if self.cache is None:
-            return cache.default_dir()
+            return pointcache.default_dir()
         if str(self.cache).lower() == "off":
             return None
         return Path(self.cache)

@@ -41,8 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cohsim import __version__
-from cohsim import cache as cohsim_cache
+from cohsim import __version__, cache
 from cohsim.io import catalog_dir, fits_dir, read_text
 from cohsim.kernel.costs import DEFAULT_KERNEL, load_kernel
 from cohsim.machine.catalog import Catalog, machine_to_toml
@@ -52,21 +51,21 @@ from cohsim.sweep.grid import SweepPoint
 
 #: the module whose `compute` makes a row: its import graph is the code in every key
 SOURCE = "cohsim.sweep.runner"
-STORE = cohsim_cache.Store(schema=2, field="row")
+STORE = cache.Store(schema=2, field="row")
 #: the check a file keeps beside its row: sha256 of the key and the row's JSON
-check_of = cohsim_cache.check_of
+check_of = cache.check_of
 
 
 def default_dir() -> Path | None:
     """The sweep cache's directory from the environment (`sweep/` beside level 2's tables,
     cohsim.kernel.linecache), or None when `COHSIM_CACHE=off`."""
-    return cohsim_cache.folder("sweep")
+    return cache.folder("sweep")
 
 
 def code_digest() -> str:
     """sha256 over the cohsim source that makes a row (`SOURCE` and every cohsim module it
     imports; file names too), as the files are now (read again each time: a few ms)."""
-    return cohsim_cache.code_digest(SOURCE)
+    return cache.code_digest(SOURCE)
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def point_digest(
         "cohsim_version": __version__,
         "code": shared.code,
     }
-    return cohsim_cache.key_of(doc)
+    return cache.key_of(doc)
 
 
 def load(folder: Path | None, key: str, *, bad: list[Path] | None = None) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""A simulated launch as an EngineResult (cohsim.kernel.simulation.outcome): its profile adds
+"""A simulated launch as an EngineResult (cohsim.kernel.simulation.launchresult): its profile adds
 up to the CPUs' time, its counts agree with the simulation's own."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.linecosts import LineCosts
 from cohsim.kernel.result import CPU_SITES
 from cohsim.kernel.simulation.launch import LaunchSim
-from cohsim.kernel.simulation.outcome import engine_result
+from cohsim.kernel.simulation.launchresult import engine_result
 from cohsim.predict import burst_workload
 
 
