@@ -1,4 +1,4 @@
-"""How a calibration simulates a mount_bench run: with the host's measured bench terms.
+"""A host's mount_bench terms, measured not fitted, and how a calibration simulates a run with them.
 
 Two things about a mount_bench run are measured, not fitted, per (strategy, layers) from the
 1-worker runs (`measure_bench_terms`): mount_bench's own user-space time between calls
