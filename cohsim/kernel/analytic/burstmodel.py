@@ -93,9 +93,12 @@ from cohsim.workload.trace import SyscallEvent, Trace
 #: the spreads `BurstModel.run` knows (the module docstring)
 SPREADS = ("lockstep", "gated", "uniform")
 
-#: the last few plans' arrays, by (events, kernel, machine, layers, per-CPU sum): a replicate
-#: asks for the burst and for one container alone (the same calls)
-_ARRAYS = Recent()
+#: the last plans' arrays, by the events' identity and the kernel's and machine's values (both
+#: frozen; what the arrays read of them compares), the layers, the per-CPU sum and the daemons'
+#: walking CPUs: a replicate asks for the burst and for one container alone (the same calls),
+#: and a warm process's next prediction of the burst draws equal kernels (the same seed) in new
+#: objects. At most 64: a prediction's replicates (17 by default) and its sensitivity runs
+_ARRAYS = Recent(64)
 
 
 def _planned(
@@ -105,15 +108,17 @@ def _planned(
     sum_ns: float,
     cc: CallCosts,
 ) -> StepArrays:
-    """The planned calls' arrays (cohsim.kernel.calls), reused while the same events, kernel
-    and machine objects come again (the entry keeps them: an id is not reused meanwhile)."""
+    """The planned calls' arrays (cohsim.kernel.calls), reused while the same events object
+    comes again (the entry keeps it: an id is not reused meanwhile) with an equal kernel and
+    machine (`_ARRAYS`: the arrays are a function of these values)."""
     machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
-    hit = _ARRAYS.get((events, kernel, machine), (layers, sum_ns))
+    key = (kernel, machine, layers, sum_ns, cc.busy)
+    hit = _ARRAYS.get((events,), key)
     if hit is not None:
         return cast(StepArrays, hit)
     calls = plan(events, kernel, layers, sum_ns)
     arrays = StepArrays(calls, cc, math.exp(kernel.call_sigma**2 / 2))
-    _ARRAYS.put((events, kernel, machine), (layers, sum_ns), arrays)
+    _ARRAYS.put((events,), key, arrays)
     return arrays
 
 

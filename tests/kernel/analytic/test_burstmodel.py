@@ -229,6 +229,27 @@ def test_a_plans_arrays_are_kept_per_machine(catalog):
     assert arrays(two) is not first
 
 
+def test_a_plans_arrays_are_kept_by_the_kernels_value(catalog):
+    """A kernel equal to the first in another object (a warm process's next prediction draws
+    its replicates' kernels again) is served the first's arrays; one number changed is not."""
+    from cohsim.kernel.analytic.burstmodel import _planned
+    from cohsim.kernel.callcost import CallCosts
+    from cohsim.kernel.linetake import LineTakes
+
+    m, k = catalog.get("c6gd.metal"), load_kernel()
+    events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
+
+    def arrays(k):
+        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
+
+    first = arrays(k)
+    again = k.with_values(walk_ns=k.walk_ns)
+    assert again is not k and again == k
+    assert arrays(again) is first
+    other = arrays(k.with_values(walk_ns=k.walk_ns * 2.0))
+    assert other is not first and not np.array_equal(other.unlocked, first.unlocked)
+
+
 @pytest.mark.parametrize(
     ("machine", "strategy", "n"),
     [("m7i.metal-24xl", "per-layer", 40), ("m7a.24xlarge", "common-parent", 7),
