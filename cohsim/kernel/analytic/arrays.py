@@ -155,6 +155,9 @@ class StepArrays:
         #: one container's own contribution to the state before each call (J + 1 rows)
         self.own = np.vstack([np.zeros(4), np.cumsum(self.effect, axis=0)])
         self.gates = np.flatnonzero(table[:, 19])
+        #: what the arrays' users work out from them alone, once an arrays object (the burst
+        #: model's spinning writers: cohsim.kernel.analytic.burstmodel)
+        self.derived: dict[str, Array] = {}
         self._values(table)
 
     def _values(self, table: Array) -> None:
@@ -186,6 +189,7 @@ class StepArrays:
                 raise ValueError("the arrays are not of one plan's calls")
         out = object.__new__(cls)
         out.__dict__.update(first.__dict__)
+        out.derived = {}
         out._values(np.stack([a.distinct for a in arrays])[:, first.which])
         return out
 

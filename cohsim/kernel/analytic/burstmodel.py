@@ -122,6 +122,20 @@ def _planned(
     return arrays
 
 
+#: the last replicates' arrays stacked (`StepArrays.stacked`), by the arrays' identity (kept
+#: by `_ARRAYS`, so a warm process's next prediction of a burst brings the same objects)
+_STACKED = Recent(2)
+
+
+def _stacked(arrays: list[StepArrays]) -> StepArrays:
+    """`StepArrays.stacked(arrays)`, reused while the same arrays objects come again."""
+    hit = _STACKED.get(tuple(arrays), ())
+    if hit is None:
+        hit = StepArrays.stacked(arrays)
+        _STACKED.put(tuple(arrays), (), hit)
+    return cast(StepArrays, hit)
+
+
 class BurstModel:
     """The burst model of one burst on one machine (see the module): `estimate()`, or
     `run(spread)` for one assumption about the containers' spread."""
@@ -159,7 +173,6 @@ class BurstModel:
         self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
-        self._spin: Array | None = None  # (`_spinning`)
         self._load(len(threads))
 
     def _load(self, n: int) -> None:
@@ -211,10 +224,12 @@ class BurstModel:
     def _spinning(self) -> Array:
         """Which of `_busy_at_holds`' halves spin at each call's holds, 0, 1 or 2 (the writers
         still to write, and those that have held and write again): the same at any number
-        of containers, worked out once a model (its copies for one container keep it)."""
-        if self._spin is not None:
-            return self._spin
+        of containers and in every model of these arrays, worked out once an arrays object
+        (`StepArrays.derived`)."""
         a = self.a
+        spinning = a.derived.get("spinning")
+        if spinning is not None:
+            return spinning
         locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
         pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
         # the next lock section after call j is a pure write
@@ -226,7 +241,7 @@ class BurstModel:
         whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
         if len(whole):
             spin[whole[0] :] = 0.0
-        self._spin = spinning = spin + again
+        a.derived["spinning"] = spinning = spin + again
         return spinning
 
     def estimate(self) -> AnalyticResult:
@@ -276,7 +291,7 @@ class BurstModel:
         out = copy.copy(first)
         out.models = list(models)
         out.start = np.stack([m.start for m in models])[:, None, :]  # (the node's mounts drawn)
-        out.a = arrays if arrays is not None else StepArrays.stacked([m.a for m in models])
+        out.a = arrays if arrays is not None else _stacked([m.a for m in models])
 
         def column(values: list[float | Array]) -> Array:
             return np.array(values, dtype=float)[:, None]
