@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cohsim.calibrate import default_fit, load_fit
 from cohsim.errors import CohsimError
+from cohsim.kernel.calls import Recent
 from cohsim.kernel.corespeed import clock_ratio
 from cohsim.kernel.costs import KernelParams, load_kernel
 from cohsim.machine.catalog import Catalog
@@ -38,6 +39,9 @@ from cohsim.predict.replicates import run_workload
 from cohsim.predict.results import Prediction
 from cohsim.predict.validity import Validity, assess
 from cohsim.workload.trace import Trace
+
+if TYPE_CHECKING:
+    from cohsim.calibrate import FitResult
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,13 @@ def apply_calibration(
     return replace(f, note=f"{f.note}; {clock}")
 
 
+#: the last calibrations applied, by the fit's, the machine's and the kernel's identity (each
+#: kept by the entry; the committed fits and the kernel files are read once a file version),
+#: the spec, the draws and the seed: a warm process's next prediction on the target draws the
+#: same kernels again (a fit's draws: its covariance's, seeded)
+_APPLIED = Recent(8)
+
+
 def _apply(
     spec: str | None, machine: Machine, kernel: KernelParams, samples: int, seed: int
 ) -> Fitted:
@@ -78,6 +89,19 @@ def _apply(
     cal = load_fit(spec) if spec is not None else default_fit(machine.name.split("+")[0])
     if cal is None:
         return Fitted(machine, kernel, [], "none (no committed fit describes this machine)", 0.0)
+    objs, rest = (cal, machine, kernel), (spec, samples, seed)
+    hit = _APPLIED.get(objs, rest)
+    if hit is None:
+        hit = _fitted(spec, cal, machine, kernel, samples, seed)
+        _APPLIED.put(objs, rest, hit)
+    return replace(hit, draws=list(hit.draws))  # (a list of the caller's own)
+
+
+def _fitted(
+    spec: str | None, cal: FitResult, machine: Machine, kernel: KernelParams, samples: int,
+    seed: int,
+) -> Fitted:  # fmt: skip
+    """The fit `cal` (`spec`'s) applied to the target (`_apply`)."""
     applies = cal.applies_to
     used, notes = [], []
     fitted_kernel, draws, misfit = kernel, [], 0.0
