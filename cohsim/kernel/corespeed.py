@@ -30,7 +30,9 @@ its host are not scaled (its ratio is 1).
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import cast
 
+from cohsim.kernel.calls import Recent
 from cohsim.kernel.costs import KernelParams, OpCost
 from cohsim.machine.model import Machine
 
@@ -71,12 +73,31 @@ def _scaled(op: OpCost, ratio: float) -> OpCost:
     return new
 
 
+#: the last kernels put at a clock, by the kernel's value and the clock, with the kernel's
+#: fields that `==` leaves out (its sources, wake table and priors, copied as they are) by
+#: identity: each replicate's kernel is a new object, and a warm process's next prediction
+#: on the machine draws equal ones again. At most 64: a prediction's replicates (17 by
+#: default for the analytic engine) and its sensitivity runs
+_CLOCKED = Recent(64)
+
+
 def at_clock(kernel: KernelParams, machine: Machine) -> KernelParams:
     """`kernel` with its CPU work at `machine`'s clock, and its reference the machine's (so
     that applying it twice changes nothing); the same object where the ratio is 1."""
     ratio = clock_ratio(kernel, machine)
     if ratio == 1.0:
         return kernel
+    objs = (kernel.sources, kernel.wake_table, kernel.priors)
+    rest = (kernel, machine.microarch.freq_ghz)
+    hit = _CLOCKED.get(objs, rest)
+    if hit is None:
+        hit = _clocked(kernel, machine, ratio)
+        _CLOCKED.put(objs, rest, hit)
+    return cast(KernelParams, hit)
+
+
+def _clocked(kernel: KernelParams, machine: Machine, ratio: float) -> KernelParams:
+    """`at_clock`'s kernel, `ratio` its clock ratio."""
     ops = {name: _scaled(op, ratio) for name, op in kernel.ops.items()}
     top = {f: getattr(kernel, f) * ratio for f in CLOCKED_TOP}
     return kernel.changed(
