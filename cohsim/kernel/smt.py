@@ -24,7 +24,7 @@ from cohsim.machine.model import Machine
 
 
 def _slowdown(
-    machine: Machine, smt_slowdown: float, busy: Any, spinning: Any = 0.0, spin_slow: float = 1.0
+    machine: Machine, smt_slowdown: Any, busy: Any, spinning: Any = 0.0, spin_slow: Any = 1.0
 ) -> Any:
     t = machine.topology
     if t.threads_per_core >= 2:
@@ -54,12 +54,14 @@ def slowdown(
 
 def slowdown_array(
     machine: Machine,
-    smt_slowdown: float,
+    smt_slowdown: float | NDArray[np.float64],
     busy: NDArray[np.float64],
     spinning: NDArray[np.float64] | None = None,
-    spin_slow: float = 1.0,
+    spin_slow: float | NDArray[np.float64] = 1.0,
 ) -> NDArray[np.float64]:
-    """`slowdown` of each mean busy count in `busy`, `spinning` of the others spinning."""
+    """`slowdown` of each mean busy count in `busy`, `spinning` of the others spinning (the
+    slowdowns an array too, broadcast against them: element-wise, each as a float gives it;
+    whether anyone spins is asked of the whole of `spinning`)."""
     b = np.asarray(busy, dtype=float)
     s = np.zeros_like(b) if spinning is None else np.asarray(spinning, dtype=float)
     return np.asarray(_slowdown(machine, smt_slowdown, b, s, spin_slow))

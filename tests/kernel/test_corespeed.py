@@ -76,3 +76,16 @@ def test_a_faster_clock_shortens_the_burst(tmp_path: Path) -> None:
         p50[ghz] = pred.mount_s["p50"].value
     assert p50[4.0] < 0.8 * p50[2.0]
     assert "CPU work at 4 GHz, measured at 2 GHz (x 0.5)" in pred.calibration
+
+
+def test_a_kernel_at_a_clock_is_kept_by_its_value_and_its_unequal_fields_identity() -> None:
+    """An equal kernel in another object is put at the clock once (the same object back); one
+    whose fields that `==` leaves out differ (a fit's wake table) gets its own, with them."""
+    k, m = load_kernel(), Catalog().get("m7a.24xlarge")
+    first = at_clock(k, m)
+    again = k.with_values(walk_ns=k.walk_ns)
+    assert again is not k and at_clock(again, m) is first
+    other = replace(k, wake_table=None, sources={"other": "file"})
+    assert other == k and at_clock(other, m) is not first
+    assert at_clock(other, m).sources == {"other": "file"}
+    assert at_clock(k, _at(m, 3.0)) is not first

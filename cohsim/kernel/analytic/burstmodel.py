@@ -11,7 +11,7 @@ definition the simulation uses too, read into arrays by cohsim.kernel.analytic.a
 
 - one container's namespace_sem write hold h_j(S), its nested mount_lock section included,
   slowed by SMT (or a VM's co-run) for the CPUs busy while the cohort's holds are served:
-  the holder and the writers spinning on it (`_busy_at_holds`);
+  the holder and the writers spinning on it (cohsim.kernel.analytic.plans.busy_at_holds);
 - its read holds r_j(S) (an overlay's per-layer clones, a mountinfo read), and where it has
   any, the (N - 1) w the releaser takes to wake the cohort's readers it granted the lock
   together, one after another (w = `wake_step_ns`; cohsim.kernel.simulation.rwsem);
@@ -70,70 +70,30 @@ wake-up latencies, and the containers that run ahead of the cohort before its bo
 from __future__ import annotations
 
 import copy
-import math
+import functools
 from collections.abc import Sequence
-from typing import cast
 
 import numpy as np
 
 from cohsim.errors import CohsimError
 from cohsim.kernel.analytic.arrays import Array, StepArrays, per_replicate
 from cohsim.kernel.analytic.grace import back_to_back, cohort_grace
+from cohsim.kernel.analytic.plans import busy_at_holds, hold_slowdowns, planned, spinning, stacked
 from cohsim.kernel.analytic.result import AnalyticResult
 from cohsim.kernel.analytic.spread import finishing, gap, gaps
 from cohsim.kernel.analytic.tally import BurstTally
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
-from cohsim.kernel.calls import Recent, plan
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
-from cohsim.kernel.smt import slowdown, slowdown_array
+from cohsim.kernel.smt import slowdown
 from cohsim.machine.model import Machine
-from cohsim.workload.trace import SyscallEvent, Trace
+from cohsim.workload.trace import Trace
 
 #: the spreads `BurstModel.run` knows (the module docstring)
 SPREADS = ("lockstep", "gated", "uniform")
 
-#: the last plans' arrays, by the events' identity and the kernel's and machine's values (both
-#: frozen; what the arrays read of them compares), the layers, the per-CPU sum and the daemons'
-#: walking CPUs: a replicate asks for the burst and for one container alone (the same calls),
-#: and a warm process's next prediction of the burst draws equal kernels (the same seed) in new
-#: objects. At most 64: a prediction's replicates (17 by default) and its sensitivity runs
-_ARRAYS = Recent(64)
-
-
-def _planned(
-    events: tuple[SyscallEvent, ...],
-    kernel: KernelParams,
-    layers: int | None,
-    sum_ns: float,
-    cc: CallCosts,
-) -> StepArrays:
-    """The planned calls' arrays (cohsim.kernel.calls), reused while the same events object
-    comes again (the entry keeps it: an id is not reused meanwhile) with an equal kernel and
-    machine (`_ARRAYS`: the arrays are a function of these values)."""
-    machine = cc.takes.machine if cc.takes is not None else None  # the line takes' prices
-    key = (kernel, machine, layers, sum_ns, cc.busy)
-    hit = _ARRAYS.get((events,), key)
-    if hit is not None:
-        return cast(StepArrays, hit)
-    calls = plan(events, kernel, layers, sum_ns)
-    arrays = StepArrays(calls, cc, math.exp(kernel.call_sigma**2 / 2))
-    _ARRAYS.put((events,), key, arrays)
-    return arrays
-
-
-#: the last replicates' arrays stacked (`StepArrays.stacked`), by the arrays' identity (kept
-#: by `_ARRAYS`, so a warm process's next prediction of a burst brings the same objects)
-_STACKED = Recent(2)
-
-
-def _stacked(arrays: list[StepArrays]) -> StepArrays:
-    """`StepArrays.stacked(arrays)`, reused while the same arrays objects come again."""
-    hit = _STACKED.get(tuple(arrays), ())
-    if hit is None:
-        hit = StepArrays.stacked(arrays)
-        _STACKED.put(tuple(arrays), (), hit)
-    return cast(StepArrays, hit)
+#: what a model works out per call when asked (`BurstModel._load` forgets it)
+_PER_CALL = ("busy_holds", "hold_slow", "tally")
 
 
 class BurstModel:
@@ -169,7 +129,7 @@ class BurstModel:
         #: simulation's mountlock does): where the closed form prices mount_lock's line
         walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns
         self.cc.busy = min(float(machine.vcpus), walking)
-        self.a = _planned(first, kernel, layers, sum_ns, self.cc)
+        self.a = planned(first, kernel, layers, sum_ns, self.cc)
         self.calls = len(self.a.names)  #: calls a container makes
         nodes = float(round(kernel.node_mounts) if node_mounts is None else node_mounts)
         self.start = np.array([nodes, 1.0, 0.0, 0.0])  #: the node before the burst
@@ -188,61 +148,32 @@ class BurstModel:
         self.gp_ns: float | Array = grace_period_ns(kernel, machine.vcpus, n + kernel.daemon_cpus)
         self.share: float | Array = max(1.0, n / max(1.0, machine.vcpus - kernel.daemon_cpus))
         self.smt: float | Array = slowdown(machine, kernel.smt_slowdown, min(n, machine.vcpus))
-        self.busy_holds = self._busy_at_holds()  #: CPUs busy at each call's holds
-        self.hold_slow = slowdown_array(  # the others busy at a hold spin beside it
-            machine,
-            kernel.smt_slowdown,
-            self.busy_holds,
-            self.busy_holds - 1.0,
-            kernel.smt_spin_slowdown,
-        )
-        self.tally = BurstTally(
+        for name in _PER_CALL:  # worked out again when asked (`joined` sets its own)
+            self.__dict__.pop(name, None)
+
+    @functools.cached_property
+    def busy_holds(self) -> Array:
+        """The CPUs busy at each call's holds (cohsim.kernel.analytic.plans.busy_at_holds)."""
+        return busy_at_holds(self.n, spinning(self.a), self.m.vcpus)
+
+    @functools.cached_property
+    def hold_slow(self) -> Array:
+        """Each call's holds' slowdown: the others busy at a hold spin beside it."""
+        k = self.k
+        return hold_slowdowns(self.m, self.busy_holds, k.smt_slowdown, k.smt_spin_slowdown)
+
+    @functools.cached_property
+    def tally(self) -> BurstTally:
+        """The burst's lock tallies and profile (cohsim.kernel.analytic.tally)."""
+        return BurstTally(
             self.a,
             self.hold_slow,
             self.busy_holds,
             self.smt,
             self.sum_ns,
             self.cc.busy,
-            kernel.walk_interval_ns,
+            self.k.walk_interval_ns,
         )
-
-    def _busy_at_holds(self) -> Array:
-        """The CPUs busy while the cohort's write holds of each call are served in step: the
-        holder, and the containers waiting to write, which spin on it (a writer spins while a
-        writer owns the lock and nobody waits for a CPU: cohsim.kernel.simulation.nssections), (n -
-        1)/2 on average; and the (n - 1)/2 that have held, if their next lock section is a write
-        again with no grace period between (they spin again; after a grace period or before a
-        read they sleep). From the cohort's first read of the whole table on (runc's mountinfo
-        reads: reader-owned far past the reader-spin threshold, 10.5-25 us), a spinner behind
-        readers times out and marks the lock non-spinnable: the writers still to write sleep.
-        The mark is cleared when a writer takes the lock, so those that have held come back to
-        a writer-owned lock and spin again (common-parent 200 x 20 on m7i.metal-24xl: 52 of
-        the 199 others spinning at a hold; 90-94 through the ns_copy stretch at 400)."""
-        busy = 1.0 + (self.n - 1) / 2.0 * self._spinning()
-        return np.minimum(busy, float(self.m.vcpus))
-
-    def _spinning(self) -> Array:
-        """Which of `_busy_at_holds`' halves spin at each call's holds, 0, 1 or 2 (the writers
-        still to write, and those that have held and write again): the same at any number
-        of containers and in every model of these arrays, worked out once an arrays object
-        (`StepArrays.derived`)."""
-        a = self.a
-        spinning = a.derived.get("spinning")
-        if spinning is not None:
-            return spinning
-        locked = a.writes | (a.read[:, 0] > 0) | (a.read[:, 1] > 0) | (a.read_r2 > 0)
-        pure_write = a.writes & (a.read[:, 0] == 0) & (a.read[:, 1] == 0) & (a.read_r2 == 0)
-        # the next lock section after call j is a pure write
-        at = np.flatnonzero(locked)
-        following = np.searchsorted(at, np.arange(len(a.names)), side="right")
-        again = np.append(pure_write[at], False)[following].astype(float)
-        again[a.rcu > 0] = 0.0
-        spin = np.ones(len(a.names))
-        whole = np.flatnonzero((a.read[:, 1] > 0) | (a.read_r2 > 0))
-        if len(whole):
-            spin[whole[0] :] = 0.0
-        a.derived["spinning"] = spinning = spin + again
-        return spinning
 
     def estimate(self) -> AnalyticResult:
         """The model's best estimate of the burst (what `predict(engine="analytic")` answers):
@@ -291,7 +222,7 @@ class BurstModel:
         out = copy.copy(first)
         out.models = list(models)
         out.start = np.stack([m.start for m in models])[:, None, :]  # (the node's mounts drawn)
-        out.a = arrays if arrays is not None else _stacked([m.a for m in models])
+        out.a = arrays if arrays is not None else stacked([m.a for m in models])
 
         def column(values: list[float | Array]) -> Array:
             return np.array(values, dtype=float)[:, None]
@@ -300,8 +231,14 @@ class BurstModel:
         out.smt, out.sum_ns = column([m.smt for m in models]), column([m.sum_ns for m in models])
         out.alloc_ns = column([m.alloc_ns for m in models])
         out.wake_step_ns = column([m.wake_step_ns for m in models])
-        out.busy_holds = np.stack([m.busy_holds for m in models])
-        out.hold_slow = np.stack([m.hold_slow for m in models])
+        # each replicate's row as its own model works it out (element-wise)
+        spins = np.stack([spinning(m.a) for m in models])
+        out.busy_holds = busy_at_holds(first.n, spins, first.m.vcpus)
+        smt, spin = (
+            column([m.k.smt_slowdown for m in models]),
+            column([m.k.smt_spin_slowdown for m in models]),
+        )
+        out.hold_slow = hold_slowdowns(first.m, out.busy_holds, smt, spin)
         out.tally = BurstTally(
             out.a,
             out.hold_slow,

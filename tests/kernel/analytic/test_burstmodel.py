@@ -63,7 +63,7 @@ def test_writes_are_slowed_by_the_spinning_writers_siblings(catalog):
     assert model.hold_slow[umount] == pytest.approx(
         1 + (k.smt_spin_slowdown - 1) * 2 * (half - 48) / half
     )
-    busy = model._busy_at_holds()
+    busy = model.busy_holds
     after = np.arange(len(names)) >= first_read
     writes_again = after & (busy > 1)  # only those that have held spin after the first read
     assert writes_again.any() and (busy[writes_again] == half).all()
@@ -213,7 +213,7 @@ def test_the_estimate_agrees_with_the_simulation(catalog, instance, strategy, n,
 def test_a_plans_arrays_are_kept_per_machine(catalog):
     """The arrays price each call's take of mount_lock's line on its machine: another machine
     with the same events, kernel and per-CPU sum gets arrays of its own."""
-    from cohsim.kernel.analytic.burstmodel import _planned
+    from cohsim.kernel.analytic.plans import planned
     from cohsim.kernel.callcost import CallCosts
     from cohsim.kernel.linetake import LineTakes
 
@@ -221,7 +221,7 @@ def test_a_plans_arrays_are_kept_per_machine(catalog):
     events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
 
     def arrays(m):
-        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
+        return planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
 
     one, two = catalog.get("c6gd.metal"), catalog.get("m7i.metal-48xl")
     first = arrays(one)
@@ -232,7 +232,7 @@ def test_a_plans_arrays_are_kept_per_machine(catalog):
 def test_a_plans_arrays_are_kept_by_the_kernels_value(catalog):
     """A kernel equal to the first in another object (a warm process's next prediction draws
     its replicates' kernels again) is served the first's arrays; one number changed is not."""
-    from cohsim.kernel.analytic.burstmodel import _planned
+    from cohsim.kernel.analytic.plans import planned
     from cohsim.kernel.callcost import CallCosts
     from cohsim.kernel.linetake import LineTakes
 
@@ -240,7 +240,7 @@ def test_a_plans_arrays_are_kept_by_the_kernels_value(catalog):
     events = synthesize("per-layer", 1, 3, seed=0).threads[0].events
 
     def arrays(k):
-        return _planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
+        return planned(events, k, 3, 100.0, CallCosts(k, 100.0, LineTakes(m, k.walk_interval_ns)))
 
     first = arrays(k)
     again = k.with_values(walk_ns=k.walk_ns)
