@@ -18,7 +18,12 @@ highest it takes over one set of draws (`summarise`):
   t(n-1) s sqrt(1 + 1/n) of its logarithms). An end beyond the drawn replicates is a draw
   made from the drawn replicate nearest it, every container's launch above the base and
   mount phase scaled by the one factor that takes its p99 there (`extremes`). With few draws
-  the interval is wide because the spread itself is poorly known, not because the answer is;
+  the interval is wide because the spread itself is poorly known, not because the answer is,
+  and t's tails are unbounded where the priors are not (3 draws: +- 3.37 sd of the logarithm,
+  a factor of hundreds on a small time above the base). So an end is bounded by the priors'
+  corners where they were run (`corners`: replicate 0 with every drawn prior at the end that
+  makes a launch faster, and at the end that makes it slower, cohsim.predict.priors.corner):
+  an end past a corner is that corner's run (`bounded`);
 - with fewer draws, the replicates alone: their range, which is not a 90 % interval (the range
   of two replicates covers about a third of what the priors allow) and says so (`method`).
 
@@ -108,8 +113,9 @@ class Interval:
         }
 
 
-def method(replicates: int) -> dict[str, Any]:
-    """What the intervals of `replicates` replicates are (the result's `interval`)."""
+def method(replicates: int, corners: bool = False) -> dict[str, Any]:
+    """What the intervals of `replicates` replicates are (the result's `interval`); `corners`:
+    their ends bounded by the priors' corners (`bounded`)."""
     draws = replicates - 1
     joint = (
         "; every statistic (launch and mount-phase quantiles, the chance of missing the "
@@ -117,12 +123,20 @@ def method(replicates: int) -> dict[str, Any]:
     )
     if draws >= MIN_DRAWS:
         t = t_quantile(draws - 1) * math.sqrt(1 + 1 / draws)
+        bound = (
+            ", each end no further than the run with every drawn prior at its fast (slow) end"
+            if corners
+            else ""
+        )
         return {
             "level": LEVEL,
             "draws": draws,
             "method": f"the {replicates} replicates and two draws scaled to the ends of the "
             f"{LEVEL:.0%} prediction interval of one more draw's launch p99 above the base "
-            f"(from the {draws} drawn replicates' logarithms, +- {t:.2f} sd, Student's t)" + joint,
+            f"(from the {draws} drawn replicates' logarithms, +- {t:.2f} sd, Student's t)"
+            + bound
+            + joint,
+            "bounded_by_priors": corners,
         }
     return {
         "level": None,
@@ -185,10 +199,12 @@ def scaled(d: Draw, factor: float, base_s: float) -> Draw:
     return Draw(base_s + (d.launch_s - base_s) * factor, d.mount_s * factor)
 
 
-def extremes(drawn: Sequence[Draw], base_s: float) -> list[Draw]:
+def extremes(drawn: Sequence[Draw], base_s: float, corners: Sequence[Draw] = ()) -> list[Draw]:
     """The draws at the ends of the `LEVEL` prediction interval of one more draw's scale (its
     launch p99 above `base_s`), where an end lies beyond the drawn replicates `drawn`: the
-    nearest of them scaled there (see the module). None with fewer than `MIN_DRAWS`."""
+    nearest of them scaled there (see the module). None with fewer than `MIN_DRAWS`.
+    `corners` (the runs with every drawn prior at its fast and at its slow end): an end
+    beyond the scale of every corner and drawn replicate is that corner itself (`bounded`)."""
     if len(drawn) < MIN_DRAWS:
         return []
     scale = percentiles([d.launch_s - base_s for d in drawn], SCALE)
@@ -200,10 +216,29 @@ def extremes(drawn: Sequence[Draw], base_s: float) -> list[Draw]:
     out = []
     i, j = int(np.argmin(scale)), int(np.argmax(scale))
     if lo < scale[i]:  # scale[i] > 0 here
-        out.append(scaled(drawn[i], lo / float(scale[i]), base_s))
+        out.append(bounded(drawn[i], lo, float(scale[i]), corners, base_s, low=True))
     if hi > scale[j] > 0:
-        out.append(scaled(drawn[j], hi / float(scale[j]), base_s))
+        out.append(bounded(drawn[j], hi, float(scale[j]), corners, base_s, low=False))
     return out
+
+
+def bounded(
+    d: Draw, end: float, at: float, corners: Sequence[Draw], base_s: float, *, low: bool
+) -> Draw:
+    """The draw `d` (of scale `at`) scaled to the interval's `end` (a scale beyond the drawn
+    ones), unless a corner of the priors lies within it: the priors are bounded, so no draw
+    of them goes past the corner that sets each at its end in the same direction. Then that
+    corner (whose scale is the farthest the priors reach that way, and a real run's shape)."""
+    if not corners:
+        return scaled(d, end / at, base_s)
+    reach = percentiles([c.launch_s - base_s for c in corners], SCALE)
+    k = int(np.argmin(reach)) if low else int(np.argmax(reach))
+    past = end < reach[k] if low else end > reach[k]
+    if not past:
+        return scaled(d, end / at, base_s)
+    # the corner itself, unless the drawn replicate reaches further (noise beyond the corner)
+    inside = reach[k] >= at if low else reach[k] <= at
+    return d if inside else corners[k]
 
 
 def misfit_factor(misfit_sd: float) -> float:
@@ -230,13 +265,18 @@ class Summary:
 
 
 def summarise(
-    draws: Sequence[Draw], *, base_s: float, deadline_s: float, misfit_sd: float = 0.0
+    draws: Sequence[Draw],
+    *,
+    base_s: float,
+    deadline_s: float,
+    misfit_sd: float = 0.0,
+    corners: Sequence[Draw] = (),
 ) -> Summary:
     """The replicates' statistics (draws[0]: the nominal replicate): medians over `draws`, each
     with its lowest and highest over the draws, the extremes of the drawn ones (`extremes`,
-    above the launch's fixed base `base_s`) and, with a kernel fit's `misfit_sd`, each of
-    those widened by it (`widened`)."""
-    every = [*draws, *extremes(draws[1:], base_s)]
+    above the launch's fixed base `base_s`, bounded by the priors' `corners`) and, with a
+    kernel fit's `misfit_sd`, each of those widened by it (`widened`)."""
+    every = [*draws, *extremes(draws[1:], base_s, corners)]
     if misfit_sd:
         every = [w for d in every for w in widened(d, misfit_sd)]
     stats = rows(every, deadline_s)  # the draws' own first where no misfit widens them

@@ -4,7 +4,10 @@ Replicate i runs with child seed i of the one seed; replicate 0 uses the nominal
 parameters (the fitted ones where a calibration applies), replicate i > 0 a parameter set drawn
 from the calibration's covariance when draws are given, with every unpinned prior of the kernel
 model drawn too (cohsim.predict.unknowns). Replicate 0 also records every call, for the launch
-breakdown (cohsim.predict.breakdown). With `explain`, each unpinned prior then runs at its low
+breakdown (cohsim.predict.breakdown). Where the priors are drawn and the draws make an
+interval, replicate 0 also runs at the priors' two corners (every drawn prior at its fast end,
+then at its slow end: cohsim.predict.unknowns.corner), which bound the interval's ends. With
+`explain`, each unpinned prior then runs at its low
 and at its high end with replicate 0's seed, for the sensitivity ranking.
 
 Level 2 is asked for every line cost first, so that every replicate gets the same complete
@@ -35,11 +38,11 @@ from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
 from cohsim.predict.closedform import NOTES, analytic_replicates
-from cohsim.predict.intervals import Draw, Summary, method, spread, summarise
+from cohsim.predict.intervals import MIN_DRAWS, Draw, Summary, method, spread, summarise
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.results import Prediction
 from cohsim.predict.runs import ReplicateTask, Run, run_of
-from cohsim.predict.unknowns import Sensitivity, draws, pin, rank, unknowns
+from cohsim.predict.unknowns import Sensitivity, corner, draws, pin, rank, unknowns
 from cohsim.units import NS_PER_S
 from cohsim.workload.trace import Trace
 
@@ -137,6 +140,20 @@ def _sensitivity_tasks(
     ]  # fmt: skip
 
 
+def _corner_tasks(
+    first: ReplicateTask, priors: Sequence[Prior], replicates: int
+) -> list[ReplicateTask]:
+    """Replicate 0 with every prior of `priors` at its fast end, then at its slow end (the
+    same seed; cohsim.predict.priors.corner): the bounds of an interval's ends. None where
+    nothing is drawn or too few draws make no interval beyond the replicates."""
+    if not priors or replicates - 1 < MIN_DRAWS:
+        return []
+    return [
+        replace(first, kernel=corner(first.kernel, priors, slow), record=False, breakdown=False)
+        for slow in (False, True)
+    ]
+
+
 def _p99(x: np.ndarray) -> float:
     return float(np.percentile(x, 99))
 
@@ -194,12 +211,15 @@ def _simulate_all(
     return shown(_one(t) for t in tasks)
 
 
-def _summary(runs: Sequence[Run], misfit_sd: float, base_s: float, deadline_s: float) -> Summary:
+def _summary(
+    runs: Sequence[Run], corners: Sequence[Run], misfit_sd: float, base_s: float, deadline_s: float
+) -> Summary:
     """The launch's and the mount phase's statistics and the chance of missing the deadline,
     with their joint intervals (cohsim.predict.intervals; the launch's scale above its fixed
-    base `base_s`)."""
+    base `base_s`, its ends bounded by the priors' `corners`)."""
     draws = [Draw(r.launch_s, r.mount_s) for r in runs]
-    return summarise(draws, base_s=base_s, deadline_s=deadline_s, misfit_sd=misfit_sd)
+    ends = [Draw(r.launch_s, r.mount_s) for r in corners]
+    return summarise(draws, base_s=base_s, deadline_s=deadline_s, misfit_sd=misfit_sd, corners=ends)
 
 
 def _priors_report(
@@ -252,12 +272,14 @@ def run_workload(
     costs = LineCosts(machine, model=opts.handoff_model, seed=opts.seed)
     tasks = _tasks(machine, trace, _kernels(kernel, samples, drawn, opts), costs, layers, opts)
     ranked = unknowns(kernel, [*pins, *measured]) if opts.explain else ()
+    ends = _corner_tasks(tasks[0], drawn, opts.n_replicates)
     more = _sensitivity_tasks(tasks[0], ranked, opts.seed)
-    done = _run_all(tasks + more, costs, opts.jobs, progress=opts.progress or bool(more))
-    runs = done[: len(tasks)]
-    sens = _sensitivity(ranked, kernel, done[len(tasks) :])
+    done = _run_all(tasks + ends + more, costs, opts.jobs, progress=opts.progress or bool(more))
+    runs, corners = done[: len(tasks)], done[len(tasks) : len(tasks) + len(ends)]
+    sens = _sensitivity(ranked, kernel, done[len(tasks) + len(ends) :])
     noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
-    summary = _summary(runs, misfit_sd, kernel.base_launch_ns / NS_PER_S, opts.deadline_s)
+    base_s = kernel.base_launch_ns / NS_PER_S
+    summary = _summary(runs, corners, misfit_sd, base_s, opts.deadline_s)
     return Prediction(
         machine=machine.name,
         machine_note=machine_note,
@@ -290,7 +312,7 @@ def run_workload(
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
-        interval=method(opts.n_replicates),
+        interval=method(opts.n_replicates, corners=bool(corners)),
         priors=_priors_report(kernel, drawn, pins, measured),
         sensitivity=sens,
         sensitivity_noise_s=noise,

@@ -9,6 +9,12 @@ not change when another is pinned or added, nor when more replicates are asked f
 i's draw is the i-th number of that stream). A pinned prior — a value the user gave
 (`--node-mounts`), or one the applied calibration measured on this very host — is not drawn.
 
+The priors' corners (`corner`): every drawn prior at the end that makes a launch faster, and
+every one at the end that makes it slower. The priors are bounded, so no draw of them lies
+beyond these two (as far as a launch grows monotonically with each prior, as each does in the
+model: a longer cost, more mounts, more work in the background); they bound the ends of an
+interval (cohsim.predict.intervals.bounded).
+
 The sensitivity ranking (`cohsim predict --explain`): each unpinned prior at its low and its
 high end, the others nominal, with replicate 0's seed (common random numbers: the difference
 is the prior's, not the simulation's noise), ranked by how far apart the two launch p99s are.
@@ -66,6 +72,26 @@ def draws(priors: Sequence[Prior], seed: int, replicates: int) -> list[dict[str,
         for i in range(1, replicates):
             out[i][p.attr] = p.at(float(us[i]))
     return out
+
+
+#: the priors whose high end makes a launch faster (every other prior's makes it slower: a
+#: longer cost, more mounts, more background work); tests/predict/test_corners.py checks each
+#: direction the analytic engine and the simulation see
+FASTER_AT_HIGH = {
+    # more cache misses in flight at once: the per-CPU sum's misses overlap more
+    "percpu.mlp",
+    # a longer interval between a walker's path walks: fewer walkers spin on mount_lock
+    "launch.walk_interval_ns",
+    "background.daemon_walk_interval_ns",
+}
+
+
+def corner(kernel: KernelParams, priors: Sequence[Prior], slow: bool) -> KernelParams:
+    """`kernel` with every prior of `priors` at the end that makes a launch slower (`slow`),
+    or at the one that makes it faster (`FASTER_AT_HIGH`)."""
+    return kernel.with_values(
+        **{p.attr: p.high if slow != (p.key in FASTER_AT_HIGH) else p.low for p in priors}
+    )
 
 
 @dataclass(frozen=True)
