@@ -109,9 +109,16 @@ def main() -> None:
         right.plot(ns, [write_s(p, True) for p in preds], "o-", color=color, label=strategy)
         if k := knee(alone, preds):
             left.axvline(k.containers, color=color, ls=":", lw=1)
-    left.set_title(f"{m.name}, {args.layers}-layer image ({args.engine} engine); knees dotted")
+    left.set_title(
+        f"{m.name}, {args.layers}-layer image ({args.engine} engine)\n"
+        "knees dotted: the first burst whose p50 is twice a container's alone",
+        fontsize=9,
+    )
     right.set(yscale="log", xlabel="containers launched at once", ylabel="ms per container")
-    right.set_title("namespace_sem's write holds: what each container makes the others wait for")
+    right.set_title(
+        "namespace_sem's write holds per container:\nwhat each makes the others wait for",
+        fontsize=9,
+    )
     right.legend(fontsize=7)
     save_figure(fig, args.out)
     header(args)

@@ -7,6 +7,8 @@ tests check the figure is a PNG and that the findings point the way the model do
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -121,3 +123,41 @@ def test_the_readmes_commands_use_the_venvs_python():
     bare = [m.group(0) for m in re.finditer(r"(?<![\w/.-])python3? (?!-m venv\b)\S+", readme)]
     assert bare == []
     assert ".venv/bin/python examples/mesh_vs_chiplet.py" in readme
+
+
+#: run in a fresh python with examples/ on PYTHONPATH: an example's main(), its figure's
+#: panels measured where it would be saved (their titles' boxes, in pixels, after drawing)
+_TITLES = """
+import json, sys
+import {name} as ex
+
+def measure(fig, out):
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [list(ax.title.get_window_extent(r).bounds) for ax in fig.axes]
+    frames = [list(ax.get_window_extent(r).bounds) for ax in fig.axes]
+    print("BOXES " + json.dumps([boxes, frames, list(fig.bbox.bounds)]))
+
+ex.save_figure = measure
+sys.argv = [ex.__file__, *sys.argv[1:]]
+ex.main()
+"""
+
+
+@pytest.mark.parametrize("name", ["mesh_vs_chiplet", "common_parent_knee", "smt_and_sockets"])
+def test_the_teaching_figures_titles_do_not_overlap(name):
+    """Issue 30, item 3: common_parent_knee's two titles ran into each other (12-point titles
+    wider than their panels). Each title lies within the figure, over its own panel's width,
+    and no two titles share a pixel."""
+    r = subprocess.run(
+        [sys.executable, "-c", _TITLES.format(name=name), *SMALL],
+        capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "examples")},
+    )  # fmt: skip
+    boxes, frames, (_, _, width, _) = json.loads(r.stdout.split("BOXES ", 1)[1].splitlines()[0])
+    for (x, _, w, _), (fx, _, fw, _) in zip(boxes, frames, strict=True):
+        assert 0 <= x and x + w <= width
+        assert x + w <= fx + fw + 0.25 * fw and x >= fx - 0.25 * fw  # over its own panel
+    for i, (x1, y1, w1, h1) in enumerate(boxes):
+        for x2, y2, w2, h2 in boxes[i + 1 :]:
+            assert x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1

@@ -3,9 +3,9 @@ mount table over time. Each function draws on the `ax` it is given and returns w
 
 The CDF draws every replicate (the nominal one bold, the drawn ones thin) and the p50 and p99
 the prediction reports, with their intervals, so the picture and the text agree. The other
-two panels show one replicate, the nominal one (replicate 0), and say so: the lock timeline
-on the window its first holds cover (the same window for both locks, named in the title and
-shaded on the mount table), the mount table over the whole simulated burst with that
+two panels show one replicate, the nominal one (replicate 0), and say so, both over the whole
+simulated burst (its length in the title): the lock timeline, with holds closer than the
+panel resolves drawn as one bar (named in the title), and the mount table with that
 replicate's own peak (and the largest over the replicates, where that is another number).
 """
 
@@ -22,8 +22,11 @@ from cohsim.kernel.simulation.records import LaunchRecord
 from cohsim.predict import Prediction
 from cohsim.units import NS_PER_MS
 
-#: holds of the busier lock the ownership panel draws at most (thousands of bars stay fast)
-HOLDS_SHOWN = 4000
+#: the ownership panel's time resolution: the whole burst over this many steps (about the
+#: panel's width in pixels at the figure's 100 dpi); holds closer than one step are drawn as
+#: one bar, at least one step wide, so that a burst of any length draws whole and every hold
+#: shows
+STEPS = 1000
 
 
 def _replicate_style(i: int, n: int) -> dict[str, Any]:
@@ -72,50 +75,53 @@ def span_ms(rec: LaunchRecord) -> float:
     return max(ends, default=0) / NS_PER_MS
 
 
-def window_ms(rec: LaunchRecord, limit: int = HOLDS_SHOWN) -> float:
-    """The end of the time window the ownership panel draws (ms): where the busier lock's
-    `limit`-th hold starts, or the whole burst when no lock has that many."""
-    cuts = [
-        sorted(a for _, a, _ in h)[limit] for h in (rec.ns_holds, rec.ml_holds) if len(h) > limit
-    ]
-    return min(cuts) / NS_PER_MS if cuts else span_ms(rec)
+def merged(segs: list[tuple[float, float]], step: float) -> list[tuple[float, float]]:
+    """Hold intervals (start, end) as bars (start, width): those less than `step` apart joined,
+    each at least `step` wide."""
+    out: list[list[float]] = []
+    for a, b in sorted(segs):
+        if out and a - out[-1][1] < step:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, max(b - a, step)) for a, b in out]
 
 
-def plot_ownership(p: Prediction, ax: Axes, limit: int = HOLDS_SHOWN) -> int:
-    """namespace_sem and mount_lock hold intervals per thread in the nominal replicate, both
-    on one time window (`window_ms`), which the title names. Returns the holds drawn."""
+def plot_ownership(p: Prediction, ax: Axes, steps: int = STEPS) -> int:
+    """namespace_sem and mount_lock hold intervals per thread in the nominal replicate, over
+    the whole simulated burst, which the title names; holds closer than the burst over `steps`
+    drawn as one bar (`merged`). Returns the bars drawn."""
     rec = p.record
     if rec is None:
         ax.text(0.5, 0.5, "no record", ha="center")
         return 0
-    end = window_ms(rec, limit)
+    total = span_ms(rec)
+    step = total / steps if total > 0 else 1.0
     tids = sorted({t for t, _, _ in rec.ns_holds} | {t for t, _, _ in rec.ml_holds})
     row = {t: i for i, t in enumerate(tids)}
     drawn = 0
     for holds, color, h in ((rec.ns_holds, "tab:blue", 0.8), (rec.ml_holds, "tab:red", 0.4)):
         per_row: dict[int, list[tuple[float, float]]] = {}
         for t, a, b in holds:
-            if a / NS_PER_MS < end:
-                per_row.setdefault(t, []).append((a / NS_PER_MS, max(b - a, 1) / NS_PER_MS))
+            per_row.setdefault(t, []).append((a / NS_PER_MS, b / NS_PER_MS))
         for t, segs in per_row.items():  # one call per row: thousands of bars stay fast
-            ax.broken_barh(segs, (row[t] - h / 2, h), color=color)
-            drawn += len(segs)
-    total = span_ms(rec)
-    ax.set_xlim(0, end)
+            bars = merged(segs, step)
+            ax.broken_barh(bars, (row[t] - h / 2, h), color=color)
+            drawn += len(bars)
+    ax.set_xlim(0, max(total, step))
     ax.set_xlabel("time from the burst's start (ms)")
     ax.set_ylabel("container thread")
-    which = "the whole" if end >= total else f"the first {end:,.0f} ms of the"
     ax.set_title(
-        f"lock holds, replicate 0: {which} {total:,.0f} ms burst\n"
-        "namespace_sem (blue), mount_lock (red)",
+        f"lock holds, replicate 0: the whole {total:,.0f} ms burst\n"
+        f"namespace_sem (blue), mount_lock (red); holds < {step:.2g} ms apart as one bar",
         fontsize=9,
     )
     return drawn
 
 
-def plot_mount_table(p: Prediction, ax: Axes, window: float | None = None) -> Any:
-    """Mounts in the nominal replicate's table over the burst; the ownership panel's
-    `window` (ms) shaded."""
+def plot_mount_table(p: Prediction, ax: Axes) -> Any:
+    """Mounts in the nominal replicate's table over the whole burst (the ownership panel's
+    window too)."""
     rec = p.record
     if rec is None or not rec.mount_table:
         ax.text(0.5, 0.5, "no record", ha="center")
@@ -123,10 +129,7 @@ def plot_mount_table(p: Prediction, ax: Axes, window: float | None = None) -> An
     t = np.array([x for x, _ in rec.mount_table]) / NS_PER_MS
     n = np.array([y for _, y in rec.mount_table])
     (line,) = ax.step(t, n, where="post", label="replicate 0")
-    if window is not None and window < span_ms(rec):
-        ax.axvspan(0, window, color="0.85", zorder=0, label="the lock panel's window")
-        ax.legend(fontsize=7)
-    ax.set_xlim(0, span_ms(rec))
+    ax.set_xlim(0, max(span_ms(rec), float(t[-1])))
     ax.set_xlabel("time from the burst's start (ms)")
     ax.set_ylabel("mounts")
     peak = int(n.max())
@@ -142,7 +145,7 @@ def launch_figure(p: Prediction) -> Figure:
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     plot_cdf(p, axes[0])
     plot_ownership(p, axes[1])
-    plot_mount_table(p, axes[2], window_ms(p.record) if p.record else None)
+    plot_mount_table(p, axes[2])
     wl = p.workload.get("strategy", p.workload.get("trace", ""))
     fig.suptitle(f"{p.machine}: {p.containers} containers, {wl}", fontsize=10)
     fig.tight_layout()

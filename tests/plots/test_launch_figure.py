@@ -9,7 +9,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from cohsim.plots.launch import launch_figure, plot_cdf, plot_mount_table, plot_ownership
+from cohsim.plots.launch import (
+    launch_figure,
+    merged,
+    plot_cdf,
+    plot_mount_table,
+    plot_ownership,
+    span_ms,
+)
 from cohsim.predict import predict
 from cohsim.units import NS_PER_MS
 
@@ -54,21 +61,43 @@ def test_the_mount_table_title_names_the_plotted_peak(pred):
     plt.close(fig)
 
 
-def test_the_lock_timeline_shows_one_labelled_window_for_both_locks(pred):
+def test_the_lock_timeline_shows_the_whole_burst_and_every_hold(pred):
+    """Issue 30: the panel drew the first ~90 ms (the first 4,000 holds) of a multi-second
+    burst. Now it spans the whole burst, named in its title, and every hold of either lock
+    lies inside a bar of its thread's row (holds closer than the panel resolves joined)."""
     rec = pred.record
-    limit = 50
+    steps = 200
     fig, ax = plt.subplots()
-    drawn = plot_ownership(pred, ax, limit=limit)
-    lo, hi = ax.get_xlim()
-    assert lo == 0 and hi < max(b for _, _, b in rec.ns_holds) / NS_PER_MS
+    drawn = plot_ownership(pred, ax, steps=steps)
+    total = span_ms(rec)
+    assert ax.get_xlim() == (0, pytest.approx(total))
+    assert total >= max(b for h in (rec.ns_holds, rec.ml_holds) for _, _, b in h) / NS_PER_MS
     title = ax.get_title()
-    m = re.search(r"the first ([\d,]+) ms of the ([\d,]+) ms burst", title)
-    assert m and "replicate 0" in title
-    assert int(m.group(1).replace(",", "")) == round(hi)
-    # every hold of either lock that starts inside the window is drawn, none after it
-    inside = [a for h in (rec.ns_holds, rec.ml_holds) for _, a, _ in h if a / NS_PER_MS < hi]
-    assert drawn == len(inside)
+    assert f"the whole {total:,.0f} ms burst" in title and "replicate 0" in title
+    bars = [c for c in ax.collections]
+    assert drawn == sum(len(c.get_paths()) for c in bars) > 0
+    # each lock's rows: the bars of one row in one collection, their x spans
+    spans = [
+        sorted(
+            (float(p.vertices[:, 0].min()), float(p.vertices[:, 0].max())) for p in c.get_paths()
+        )
+        for c in bars
+    ]
+    ends = [x for row in spans for x in row]
+    for holds in (rec.ns_holds, rec.ml_holds):
+        for _, a, b in holds:
+            lo, hi = a / NS_PER_MS, b / NS_PER_MS
+            assert any(x0 - 1e-9 <= lo and hi <= x1 + 1e-9 for x0, x1 in ends)
+    # one bar at least a step wide: no hold too short to see
+    assert min(x1 - x0 for x0, x1 in ends) >= total / steps * (1 - 1e-9)
     plt.close(fig)
+
+
+def test_merged_joins_holds_closer_than_a_step():
+    assert merged([(0.0, 0.1), (0.15, 0.2), (1.0, 1.01)], step=0.1) == [
+        (0.0, pytest.approx(0.2)),
+        (1.0, 0.1),
+    ]
 
 
 def test_the_whole_figure_says_what_it_shows(pred):
