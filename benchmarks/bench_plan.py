@@ -30,6 +30,17 @@ simulation's 4), alternated with the state before (4 everywhere):
                before: cold 23.6 s, cached 6.8 s       (432 points in 7 rounds)
 The narrower intervals bracket each safe burst in fewer rounds, which pays for the screen's
 four times as many replicates a point.
+
+Measured again (28 Nov 2026, 09:31-09:51 UTC, the same VM shared with three engineers' tests:
+load average 3-8; the last run beside this branch's full suite), after the intervals' ends
+were bounded by the priors' corners (two more runs a point: cohsim.predict.priors.corner),
+`--html`:
+  --confirm 5  cold 111.5 s  cached 6.5 s  (375 points in 7 rounds, 5 confirmed)
+  with --html  its own points cold 511.9 s, "cached" 549.9 s
+The report is most of the cost and its cache does not hold it: its fixes' draw-by-draw p99s
+and its per-row details are full predictions outside the sweep cache (cohsim.report.content:
+`_fixes`' `draws`, `_details`; the first detail also ranks the 18 priors, 36 more runs of the
+simulation at 100 x 50), made again on every run.
 """
 
 from __future__ import annotations
