@@ -22,7 +22,7 @@ highest it takes over one set of draws (`summarise`):
   and t's tails are unbounded where the priors are not (3 draws: +- 3.37 sd of the logarithm,
   a factor of hundreds on a small time above the base). So an end is bounded by the priors'
   corners where they were run (`corners`: replicate 0 with every drawn prior at the end that
-  makes a launch faster, and at the end that makes it slower, cohsim.predict.priors.corner):
+  makes a launch faster, and at the end that makes it slower, cohsim.predict.unknowns.corner):
   an end past a corner is that corner's run (`bounded`);
 - with fewer draws, the replicates alone: their range, which is not a 90 % interval (the range
   of two replicates covers about a third of what the priors allow) and says so (`method`).

@@ -144,7 +144,7 @@ def _corner_tasks(
     first: ReplicateTask, priors: Sequence[Prior], replicates: int
 ) -> list[ReplicateTask]:
     """Replicate 0 with every prior of `priors` at its fast end, then at its slow end (the
-    same seed; cohsim.predict.priors.corner): the bounds of an interval's ends. None where
+    same seed; cohsim.predict.unknowns.corner): the bounds of an interval's ends. None where
     nothing is drawn or too few draws make no interval beyond the replicates."""
     if not priors or replicates - 1 < MIN_DRAWS:
         return []

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cohsim.kernel.costs import load_kernel
 from cohsim.predict import predict
 from cohsim.predict.intervals import STATS, Draw, extremes, method, summarise
-from cohsim.predict.priors import FASTER_AT_HIGH, corner
+from cohsim.predict.unknowns import FASTER_AT_HIGH, corner
 
 BASE = 0.5
 WIDE = [[0.01, 0.02], [0.02, 0.03], [0.3, 0.4], [0.01, 0.015]]  # the nominal one, then 3 draws
