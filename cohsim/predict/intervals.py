@@ -113,9 +113,10 @@ class Interval:
         }
 
 
-def method(replicates: int, corners: bool = False) -> dict[str, Any]:
+def method(replicates: int, corners: bool = False, priced: bool = False) -> dict[str, Any]:
     """What the intervals of `replicates` replicates are (the result's `interval`); `corners`:
-    their ends bounded by the priors' corners (`bounded`)."""
+    their ends bounded by the priors' corners (`bounded`); `priced`: the corners are the
+    nominal run scaled as the closed form prices them (cohsim.predict.replicates)."""
     draws = replicates - 1
     joint = (
         "; every statistic (launch and mount-phase quantiles, the chance of missing the "
@@ -128,6 +129,11 @@ def method(replicates: int, corners: bool = False) -> dict[str, Any]:
             if corners
             else ""
         )
+        if corners and priced:
+            bound += (
+                " (the nominal run scaled by how far the closed form, cohsim.kernel.analytic, "
+                "says each corner reaches)"
+            )
         return {
             "level": LEVEL,
             "draws": draws,

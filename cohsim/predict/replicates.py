@@ -5,10 +5,13 @@ parameters (the fitted ones where a calibration applies), replicate i > 0 a para
 from the calibration's covariance when draws are given, with every unpinned prior of the kernel
 model drawn too (cohsim.predict.unknowns). Replicate 0 also records every call, for the launch
 breakdown (cohsim.predict.breakdown). Where the priors are drawn and the draws make an
-interval, replicate 0 also runs at the priors' two corners (every drawn prior at its fast end,
-then at its slow end: cohsim.predict.unknowns.corner), which bound the interval's ends. With
-`explain`, each unpinned prior then runs at its low
-and at its high end with replicate 0's seed, for the sensitivity ranking.
+interval, replicate 0 is also answered at the priors' two corners (every drawn prior at its
+fast end, then at its slow end: cohsim.predict.unknowns.corner), which bound the interval's
+ends: run by the analytic engine; for the simulation, its nominal run scaled by how far the
+closed form says each corner reaches (`_corner_reach`; simulated where the closed form does
+not answer the workload). With `explain`, each unpinned prior
+then runs at its low and at its high end with replicate 0's seed, for the sensitivity
+ranking.
 
 Level 2 is asked for every line cost first, so that every replicate gets the same complete
 table; then the replicates (and the sensitivity runs) run, in worker processes when there are
@@ -28,6 +31,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
+from cohsim.errors import CohsimError
 from cohsim.kernel.corespeed import at_clock
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linecosts import LineCosts
@@ -38,7 +42,15 @@ from cohsim.kernel.simulation.records import ThreadResult
 from cohsim.machine.model import Machine
 from cohsim.predict.breakdown import Call, launch_breakdown
 from cohsim.predict.closedform import NOTES, analytic_replicates
-from cohsim.predict.intervals import MIN_DRAWS, Draw, Summary, method, spread, summarise
+from cohsim.predict.intervals import (
+    MIN_DRAWS,
+    Draw,
+    Summary,
+    method,
+    scaled,
+    spread,
+    summarise,
+)
 from cohsim.predict.options import RunOptions, RunOverrides, resolve_options
 from cohsim.predict.results import Prediction
 from cohsim.predict.runs import ReplicateTask, Run, run_of
@@ -154,6 +166,25 @@ def _corner_tasks(
     ]
 
 
+def _corner_reach(
+    first: ReplicateTask, ends: Sequence[ReplicateTask], base_s: float
+) -> list[float] | None:
+    """How far the priors' corners reach, as the closed form prices them: each corner's
+    launch p99 above the base over the same at the nominal point (milliseconds). The
+    simulation's nominal run scaled by these stands for its corners, which, simulated, would
+    cost two more runs, half again a default prediction. None where the closed form cannot
+    answer the workload (a replayed trace): the corners are then simulated."""
+    closed = [replace(t, engine="analytic") for t in (first, *ends)]
+    try:
+        at_nominal, *at_corners = _run_all(closed, first.costs, 1)
+    except CohsimError:
+        return None
+    reach = _p99(at_nominal.launch_s) - base_s
+    if reach <= 0:
+        return [1.0 for _ in at_corners]
+    return [(_p99(c.launch_s) - base_s) / reach for c in at_corners]
+
+
 def _p99(x: np.ndarray) -> float:
     return float(np.percentile(x, 99))
 
@@ -212,14 +243,15 @@ def _simulate_all(
 
 
 def _summary(
-    runs: Sequence[Run], corners: Sequence[Run], misfit_sd: float, base_s: float, deadline_s: float
+    runs: Sequence[Run], corners: Sequence[Draw], misfit_sd: float, base_s: float, deadline_s: float
 ) -> Summary:
     """The launch's and the mount phase's statistics and the chance of missing the deadline,
     with their joint intervals (cohsim.predict.intervals; the launch's scale above its fixed
     base `base_s`, its ends bounded by the priors' `corners`)."""
     draws = [Draw(r.launch_s, r.mount_s) for r in runs]
-    ends = [Draw(r.launch_s, r.mount_s) for r in corners]
-    return summarise(draws, base_s=base_s, deadline_s=deadline_s, misfit_sd=misfit_sd, corners=ends)
+    return summarise(
+        draws, base_s=base_s, deadline_s=deadline_s, misfit_sd=misfit_sd, corners=corners
+    )
 
 
 def _priors_report(
@@ -274,12 +306,18 @@ def run_workload(
     ranked = unknowns(kernel, [*pins, *measured]) if opts.explain else ()
     ends = _corner_tasks(tasks[0], drawn, opts.n_replicates)
     more = _sensitivity_tasks(tasks[0], ranked, opts.seed)
-    done = _run_all(tasks + ends + more, costs, opts.jobs, progress=opts.progress or bool(more))
-    runs, corners = done[: len(tasks)], done[len(tasks) : len(tasks) + len(ends)]
-    sens = _sensitivity(ranked, kernel, done[len(tasks) + len(ends) :])
-    noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
     base_s = kernel.base_launch_ns / NS_PER_S
-    summary = _summary(runs, corners, misfit_sd, base_s, opts.deadline_s)
+    reach = _corner_reach(tasks[0], ends, base_s) if ends and opts.engine != "analytic" else None
+    run_ends = ends if reach is None else []
+    done = _run_all(tasks + run_ends + more, costs, opts.jobs, progress=opts.progress or bool(more))
+    runs, corners = done[: len(tasks)], done[len(tasks) : len(tasks) + len(run_ends)]
+    sens = _sensitivity(ranked, kernel, done[len(tasks) + len(run_ends) :])
+    noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
+    nominal = Draw(runs[0].launch_s, runs[0].mount_s)
+    corner_draws = [Draw(r.launch_s, r.mount_s) for r in corners] + [
+        scaled(nominal, f, base_s) for f in reach or ()
+    ]
+    summary = _summary(runs, corner_draws, misfit_sd, base_s, opts.deadline_s)
     return Prediction(
         machine=machine.name,
         machine_note=machine_note,
@@ -312,7 +350,7 @@ def run_workload(
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
-        interval=method(opts.n_replicates, corners=bool(corners)),
+        interval=method(opts.n_replicates, corners=bool(corner_draws), priced=bool(reach)),
         priors=_priors_report(kernel, drawn, pins, measured),
         sensitivity=sens,
         sensitivity_noise_s=noise,

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cohsim.kernel.costs import load_kernel
-from cohsim.predict import predict
+from cohsim.predict import predict, replay
 from cohsim.predict.intervals import STATS, Draw, extremes, method, summarise
 from cohsim.predict.unknowns import FASTER_AT_HIGH, corner
 
 BASE = 0.5
+TRACE_2W = DATA / "devvm-2cpu-intel-xeon-f6m167" / "strace" / "per-layer-2workers-3layers.strace"
 WIDE = [[0.01, 0.02], [0.02, 0.03], [0.3, 0.4], [0.01, 0.015]]  # the nominal one, then 3 draws
 
 
@@ -117,3 +119,32 @@ def test_a_prediction_with_few_draws_ends_at_the_priors_slow_corner():
     assert high == pytest.approx(edge.launch_s["p99"].value, rel=1e-9)
     assert high < 2.0 and p.interval["bounded_by_priors"] is True
     assert p.mount_s["p99"].high <= edge.mount_s["max"].value + 1e-9
+
+
+def test_the_simulations_corners_are_its_nominal_run_scaled_as_the_closed_form_prices_them():
+    """Two more simulations a prediction would cost half again a default one: the simulation's
+    corners are its nominal run scaled by how far the closed form says each reaches. The same
+    question's ends stay within those, and the interval says how they were found."""
+    kernel = load_kernel("linux-6.18")
+    q = dict(instance="r5.metal", containers=10, layers=10, strategy="common-parent", jobs=1)
+    p = predict(**q, replicates=4, seed=57, calibration="none")
+    assert p.interval["bounded_by_priors"] is True
+    assert "closed form" in p.interval["method"]
+    base = kernel.base_launch_ns / 1e9
+    closed = [
+        predict(**q, engine="analytic", replicates=1, seed=57, calibration="none",
+                pins={k.key: c.value(k.attr) for k in kernel.priors}).launch_s["p99"].value
+        for c in (kernel, corner(kernel, kernel.priors, True))
+    ]  # fmt: skip
+    reach = (closed[1] - base) / (closed[0] - base)
+    nominal = p.replicate_launch_s[0]
+    slow_p99 = base + (float(np.percentile(nominal, 99)) - base) * reach
+    assert p.launch_s["p99"].high <= max(slow_p99, *map(max, p.replicate_launch_s)) + 1e-6
+
+
+def test_a_replay_the_closed_form_cannot_answer_has_its_corners_simulated():
+    """A replayed trace is beyond the closed form (its containers need not be alike): the
+    corners are simulated."""
+    p = replay(str(TRACE_2W), arch="mesh", jobs=1)
+    assert p.interval["bounded_by_priors"] is True
+    assert "closed form" not in p.interval["method"]
