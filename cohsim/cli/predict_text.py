@@ -98,18 +98,22 @@ def dominated(p: Prediction) -> str:
     held namespace_sem longest (the analytic engine, which has no breakdown: the waits'
     share of each launch)."""
     b = p.breakdown
-    if b is None:
-        return (
+    if b is None or not b.mean_s:  # the analytic engine: no launch breakdown by category
+        out = (
             f"waiting (for the locks and CPUs): {percent(p.lock_wait_fraction.value)} of each "
             "launch, as the analytic engine counts it (no breakdown by mechanism)"
         )
-    parts = {**b.mean_s, "base": b.base_s}
-    total = sum(parts.values())
-    top = max(parts, key=lambda c: parts[c])
-    out = (
-        f"{CATEGORY_WORDS.get(top, top.replace('_', ' '))}, {sig(parts[top])} s of the mean "
-        f"container's {sig(total)} s launch ({percent(parts[top] / total if total else 0.0)})"
-    )
+    else:
+        parts = {**b.mean_s, "base": b.base_s}
+        total = sum(parts.values())
+        top = max(parts, key=lambda c: parts[c])
+        out = (
+            f"{CATEGORY_WORDS.get(top, top.replace('_', ' '))}, {sig(parts[top])} s of the mean"
+            f" container's {sig(total)} s launch "
+            f"({percent(parts[top] / total if total else 0.0)})"
+        )
+    if b is None:
+        return out
     if b.dominant:
         held = b.ns_write_s[b.dominant]
         out += (
