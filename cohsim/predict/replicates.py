@@ -174,6 +174,8 @@ def _corner_reach(
     simulation's nominal run scaled by these stands for its corners, which, simulated, would
     cost two more runs, half again a default prediction. None where the closed form cannot
     answer the workload (a replayed trace): the corners are then simulated."""
+    if not ends:
+        return None
     closed = [replace(t, engine="analytic") for t in (first, *ends)]
     try:
         at_nominal, *at_corners = _run_all(closed, first.costs, 1)
@@ -183,6 +185,34 @@ def _corner_reach(
     if reach <= 0:
         return [1.0 for _ in at_corners]
     return [(_p99(c.launch_s) - base_s) / reach for c in at_corners]
+
+
+def _run_with_corners(
+    tasks: list[ReplicateTask],
+    ends: list[ReplicateTask],
+    more: list[ReplicateTask],
+    costs: LineCosts,
+    opts: RunOptions,
+    base_s: float,
+) -> tuple[list[Run], list[Draw], list[Run], bool]:
+    """Run the replicates, the corners (unless the closed form prices them for the
+    simulation: `_corner_reach`) and the `more` runs after them. Returns the replicates'
+    runs, the corners as draws, the `more` runs, and whether the corners were priced."""
+    reach = _corner_reach(tasks[0], ends, base_s) if opts.engine != "analytic" else None
+    run_ends = ends if reach is None else []
+    done = _run_all(tasks + run_ends + more, costs, opts.jobs, progress=opts.progress or bool(more))
+    runs, k = done[: len(tasks)], len(tasks) + len(run_ends)
+    return runs, _corner_draws(done[len(tasks) : k], reach, runs[0], base_s), done[k:], bool(reach)
+
+
+def _corner_draws(
+    corners: Sequence[Run], reach: Sequence[float] | None, nominal: Run, base_s: float
+) -> list[Draw]:
+    """The corners as draws: their runs, or the nominal run scaled by each corner's `reach`
+    (`_corner_reach`)."""
+    d = Draw(nominal.launch_s, nominal.mount_s)
+    ran = [Draw(r.launch_s, r.mount_s) for r in corners]
+    return ran + [scaled(d, f, base_s) for f in reach or ()]
 
 
 def _p99(x: np.ndarray) -> float:
@@ -307,16 +337,9 @@ def run_workload(
     ends = _corner_tasks(tasks[0], drawn, opts.n_replicates)
     more = _sensitivity_tasks(tasks[0], ranked, opts.seed)
     base_s = kernel.base_launch_ns / NS_PER_S
-    reach = _corner_reach(tasks[0], ends, base_s) if ends and opts.engine != "analytic" else None
-    run_ends = ends if reach is None else []
-    done = _run_all(tasks + run_ends + more, costs, opts.jobs, progress=opts.progress or bool(more))
-    runs, corners = done[: len(tasks)], done[len(tasks) : len(tasks) + len(run_ends)]
-    sens = _sensitivity(ranked, kernel, done[len(tasks) + len(run_ends) :])
-    noise = abs(_p99(done[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
-    nominal = Draw(runs[0].launch_s, runs[0].mount_s)
-    corner_draws = [Draw(r.launch_s, r.mount_s) for r in corners] + [
-        scaled(nominal, f, base_s) for f in reach or ()
-    ]
+    runs, corner_draws, extra, priced = _run_with_corners(tasks, ends, more, costs, opts, base_s)
+    sens = _sensitivity(ranked, kernel, extra)
+    noise = abs(_p99(extra[-1].launch_s) - _p99(runs[0].launch_s)) if more else 0.0
     summary = _summary(runs, corner_draws, misfit_sd, base_s, opts.deadline_s)
     return Prediction(
         machine=machine.name,
@@ -350,7 +373,7 @@ def run_workload(
         record=runs[0].record,
         misfit_sd=misfit_sd,
         breakdown=runs[0].breakdown,
-        interval=method(opts.n_replicates, corners=bool(corner_draws), priced=bool(reach)),
+        interval=method(opts.n_replicates, corners=bool(corner_draws), priced=priced),
         priors=_priors_report(kernel, drawn, pins, measured),
         sensitivity=sens,
         sensitivity_noise_s=noise,

@@ -8,8 +8,7 @@ from typing import Any
 from cohsim.cli.args import nonneg_int, positive_int
 from cohsim.cli.benches.flags import flags, list_arg
 from cohsim.units import NS_PER_US
-
-_STRATEGIES = ("per-layer", "common-parent", "lowerdir-plus")
+from cohsim.workload.synth import STRATEGIES
 
 
 def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -23,9 +22,9 @@ def add(kinds: argparse._SubParsersAction) -> argparse.ArgumentParser:
     list_arg(
         pm,
         "--strategy",
-        ",".join(_STRATEGIES),
+        ",".join(STRATEGIES),
         "strategies, comma-separated (default all three)",
-        choices=_STRATEGIES,
+        choices=STRATEGIES,
     )
     list_arg(pm, "--workers", "1", "concurrent workers, comma-separated (default 1)")
     list_arg(pm, "--layers", "10", "image layers, comma-separated (default 10)")
