@@ -40,7 +40,7 @@ def predict_probe(
 ) -> Prediction:
     """The direct prediction of one point, with `run`'s options, on `target` (the kernel
     model, calibration and pins; default `Target()`) with the point's machine."""
-    return _points([probe])[0].predict(catalog, run, target=target, runtime=runtime)
+    return points_of([probe])[0].predict(catalog, run, target=target, runtime=runtime)
 
 
 def predict_evaluator(
@@ -63,7 +63,8 @@ def predict_evaluator(
     return evaluate
 
 
-def _points(probes: Sequence[Probe]) -> list[SweepPoint]:
+def points_of(probes: Sequence[Probe]) -> list[SweepPoint]:
+    """The sweep's point of each probe (its candidate's machine, variant and strategy)."""
     return [
         SweepPoint(
             p.candidate.instance,
@@ -99,7 +100,7 @@ def sweep_evaluators(sweep: SweepOptions) -> Iterator[Engines]:
                     address = stack.enter_context(_local_cluster(current.local_workers()))
                     current = state["sweep"] = replace(current, scheduler=address)
                 run = replace(current, run=replace(current.run, engine=engine))
-                return [from_row(r.to_dict()) for r in run_points(_points(probes), run)]
+                return [from_row(r.to_dict()) for r in run_points(points_of(probes), run)]
 
             return evaluate
 

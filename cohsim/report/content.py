@@ -32,17 +32,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-import numpy as np
+from pathlib import Path
 
 from cohsim.kernel.costs import load_kernel
 from cohsim.kernel.priors import Prior
 from cohsim.machine.catalog import Catalog
 from cohsim.plan import Candidate, Outcome, Plan, PlanRow, Probe, SafeBurst
 from cohsim.plan.api import CONFIRM_ENGINE, search
-from cohsim.plan.evaluate import predict_probe
 from cohsim.plan.outcome import Evaluate
-from cohsim.predict import Prediction
+from cohsim.plan.pointdetail import Ask, PointDetail, details
 from cohsim.predict.intervals import Interval
 
 #: the container counts of a curve, as fractions of the question's count
@@ -87,10 +85,10 @@ class Fix:
 
 @dataclass(frozen=True)
 class Detail:
-    """A top row's full prediction at the question's count."""
+    """A top row's full prediction at the question's count (what the report reads of it)."""
 
     row: PlanRow
-    prediction: Prediction
+    prediction: PointDetail
 
 
 @dataclass(frozen=True)
@@ -189,26 +187,43 @@ def _curves(plan: Plan, evaluate: Evaluate, top: int) -> tuple[Curve, ...]:
     )
 
 
-def draw_p99s(p: Prediction) -> tuple[float, ...]:
-    """Each replicate's launch p99 (s), the nominal one first."""
-    return tuple(float(np.percentile(r, 99)) for r in p.replicate_launch_s)
-
-
 def engine_of(plan: Plan, row: PlanRow) -> str:
     """The engine that answered `row` at the question's count: the simulation for a
     confirmed row, else the screen's (or the one engine)."""
     return CONFIRM_ENGINE if row.stage == "confirmed" else plan.options.screen_engine
 
 
-def _fixes(
-    plan: Plan, evaluate: Evaluate, confirm: Evaluate, top: int, catalog: Catalog
-) -> tuple[Fix, ...]:
-    """Each fix searched as its row was (the screen's search), and answered at the
-    question's count by the engine that answered its row: like with like."""
+def _asks(
+    plan: Plan, top: int, catalog: Catalog
+) -> tuple[list[tuple[PlanRow, str, Candidate]], list[Ask]]:
+    """The top rows' fixes, and the full predictions the report asks for: each top row's
+    (the first with the priors ranked: its draws are the same, `explain` only adds runs) and
+    each fix's, by the engine that answered its row."""
     o = plan.options
     named = [
         (row, name, c) for row in plan.rows[:top] for name, c in fixes_of(row.candidate, catalog)
     ]
+    rows = [
+        Ask(Probe(row.candidate, o.burst.containers, o.burst.layers), engine_of(plan, row), i == 0)
+        for i, row in enumerate(plan.rows[:top])
+    ]
+    fixed = [
+        Ask(Probe(c, o.burst.containers, o.burst.layers), engine_of(plan, row))
+        for row, _, c in named
+    ]
+    return named, rows + fixed
+
+
+def _fixes(
+    plan: Plan,
+    evaluate: Evaluate,
+    confirm: Evaluate,
+    named: list[tuple[PlanRow, str, Candidate]],
+    draws: dict[tuple[Candidate, str], tuple[float, ...]],
+) -> tuple[Fix, ...]:
+    """Each fix searched as its row was (the screen's search), and answered at the
+    question's count by the engine that answered its row: like with like."""
+    o = plan.options
     bursts = search(o, [c for _, _, c in named], evaluate)
     confirmed = [i for i, (row, _, _) in enumerate(named) if row.stage == "confirmed"]
     sims = confirm([Probe(named[i][2], o.burst.containers, o.burst.layers) for i in confirmed])
@@ -216,43 +231,12 @@ def _fixes(
         i: (out, bursts[i].probes[o.burst.containers])
         for i, out in zip(confirmed, sims, strict=True)
     }
-    keys = [(row.candidate, engine_of(plan, row)) for row, _, _ in named]
-    wanted = list(dict.fromkeys(keys + [(c, engine_of(plan, row)) for row, _, c in named]))
-    draws = {
-        (c, e): draw_p99s(
-            predict_probe(
-                Probe(c, o.burst.containers, o.burst.layers),
-                o.run_for(e),
-                catalog,
-                target=o.point_target,
-                runtime=o.burst.runtime,
-            )
-        )
-        for c, e in wanted
-    }
     fixes = []
     for i, ((row, name, c), b) in enumerate(zip(named, bursts, strict=True)):
         e = engine_of(plan, row)
         out, screen = at.get(i, (b.probes[o.burst.containers], None))
         fixes.append(Fix(row, name, c, out, b, draws[row.candidate, e], draws[c, e], screen=screen))
     return tuple(fixes)
-
-
-def _details(plan: Plan, top: int, catalog: Catalog) -> tuple[Detail, ...]:
-    o = plan.options
-    return tuple(
-        Detail(
-            row,
-            predict_probe(
-                Probe(row.candidate, o.burst.containers, o.burst.layers),
-                replace(o.run_for(engine_of(plan, row)), explain=i == 0),
-                catalog,
-                target=o.point_target,
-                runtime=o.burst.runtime,
-            ),
-        )
-        for i, row in enumerate(plan.rows[:top])
-    )
 
 
 def gather(
@@ -263,14 +247,31 @@ def gather(
     top: int = 3,
     curve_top: int = 5,
     catalog: Catalog | None = None,
+    cache: Path | str | None = None,
 ) -> ReportData:
     """The report's content for `plan` (see the module's docstring): `evaluate` the screen's
-    evaluator (or the one engine's), `confirm` the confirmation's (None: `evaluate`)."""
+    evaluator (or the one engine's), `confirm` the confirmation's (None: `evaluate`); the
+    full predictions kept in the sweep cache `cache` (as cohsim.sweep.SweepOptions.cache:
+    None the default folder, "off" none), a progress bar where the plan shows one."""
     catalog = catalog or Catalog()
+    o = plan.options
+    named, asks = _asks(plan, top, catalog)
+    curves = _curves(plan, evaluate, curve_top)
+    got = details(
+        asks,
+        {e: o.run_for(e) for e in {a.engine for a in asks}},
+        catalog,
+        target=o.point_target,
+        runtime=o.burst.runtime,
+        folder=replace(o.sweep, cache=cache).cache_dir(),
+        progress=o.progress,
+    )
+    draws = {(a.probe.candidate, a.engine): d.draws_s for a, d in zip(asks, got, strict=True)}
+    n = len(plan.rows[:top])
     return ReportData(
         plan=plan,
-        curves=_curves(plan, evaluate, curve_top),
-        fixes=_fixes(plan, evaluate, confirm or evaluate, top, catalog),
-        details=_details(plan, top, catalog),
+        curves=curves,
+        fixes=_fixes(plan, evaluate, confirm or evaluate, named, draws),
+        details=tuple(Detail(r, d) for r, d in zip(plan.rows[:n], got[:n], strict=True)),
         priors={p.key: p for p in load_kernel(None).priors},
     )
