@@ -16,6 +16,11 @@ are ranked (`explain`, which a sweep's point never asks). A folder that cannot b
 read, not written (as the sweep's: cohsim.sweep.pointcache.writable); a file not believed
 (edited, another key) is computed again, with a warning.
 
+Each point predicted here also leaves the sweep's own row of it in the sweep cache, where
+there is none (the row cohsim.sweep.runner.compute gives: the same prediction, since the
+number of processes and the ranking's extra runs change no replicate), so the report's
+confirmation of its fixes, asked after, reads them back instead of simulating them again.
+
 A detail computed here is the detail read back: the document is made, passed through JSON (as
 the file holds it, keys sorted; ordered maps are kept as lists of pairs) and read back before
 it is used, so a report from the cache is the same bytes as one computed afresh. Floats are
@@ -42,9 +47,10 @@ from cohsim.plan.evaluate import points_of, predict_probe
 from cohsim.plan.outcome import Probe
 from cohsim.predict import Prediction, RunOptions
 from cohsim.predict.breakdown import Breakdown
-from cohsim.predict.question import Burst, Target
 from cohsim.predict.unknowns import Sensitivity
-from cohsim.sweep import pointcache
+from cohsim.sweep import SweepOptions, pointcache
+from cohsim.sweep.row import row_of
+from cohsim.sweep.runner import tasks_of
 
 #: the module that makes a detail: its import graph is the code in every key
 SOURCE = "cohsim.plan.pointdetail"
@@ -183,22 +189,43 @@ def _warn_bad(bad: list[Path]) -> None:
         )
 
 
+def _keep_row(
+    p: Prediction, probe: Probe, sweep: SweepOptions, catalog: Catalog, shared: pointcache.Shared
+) -> None:
+    """Keep the sweep's row of `probe` from its prediction `p`, where the sweep cache has none:
+    the row the sweep computes (cohsim.sweep.runner.compute: the same prediction, since the
+    number of processes and the ranking's extra runs change no replicate)."""
+    folder = sweep.cache_dir()
+    if folder is None:
+        return
+    (task,) = tasks_of(points_of([probe]), sweep, catalog, shared)
+    if pointcache.load(folder, task.digest) is not None:
+        return
+    row = row_of(task.point, p, vcpus=task.vcpus, sockets=task.sockets, engine=task.run.engine,
+                 digest=task.digest)  # fmt: skip
+    pointcache.save(folder, task.digest, row.to_dict())
+
+
 def details(
     asks: Sequence[Ask],
-    runs: dict[str, RunOptions],
+    sweeps: dict[str, SweepOptions],
     catalog: Catalog,
     *,
-    target: Target,
-    runtime: str = Burst.runtime,
-    folder: Path | None = None,
     progress: bool = False,
 ) -> list[PointDetail]:
-    """Each ask's detail, in order: read from the cache `folder` (None: no cache) or
-    predicted with `runs[engine]` on `target` and kept there; the same ask is answered once.
-    With `progress`, a bar on stderr counts the details (those read back at the start)."""
-    shared = pointcache.Shared.read(target.kernel, target.calibration, runtime, target.pins)
-    shared = replace(shared, code=cache.code_digest(SOURCE))
-    keys = [_key(a, runs[a.engine], catalog, shared) for a in asks]
+    """Each ask's detail, in order: read from the sweep cache (`sweeps`' folder; "off":
+    none) or predicted as `sweeps[engine]`'s points are (its run options, target and
+    runtime: the same for every engine) and kept there, with the sweep's row of the point (where the
+    sweep has none: a confirmation asked after reads it back); the same ask is answered
+    once. With `progress`, a bar on stderr counts the details (those read back at the
+    start)."""
+    if not asks:
+        return []
+    any_sweep = sweeps[asks[0].engine]
+    on, runtime, folder = any_sweep.target, any_sweep.runtime, any_sweep.cache_dir()
+    rows = pointcache.Shared.read(on.kernel, on.calibration, runtime, on.pins)
+    shared = replace(rows, code=cache.code_digest(SOURCE))
+    keys = [_key(a, sweeps[a.engine].run, catalog, shared) for a in asks]
     got: dict[str, PointDetail] = {}
     bad: list[Path] = []
     for k in dict.fromkeys(keys):
@@ -221,9 +248,10 @@ def details(
     )
     with bar:
         for k, a in todo.items():
-            run = replace(runs[a.engine], explain=a.explain)
-            p = predict_probe(a.probe, run, catalog, target=target, runtime=runtime)
+            run = replace(sweeps[a.engine].run, explain=a.explain)
+            p = predict_probe(a.probe, run, catalog, target=on, runtime=runtime)
             got[k] = PointDetail.of(p)
             STORE.save(folder, k, got[k].to_doc())
+            _keep_row(p, a.probe, sweeps[a.engine], catalog, rows)
             bar.update(1)
     return [got[k] for k in keys]

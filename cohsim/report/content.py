@@ -26,6 +26,14 @@ evaluator (the same points, cached) and options:
   engine reports it, the launch by mechanism;
   the first with the unknowns ranked by their effect on the p99 (`explain`);
 - `priors`: the kernel model's priors (what each is, and the measurement that would pin it).
+
+The full predictions (the top rows' and each fix's at the question's count, whose replicates
+give the fixes' draws, and the details) are asked at once, after the curves and before the
+fixes' confirmation, and kept in the sweep cache with the plan's points
+(cohsim.plan.pointdetail: keyed by every input and the code, the same bytes read back; each
+also leaves the sweep's row of its point, which the confirmation then reads): a second report
+of the same question predicts nothing. The first row's ranked prediction gives its draws too
+(the ranking adds runs; it changes no replicate).
 """
 
 from __future__ import annotations
@@ -193,7 +201,7 @@ def engine_of(plan: Plan, row: PlanRow) -> str:
     return CONFIRM_ENGINE if row.stage == "confirmed" else plan.options.screen_engine
 
 
-def _asks(
+def asks_of(
     plan: Plan, top: int, catalog: Catalog
 ) -> tuple[list[tuple[PlanRow, str, Candidate]], list[Ask]]:
     """The top rows' fixes, and the full predictions the report asks for: each top row's
@@ -255,17 +263,10 @@ def gather(
     None the default folder, "off" none), a progress bar where the plan shows one."""
     catalog = catalog or Catalog()
     o = plan.options
-    named, asks = _asks(plan, top, catalog)
+    named, asks = asks_of(plan, top, catalog)
     curves = _curves(plan, evaluate, curve_top)
-    got = details(
-        asks,
-        {e: o.run_for(e) for e in {a.engine for a in asks}},
-        catalog,
-        target=o.point_target,
-        runtime=o.burst.runtime,
-        folder=replace(o.sweep, cache=cache).cache_dir(),
-        progress=o.progress,
-    )
+    sweeps = {e: replace(o.sweep_for(e), cache=cache) for e in {a.engine for a in asks}}
+    got = details(asks, sweeps, catalog, progress=o.progress)
     draws = {(a.probe.candidate, a.engine): d.draws_s for a, d in zip(asks, got, strict=True)}
     n = len(plan.rows[:top])
     return ReportData(
