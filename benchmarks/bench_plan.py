@@ -41,6 +41,21 @@ The report is most of the cost and its cache does not hold it: its fixes' draw-b
 and its per-row details are full predictions outside the sweep cache (cohsim.report.content:
 `_fixes`' `draws`, `_details`; the first detail also ranks the 18 priors, 36 more runs of the
 simulation at 100 x 50), made again on every run.
+
+Measured again (28 Nov 2026, 10:13-10:35 UTC, the same VM, load average 2-5; one after the
+other, the state before first, its first minutes beside a small test run at nice 19), after
+the report's full predictions went into the sweep cache (cohsim.plan.pointdetail: the top
+rows' and their fixes' predictions and the ranked priors, read back on the next run; each
+prediction also leaves its point's sweep row, which the fixes' confirmation then reads):
+  before (b7f47e0)  cold 82.9 s  cached 4.9 s  with --html, its own points cold 241.9 s,
+                    cached 234.5 s
+  after (ec6a62d)   cold 59.6 s  cached 3.7 s  with --html 194.9 s, cached 7.5 s
+  after (284e505)   cold 92.5 s  cached 5.9 s  with --html 188.8 s, cached 7.5 s
+(375 points in 7 rounds, 5 confirmed, in each.) A smaller question, `--containers 30
+--layers 10` (340 points in 8 rounds): before, with --html 34.8 s and 28.0 s again (the plan
+alone cached 8.2 s); after (ec6a62d), 26.2 s and 5.7 s (5.1 s). The report's first run is
+still the simulation of the top 3 rows and their fixes at N (4 replicates each) and the
+ranking of the 18 priors for the first row (36 runs: about 40 % of its runs).
 """
 
 from __future__ import annotations
