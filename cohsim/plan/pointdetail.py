@@ -177,18 +177,6 @@ def _key(ask: Ask, run: RunOptions, catalog: Catalog, shared: pointcache.Shared)
     return cache.key_of(doc)
 
 
-def _warn_bad(bad: list[Path]) -> None:
-    """One warning line for the files not believed (a detail asked twice is one file)."""
-    bad = list(dict.fromkeys(bad))
-    if bad:
-        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
-        print(
-            f"cohsim: warning: {bad[0]}{more}: a report's detail that does not match its key "
-            "(edited since it was written?): not used, computed again",
-            file=sys.stderr,
-        )
-
-
 def _keep_row(
     p: Prediction, probe: Probe, sweep: SweepOptions, catalog: Catalog, shared: pointcache.Shared
 ) -> None:
@@ -235,7 +223,7 @@ def details(
                 got[k] = PointDetail.from_doc(doc)
             except (KeyError, TypeError, ValueError):
                 pass  # an older layout: computed again
-    _warn_bad(bad)
+    pointcache.warn_bad(bad)
     todo = {k: a for k, a in zip(keys, asks, strict=True) if k not in got}
     bar = tqdm(
         total=len(got) + len(todo),

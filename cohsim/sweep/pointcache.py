@@ -29,13 +29,15 @@ output bytes, cached or not. The key, the file and the write are cohsim.cache's,
 Where: `SweepOptions.cache` if given; else `$COHSIM_CACHE/sweep` (`COHSIM_CACHE=off` turns it
 off), else `$XDG_CACHE_HOME/cohsim/sweep`, else `~/.cache/cohsim/sweep`. A folder this process
 cannot write in (`writable`) is used read-only: the points it holds are read, new ones are
-not kept (the commands say so in one line).
+not kept (the commands say so in one line). The plan's report keeps its full predictions in
+the same folder, under keys of their own (cohsim.plan.pointdetail).
 
 Format history: schema 1, the key and the row; schema 2 (2026-11-27), also the check.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +146,19 @@ def load(folder: Path | None, key: str, *, bad: list[Path] | None = None) -> dic
     was written) is appended to `bad`; one of another schema is not."""
     row = STORE.load(folder, key, bad=bad)
     return row if isinstance(row, dict) else None
+
+
+def warn_bad(bad: list[Path]) -> None:
+    """One warning line on stderr for the files `load` did not believe, if any (a file asked
+    twice is one)."""
+    bad = list(dict.fromkeys(bad))
+    if bad:
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        print(
+            f"cohsim: warning: {bad[0]}{more}: does not match its key (edited since it was "
+            "written?): not used, computed again",
+            file=sys.stderr,
+        )
 
 
 def save(folder: Path | None, key: str, row: dict[str, Any]) -> None:

@@ -115,14 +115,7 @@ def run_sweep(points: Sequence[SweepPoint], options: SweepOptions | None = None)
             except (KeyError, TypeError):
                 pass  # an older row layout: computed again
     cached = len(rows)
-    bad = list(dict.fromkeys(bad))  # a point asked twice is one file
-    if bad:
-        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
-        print(
-            f"cohsim: warning: {bad[0]}{more}: does not match its key (edited since it was "
-            "written?): not used, computed again",
-            file=sys.stderr,
-        )
+    pointcache.warn_bad(bad)
     todo = list({t.digest: t for t in tasks if t.digest not in rows}.values())
     bar = tqdm(
         total=cached + len(todo),
