@@ -35,12 +35,6 @@ from cohsim.machine.model import Machine
 
 #: seed set r simulates with seeds seed + r * this + j (far from the fit's own seed + j)
 SEED_SET_STRIDE = 7919
-#: 1-worker simulations (seeds seed + j) whose mean each op's excess is measured against: one
-#: run's op mean scatters with the calls' own dispersion (`cpu.call_sigma`, 0.167: a mean of 16
-#: umount_overlay calls at 38.5-43.0 us over nine seeds, sd about 1.4 us, where the op's excess
-#: was +2.1 us against seed 0 alone), and the excess, fixed for the whole fit, carried that
-#: scatter into every candidate's multi-worker runs: 8 runs cut it by about 2.8
-EXTRA_SEEDS = 8
 
 #: strategy -> str(layers) -> mount_bench's own time per call, ns
 ThinkNs = Mapping[str, Mapping[str, float]]
@@ -116,18 +110,13 @@ class BenchSim:
             )
             for s in seeds
         ]
-        return mean_run(sims)
-
-
-def mean_run(sims: Sequence[SimRun]) -> SimRun:
-    """The mean of simulated runs of one shape (each op's mean over the runs that made it)."""
-    ops = sorted(set.intersection(*(set(x.op_means) for x in sims)))
-    return SimRun(
-        statistics.fmean(x.stride_ns for x in sims),
-        statistics.fmean(x.containers_per_s for x in sims),
-        {op: statistics.fmean(x.op_means[op] for x in sims) for op in ops},
-        {op: statistics.fmean(x.op_calls[op] for x in sims) for op in ops},
-    )
+        ops = sorted(set.intersection(*(set(x.op_means) for x in sims)))
+        return SimRun(
+            statistics.fmean(x.stride_ns for x in sims),
+            statistics.fmean(x.containers_per_s for x in sims),
+            {op: statistics.fmean(x.op_means[op] for x in sims) for op in ops},
+            {op: statistics.fmean(x.op_calls[op] for x in sims) for op in ops},
+        )
 
 
 def _shape_terms(
@@ -143,22 +132,17 @@ def _shape_terms(
     think = max(0.0, statistics.median(r.user_ns for r in group))
 
     def one(k: KernelParams) -> SimRun:
-        return mean_run(
-            [
-                simulate_run(
-                    machine,
-                    k,
-                    strategy,
-                    1,
-                    layers,
-                    containers=containers,
-                    think_ns=think,
-                    seed=seed + j,
-                    costs=costs,
-                    baseline_mounts=group[0].baseline_mounts,
-                )
-                for j in range(EXTRA_SEEDS)
-            ]
+        return simulate_run(
+            machine,
+            k,
+            strategy,
+            1,
+            layers,
+            containers=containers,
+            think_ns=think,
+            seed=seed,
+            costs=costs,
+            baseline_mounts=group[0].baseline_mounts,
         )
 
     sim = one(kernel)
