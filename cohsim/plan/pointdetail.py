@@ -33,7 +33,6 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -214,16 +213,7 @@ def details(
     rows = pointcache.Shared.read(on.kernel, on.calibration, runtime, on.pins)
     shared = replace(rows, code=cache.code_digest(SOURCE))
     keys = [_key(a, sweeps[a.engine].run, catalog, shared) for a in asks]
-    got: dict[str, PointDetail] = {}
-    bad: list[Path] = []
-    for k in dict.fromkeys(keys):
-        doc = STORE.load(folder, k, bad=bad)
-        if isinstance(doc, dict):
-            try:
-                got[k] = PointDetail.from_doc(doc)
-            except (KeyError, TypeError, ValueError):
-                pass  # an older layout: computed again
-    pointcache.warn_bad(bad)
+    got = pointcache.read_all(folder, keys, PointDetail.from_doc, STORE)
     todo = {k: a for k, a in zip(keys, asks, strict=True) if k not in got}
     bar = tqdm(
         total=len(got) + len(todo),

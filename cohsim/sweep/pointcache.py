@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cohsim import __version__, cache
 from cohsim.io import catalog_dir, fits_dir, read_text
@@ -50,6 +51,8 @@ from cohsim.machine.catalog import Catalog, machine_to_toml
 from cohsim.predict.options import RunOptions
 from cohsim.predict.pins import check as check_pins
 from cohsim.sweep.grid import SweepPoint
+
+T = TypeVar("T")
 
 #: the module whose `compute` makes a row: its import graph is the code in every key
 SOURCE = "cohsim.sweep.runner"
@@ -148,10 +151,26 @@ def load(folder: Path | None, key: str, *, bad: list[Path] | None = None) -> dic
     return row if isinstance(row, dict) else None
 
 
-def warn_bad(bad: list[Path]) -> None:
-    """One warning line on stderr for the files `load` did not believe, if any (a file asked
-    twice is one)."""
-    bad = list(dict.fromkeys(bad))
+def read_all(
+    folder: Path | None,
+    keys: Sequence[str],
+    parse: Callable[[dict[str, Any]], T],
+    store: cache.Store = STORE,
+) -> dict[str, T]:
+    """Each key's entry kept in `folder` (by `store`: the sweep's rows by default), parsed by
+    `parse`, for the keys that have one; an entry `parse` refuses (KeyError, TypeError,
+    ValueError: an older layout) is left out, to be computed again. The files not believed
+    (another key, edited since they were written) are left out too, with one warning line on
+    stderr for them all (a key asked twice is read once)."""
+    got: dict[str, T] = {}
+    bad: list[Path] = []
+    for key in dict.fromkeys(keys):
+        doc = store.load(folder, key, bad=bad)
+        if isinstance(doc, dict):
+            try:
+                got[key] = parse(doc)
+            except (KeyError, TypeError, ValueError):
+                pass  # an older layout: computed again
     if bad:
         more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
         print(
@@ -159,6 +178,7 @@ def warn_bad(bad: list[Path]) -> None:
             "written?): not used, computed again",
             file=sys.stderr,
         )
+    return got
 
 
 def save(folder: Path | None, key: str, row: dict[str, Any]) -> None:

@@ -24,7 +24,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -105,17 +104,8 @@ def run_sweep(points: Sequence[SweepPoint], options: SweepOptions | None = None)
     shared = pointcache.Shared.read(on.kernel, on.calibration, options.runtime, on.pins)
     tasks = tasks_of(points, options, catalog, shared)
     folder = options.cache_dir()
-    rows: dict[str, Row] = {}
-    bad: list[Path] = []
-    for t in tasks:
-        doc = pointcache.load(folder, t.digest, bad=bad) if t.digest not in rows else None
-        if doc is not None:
-            try:
-                rows[t.digest] = Row.from_dict(doc)
-            except (KeyError, TypeError):
-                pass  # an older row layout: computed again
+    rows = pointcache.read_all(folder, [t.digest for t in tasks], Row.from_dict)
     cached = len(rows)
-    pointcache.warn_bad(bad)
     todo = list({t.digest: t for t in tasks if t.digest not in rows}.values())
     bar = tqdm(
         total=cached + len(todo),

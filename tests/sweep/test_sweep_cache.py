@@ -125,6 +125,30 @@ def test_an_entry_edited_by_hand_is_not_believed(tmp_path):
     assert pointcache.load(tmp_path, "k1", bad=bad) is None and bad == [path]
 
 
+def test_read_all_parses_what_it_believes_and_warns_once(tmp_path, capsys):
+    """The entries kept, parsed; one `parse` refuses (an older layout) left out quietly; files
+    not believed left out with one line for them all; a key asked twice read once."""
+    for k, v in (("k1", 1), ("k2", "old"), ("k3", 3), ("k4", 4)):
+        pointcache.save(tmp_path, k, {"v": v})
+    for k in ("k3", "k4"):  # edited since written
+        doc = json.loads((tmp_path / f"{k}.json").read_text())
+        doc["row"]["v"] = 0
+        (tmp_path / f"{k}.json").write_text(json.dumps(doc))
+
+    def parse(doc):
+        return int(doc["v"])  # "old": ValueError
+
+    got = pointcache.read_all(tmp_path, ["k1", "k2", "k3", "k1", "k4", "k5"], parse)
+    assert got == {"k1": 1}
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"cohsim: warning: {tmp_path / 'k3.json'} and 1 more: does not match its key "
+        "(edited since it was written?): not used, computed again"
+    ]
+    assert pointcache.read_all(None, ["k1"], parse) == {}
+    assert capsys.readouterr().err == ""
+
+
 def test_writable_is_tried_not_read_from_modes(tmp_path, monkeypatch):
     assert pointcache.writable(tmp_path) and pointcache.writable(tmp_path / "new" / "deeper")
     assert pointcache.readonly_note(tmp_path) is None and pointcache.readonly_note(None) is None
