@@ -1,5 +1,6 @@
 """Regenerate models/instances/*.toml, models/servers/*.toml and the matrix index from the facts
-in calibration/data/ (instances.csv, the moto subset, pause_latency.csv, the c2c matrices).
+in calibration/data/ (instances.csv, the moto subset, pause_latency.csv, cache_latency.csv, the
+c2c matrices).
 
 The coherence latencies of measured machines are fitted with cohsim.machine.c2c (the same code as
 `cohsim c2c NAME --vs MATRIX --home H --fit`); proxies copy the fitted values of the machine that
@@ -27,6 +28,70 @@ INST = "calibration/data/reference/instances.csv"
 MOTO = "calibration/data/aws-instance-types/moto_instance_types_subset.json"
 PAUSE = "calibration/data/reference/pause_latency.csv"
 PROXY = "calibration/data/reference/c2c_proxy_map.csv"
+CACHE = "calibration/data/reference/cache_latency.csv"
+
+#: the cache_latency.csv row of each family, and why where it is another family's
+CACHE_ROW = {
+    "cascadelake": ("Intel Skylake-SP / Cascade Lake-SP", ""),
+    "icelake": ("Intel Ice Lake-SP", ""),
+    "sapphirerapids": ("Intel Sapphire Rapids", ""),
+    "graniterapids": ("Intel Granite Rapids (Xeon 6 P-core)", ""),
+    "milan": ("AMD Zen 3 (Milan)", ""),
+    "genoa": ("AMD Zen 4 (Genoa)", ""),
+    "turin": (
+        "AMD Zen 4 (Genoa)",
+        "assumption: the row 'AMD Zen 5 (Turin)' has sizes only; Zen 4's figures stand in (the "
+        "same 1 MiB L2 and 32 MiB L3 a CCD). ",
+    ),
+    "graviton2": ("AWS Graviton2 (Neoverse N1)", ""),
+    "graviton3": (
+        "AWS Graviton2 (Neoverse N1)",
+        "assumption: the row 'AWS Graviton3 (Neoverse V1)' has sizes only; Graviton2's figures "
+        "stand in (the same 1 MiB L2 and 32 MiB shared SLC). ",
+    ),
+    "graviton4": ("AWS Graviton4 (Neoverse V2)", ""),
+}
+#: an L2 load (ns) where the row gives no cycles: the figure its note gives (Intel's TMA L2
+#: hit cost; Arm's pointer chase on c8g.16xlarge)
+L2_NS_NOTED = {
+    "Intel Ice Lake-SP": (4.0, "its note's Intel TMA L2 hit cost, 4 ns"),
+    "Intel Sapphire Rapids": (4.4, "its note's Intel TMA L2 hit cost, 4.4 ns"),
+    "Intel Granite Rapids (Xeon 6 P-core)": (4.4, "its note's Intel TMA L2 hit cost, 4.4 ns"),
+    "AWS Graviton4 (Neoverse V2)": (4.0, "its note's L2 row of Arm's pointer chase, 4.0 ns"),
+}
+
+
+def cache_facts(
+    fam: str, ghz: float, rows: dict[str, dict[str, str]]
+) -> tuple[dict[str, float], str] | None:
+    """The L2 size, an L2 load and an LLC load (ns at `ghz`) of family `fam`, with their
+    source; None where cache_latency.csv has nothing for it. Cycles run at the core's clock
+    (AMD's L3 too); Intel's mesh L3 and Arm's SLC are taken in ns as the row gives them."""
+    if fam not in CACHE_ROW:
+        return None
+    name, why = CACHE_ROW[fam]
+    r = rows[name]
+    if r["l2_cycles"]:
+        l2 = float(r["l2_cycles"]) / ghz
+        l2_src = f"l2_cycles {r['l2_cycles']} / freq_ghz"
+    else:
+        l2, noted = L2_NS_NOTED[name]
+        l2_src = noted
+    if r["llc_ns"]:
+        llc = float(r["llc_ns"])
+        llc_src = f"llc_ns {r['llc_ns']}"
+    else:
+        llc = float(r["llc_cycles"]) / ghz
+        llc_src = f"llc_cycles {r['llc_cycles']} / freq_ghz"
+    src = (
+        f"{why}{CACHE} row '{name}': l2_kib {r['l2_kib']}; l2_load_ns = {l2_src}; "
+        f"llc_load_ns = {llc_src} (its note and source say where each comes from)"
+    )
+    return {
+        "l2_kib": float(r["l2_kib"]),
+        "l2_load_ns": round(l2, 2),
+        "llc_load_ns": round(llc, 2),
+    }, src
 
 
 def _as_skylake(unknown: str, note: str = "") -> tuple[float, str]:
@@ -184,6 +249,16 @@ def placeholder(topo: Topology) -> Coherence:
     )
 
 
+def with_caches(m: Machine, rows: dict[str, dict[str, str]]) -> Machine:
+    """`m` with its family's cache figures and their source, where there are any."""
+    facts = cache_facts(m.family, m.microarch.freq_ghz, rows)
+    if facts is None:
+        return m
+    values, src = facts
+    sources = {**m.sources, **{f"microarch.{k}": src for k in values}}
+    return replace(m, microarch=replace(m.microarch, **values), sources=sources)
+
+
 def fitted(m: Machine, matrix: str) -> tuple[Machine, str]:
     meas = read_matrix(C2C / matrix)
     rel = f"calibration/data/core-to-core-latency/{matrix}"
@@ -194,6 +269,7 @@ def fitted(m: Machine, matrix: str) -> tuple[Machine, str]:
 def main() -> None:
     rows = {r["instance"]: r for r in csv.DictReader(open(DATA / "reference" / "instances.csv"))}
     moto = json.load(open(DATA / "aws-instance-types" / "moto_instance_types_subset.json"))
+    caches = {r["uarch"]: r for r in csv.DictReader(open(ROOT / CACHE))}
     out: dict[str, Machine] = {}
     index = []
 
@@ -229,6 +305,7 @@ def main() -> None:
                 "microarch.freq_ghz": fsrc_text,
             },
         )
+        m = with_caches(m, caches)
         m, home = fitted(m, matrix)
         out[name] = m
         index.append((matrix, name, fam, home))
@@ -287,6 +364,7 @@ def main() -> None:
                 "microarch.freq_ghz": fsrc,
             },
         )
+        m = with_caches(m, caches)
         if inst in AWS_MEASURED:
             m, home = fitted(m, AWS_MEASURED[inst])
             index.append((AWS_MEASURED[inst], inst, fam, home))

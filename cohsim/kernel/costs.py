@@ -102,6 +102,12 @@ class KernelParams:
     #: every walk of a peer ring (the ops' per-peer costs, the mountinfo ring steps) against
     #: the measured lines they come from: the hosts measured differ by x0.55-x1.98 (a prior)
     peer_walk_scale: float = 1.0
+    #: a peer walk on a machine whose caches are known and whose walks were not measured
+    #: (cohsim.kernel.walk.walks_for): the loads a peer costs while the ring fits in the L2
+    #: and beyond it, and the bytes of L2 a peer holds (the ring's knee: the L2 over them)
+    peer_l2_loads: float = 2.75
+    peer_llc_loads: float = 1.9
+    peer_bytes: float = 900.0
     #: the core clock (GHz) of the host the CPU work was measured on, and that host's effective
     #: clock over it (a prior): the work runs at the target's clock (cohsim.kernel.corespeed)
     reference_ghz: float = 2.0
@@ -186,6 +192,9 @@ _TABLES = {
         "service_namespaces": "service_namespaces",
         "peer_step_ns": "peer_step_ns",
         "peer_walk_scale": "peer_walk_scale",
+        "peer_l2_loads": "peer_l2_loads",
+        "peer_llc_loads": "peer_llc_loads",
+        "peer_bytes": "peer_bytes",
     },
 }
 #: OpCost's counts of locked-reader sections (integers in the file)
@@ -207,6 +216,9 @@ _MINIMUMS = {
     "background.overlay_line_bytes": 1.0,
     "background.systemd_read_bytes": 1.0,
     "launch.walk_interval_ns": 1.0,
+    "propagation.peer_l2_loads": 0.1,
+    "propagation.peer_llc_loads": 0.1,
+    "propagation.peer_bytes": 64.0,
     "background.daemon_walk_interval_ns": 1.0,
 }
 

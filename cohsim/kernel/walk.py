@@ -9,6 +9,17 @@ lines, the sum over its bands of the elements in each times the band's scale; el
 
 Both engines price a state's walks through here: the simulation per call
 (cohsim.kernel.callcost), the analytic engine over whole arrays of states (`units_array`).
+
+Where a machine's walks were not measured but its caches are known (the catalog's instances:
+`Microarch.l2_kib`, `l2_load_ns`, `llc_load_ns`, public figures), `walks_for` gives the bands
+its caches imply: a walk is a chase of dependent loads over the ring's mounts, so a peer
+costs `peer_l2_loads` loads at the L2's latency while the ring fits in the walker's L2 and
+`peer_llc_loads` at the last-level cache's beyond it, the knee where the ring's
+`peer_bytes` a peer fill the L2. Measured on the hosts that ran both the ring and a pointer
+chase (models/kernel/linux-6.18.toml's sources say where): 2.5-3.0 L2 loads a peer below the
+knee on both Emerald Rapids VMs, 1.2-2.6 loads at the LLC's latency beyond it on those and
+the AMD VM. Each band's scale is its cost a peer over the kernel model's line
+(`move_mount`'s `per_peer_ns`, measured on the AMD VM), on the peers and the children alike.
 """
 
 from __future__ import annotations
@@ -16,7 +27,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from cohsim.machine.parts import Band
+from cohsim.kernel.costs import KernelParams
+from cohsim.machine.model import Machine
+from cohsim.machine.parts import Band, Walks
 
 
 def units(n: float, bands: tuple[Band, ...]) -> float:
@@ -44,3 +57,30 @@ def units_array(n: NDArray[np.float64], bands: tuple[Band, ...]) -> NDArray[np.f
         hi = bands[i + 1][0] if i + 1 < len(bands) else np.inf
         out += (np.clip(n, lo, hi) - lo) * scale
     return out
+
+
+def cache_bands(machine: Machine, kernel: KernelParams) -> tuple[Band, ...]:
+    """The bands of a peer walk that `machine`'s caches imply under `kernel` (empty where
+    they are not known): the L2's band from 0, the LLC's from the knee."""
+    micro = machine.microarch
+    line = kernel.op("move_mount").per_peer_ns
+    if micro.l2_kib is None or micro.l2_load_ns is None or micro.llc_load_ns is None:
+        return ()
+    if not line > 0:
+        return ()
+    knee = micro.l2_kib * 1024.0 / kernel.peer_bytes
+    in_l2 = kernel.peer_l2_loads * micro.l2_load_ns / line
+    past = kernel.peer_llc_loads * micro.llc_load_ns / line
+    return ((0.0, in_l2), (knee, past))
+
+
+def walks_for(machine: Machine, kernel: KernelParams) -> Walks:
+    """How `machine`'s list walks bend with their length under `kernel`: its measured
+    [walks] where it has them, else the bands its caches imply (`cache_bands`), else none
+    (the kernel model's line at every length)."""
+    if machine.walks:
+        return machine.walks
+    bands = cache_bands(machine, kernel)
+    if not bands:
+        return machine.walks
+    return Walks(children=bands, peers=bands)

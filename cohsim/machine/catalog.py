@@ -9,7 +9,9 @@ Format history:
   schema 1 — topology, microarch (pause_cycles, freq_ghz), coherence (per-class latencies),
              sources; an optional [walks] table (`children_from`, `children_scale`,
              `peers_from`, `peers_scale`: arrays, cohsim.machine.parts.Walks) where a list walk's
-             cost against its length was measured.
+             cost against its length was measured; optional microarch keys `l2_kib`,
+             `l2_load_ns`, `llc_load_ns` (all three or none: the caches the walks run from
+             where they were not measured, cohsim.kernel.walk).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ _TABLES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "pause_cycles": ((int, float), True),
         "freq_ghz": ((int, float), True),
         "corun_slowdown": ((int, float), False),
+        "l2_kib": ((int, float), False),
+        "l2_load_ns": ((int, float), False),
+        "llc_load_ns": ((int, float), False),
     },
     "coherence": {
         "smt_ns": ((int, float), False),

@@ -98,6 +98,10 @@ class Topology:
         return self.sockets * self.llc_domains_per_socket
 
 
+#: Microarch's cache figures: all three given or none
+CACHE_KEYS = ("l2_kib", "l2_load_ns", "llc_load_ns")
+
+
 @dataclass(frozen=True)
 class Microarch:
     """The core's microarchitecture, as far as spinning on a lock is concerned."""
@@ -109,6 +113,13 @@ class Microarch:
     #: topology does not show (a VM's vCPUs on SMT siblings or shared host cores); measured by
     #: calibration/bench/corun_bench.c. 1 on bare metal, where SMT is modelled from the topology.
     corun_slowdown: float = 1.0
+    #: the caches a walk of the kernel's mount lists runs from (cohsim.kernel.walk prices the
+    #: walks by them where no [walks] were measured): a core's private L2 (KiB), one load that
+    #: hits it and one that hits the last-level cache (ns at `freq_ghz`: public figures,
+    #: calibration/data/reference/cache_latency.csv). None: not known (the kernel model's line)
+    l2_kib: float | None = None
+    l2_load_ns: float | None = None
+    llc_load_ns: float | None = None
 
     def __post_init__(self) -> None:
         if not self.pause_cycles > 0:
@@ -117,6 +128,24 @@ class Microarch:
             raise CohsimError(f"freq_ghz must be positive, not {self.freq_ghz}")
         if not self.corun_slowdown >= 1.0:
             raise CohsimError(f"corun_slowdown must be at least 1, not {self.corun_slowdown}")
+        caches = {k: getattr(self, k) for k in CACHE_KEYS}
+        given = [k for k, v in caches.items() if v is not None]
+        if given and len(given) != len(caches):
+            missing = ", ".join(k for k in CACHE_KEYS if k not in given)
+            raise CohsimError(f"{', '.join(given)} given without {missing}: give all three")
+        for key in given:
+            if not (math.isfinite(caches[key]) and caches[key] > 0):
+                raise CohsimError(f"{key} must be a positive number, not {caches[key]}")
+        if given and caches["llc_load_ns"] < caches["l2_load_ns"]:
+            raise CohsimError(
+                f"llc_load_ns ({caches['llc_load_ns']}) must be at least l2_load_ns "
+                f"({caches['l2_load_ns']})"
+            )
+
+    @property
+    def caches_known(self) -> bool:
+        """Whether the L2 and LLC figures are given."""
+        return self.llc_load_ns is not None
 
     @property
     def pause_ns(self) -> float:

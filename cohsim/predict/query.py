@@ -44,6 +44,7 @@ from cohsim.errors import UsageError
 from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.calls import PAGE_BYTES, TABLE, Step, plan_calls
 from cohsim.kernel.costs import KernelParams
+from cohsim.kernel.walk import walks_for
 from cohsim.machine.model import Machine
 from cohsim.predict.pins import close_names
 from cohsim.predict.question import Burst
@@ -260,7 +261,7 @@ def op_cost(
         raise UsageError(f"layers must be at least 1, not {layers}")
     sum_ns = percpu_sum_ns(machine, kernel)
     step = _with_layers(step_of(op, strategy, runtime, kernel, sum_ns), kernel, layers)
-    cc = CallCosts(kernel, sum_ns, walks=machine.walks)
+    cc = CallCosts(kernel, sum_ns, walks=walks_for(machine, kernel))
     sections = {
         "unlocked": _unlocked(step, sum_ns),
         "namespace_sem write hold": _write_hold(cc, step, state),

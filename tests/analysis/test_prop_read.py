@@ -112,25 +112,26 @@ def test_hosts_compare_as_the_readme_says() -> None:
     assert "move_mount 75.6 / 74.3 = 1.02" in readme and "75.6 / 74.3 = 1.02" in pair
 
 
-def test_burst_walk_launch_grows_with_the_per_peer_cost() -> None:
+def test_burst_walk_short_ring_hardly_moves_with_the_per_peer_cost() -> None:
     out = run("prop_read.burst_walk", "m7i.metal-48xl", "20", "10")
-    assert "per-peer keys scaled: 3" in out
+    assert "walk scale keys set: 1" in out
     rows = re.findall(r"\n +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)", out)
-    assert [float(r[0]) for r in rows] == [0.6, 1.0, 1.3, 2.0]
-    # at 20 x 10 the ring is short: the launch moves by under 2 % (one seed's scatter is as
-    # large), the mount phase's end by a few % from the least to the most per-peer cost
+    assert [float(r[0]) for r in rows] == [0.68, 1.0, 1.3, 1.75]
+    # at 20 x 10 the ring is short, inside the L2 of the machine's caches (cohsim.kernel.walk:
+    # 0.37 of the line a peer): the launch moves by under 2 % and the mount phase's end (40 ms)
+    # by under 10 % (one seed's scatter is as large) from the least to the most per-peer cost
     launch = [float(r[2]) for r in rows]
     assert all(abs(x - 1.0) < 0.02 for x in launch)
     mount_end = [float(r[4]) for r in rows]
-    assert mount_end[-1] > mount_end[0]
+    assert all(abs(x - 1.0) < 0.10 for x in mount_end)
 
 
-def test_scaled_kernel_multiplies_every_per_peer_cost_and_nothing_else() -> None:
+def test_scaled_kernel_scales_the_walks_and_nothing_else() -> None:
     from calibration.analysis.prop_read.burst_walk import scaled_kernel
 
-    text = "per_peer_ns = 37.5       # x\nmount_lock_per_peer_ns = 32.7\nper_child_ns = 26.0\n"
-    assert scaled_kernel(text, 2.0) == (
-        "per_peer_ns = 75.0       # x\nmount_lock_per_peer_ns = 65.4\nper_child_ns = 26.0\n"
+    text = "peer_step_ns = 13.19\npeer_walk_scale = 1.0          # x\nper_peer_ns = 37.5\n"
+    assert scaled_kernel(text, 1.3) == (
+        "peer_step_ns = 13.19\npeer_walk_scale = 1.3          # x\nper_peer_ns = 37.5\n"
     )
 
 

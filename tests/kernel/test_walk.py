@@ -1,5 +1,6 @@
 """A list walk in the kernel model's lines (cohsim.kernel.walk): the line where nothing was
-measured, each band's scale on the elements in it, the same floats one at a time and in arrays."""
+measured or known, each band's scale on the elements in it, the same floats one at a time and
+in arrays, and the bands a machine's caches imply."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohsim.kernel.walk import units, units_array
+from cohsim.errors import CohsimError
+from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.walk import cache_bands, units, units_array, walks_for
+from cohsim.machine.parts import Microarch
 
 BANDS = ((0.0, 0.5), (1000.0, 2.0), (5000.0, 4.0))
 
@@ -43,3 +47,56 @@ def test_a_walk_bends_as_the_16_vcpu_host_measured(catalog):
     assert units(1000.0, bands) / 1000.0 == pytest.approx(0.375)
     assert 1.5 < units(10_000.0, bands) / 10_000.0 < 2.5
     assert not catalog.get("m7i.metal-24xl").walks
+
+
+def test_a_machine_with_known_caches_walks_at_their_loads(catalog):
+    """A catalog machine's caches price its walks (cohsim.kernel.walk.cache_bands): below the
+    knee (the L2 over the bytes a peer holds) each peer costs the L2 loads, beyond it the LLC
+    loads, each over the kernel model's line (move_mount's per-peer cost)."""
+    k = load_kernel()
+    m = catalog.get("m7i.metal-24xl")
+    micro, line = m.microarch, k.op("move_mount").per_peer_ns
+    (start, low), (knee, high) = cache_bands(m, k)
+    assert start == 0.0 and knee == pytest.approx(micro.l2_kib * 1024 / k.peer_bytes)
+    assert low * line == pytest.approx(k.peer_l2_loads * micro.l2_load_ns)
+    assert high * line == pytest.approx(k.peer_llc_loads * micro.llc_load_ns)
+    assert walks_for(m, k).peers == walks_for(m, k).children == cache_bands(m, k)
+    # the per-op costs set only the ratios between the ops: doubling the line leaves a
+    # move_mount's walk as it was
+    doubled = k.with_values(**{"move_mount.per_peer_ns": 2 * line})
+    assert units(5000.0, cache_bands(m, doubled)) * 2 * line == pytest.approx(
+        units(5000.0, cache_bands(m, k)) * line
+    )
+
+
+def test_a_chiplet_walks_a_burst_ring_cheaper_than_a_mesh(catalog):
+    """Past the L2 the ring is in the LLC: an AMD core complex's own L3 (50 cycles at 3.7 GHz)
+    against a Sapphire Rapids mesh's (37 ns, Intel's TMA constant) and Skylake-SP's (20.5)."""
+    k = load_kernel()
+    cost = {
+        name: units(5000.0, walks_for(catalog.get(name), k).peers)
+        for name in ("m7a.24xlarge", "r5.metal", "m7i.metal-24xl")
+    }
+    assert cost["m7a.24xlarge"] < cost["r5.metal"] < cost["m7i.metal-24xl"]
+
+
+def test_measured_walks_win_and_unknown_caches_keep_the_line(catalog):
+    k = load_kernel()
+    host = catalog.get("devvm-16cpu-intel-xeon-f6m207")
+    assert walks_for(host, k) is host.walks
+    vm = catalog.get("devvm-2cpu-intel-xeon-f6m167")
+    assert not vm.microarch.caches_known and not walks_for(vm, k)
+    assert cache_bands(vm, k) == ()
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"l2_kib": 1024.0}, "l2_kib given without l2_load_ns, llc_load_ns: give all three"),
+        ({"l2_kib": 1024.0, "l2_load_ns": 5.0, "llc_load_ns": 4.0}, "must be at least"),
+        ({"l2_kib": -1.0, "l2_load_ns": 5.0, "llc_load_ns": 40.0}, "positive number"),
+    ],
+)
+def test_cache_figures_come_all_together_and_make_sense(values, message):
+    with pytest.raises(CohsimError, match=message):
+        Microarch("x", 140.0, 3.0, **values)

@@ -12,6 +12,7 @@ from test_model import machines
 
 from cohsim.errors import CohsimError
 from cohsim.machine.catalog import Catalog, load_machine, machine_from_dict, machine_to_toml
+from cohsim.machine.parts import CACHE_KEYS
 
 #: Every machine file of the catalog, by name (what Catalog().get takes).
 MACHINE_FILES = sorted(
@@ -159,6 +160,10 @@ def test_good_file_loads(tmp_path):
         (("schema = 1", "schema = 7"), r"schema 7 is not supported"),
         (("[coherence]", "[coherence\n"), r"invalid TOML"),
         (("[microarch]", "[microarch]\nturbo_ghz = 4.0"), r"unknown key microarch\.turbo_ghz"),
+        (
+            ("freq_ghz = 3.0\n", "freq_ghz = 3.0\nl2_kib = 1024.0\n"),
+            r"l2_kib given without l2_load_ns, llc_load_ns: give all three",
+        ),
     ],
 )
 def test_bad_files_fail_with_one_line_naming_file_and_key(tmp_path, edit, message):
@@ -186,6 +191,19 @@ def test_a_file_with_walks_loads_and_round_trips(tmp_path):
     back = tmp_path / "back.toml"
     back.write_text(machine_to_toml(m))
     assert load_machine(back) == m
+
+
+def test_a_file_with_caches_loads_and_round_trips(tmp_path):
+    caches = "l2_kib = 2048.0\nl2_load_ns = 4.4\nllc_load_ns = 37.0\n"
+    sources = "".join(f'"microarch.{k}" = "assumption: a test machine"\n' for k in CACHE_KEYS)
+    p = tmp_path / "tiny.toml"
+    p.write_text(GOOD.replace("freq_ghz = 3.0\n", "freq_ghz = 3.0\n" + caches) + sources)
+    m = load_machine(p)
+    assert m.microarch.caches_known and m.microarch.llc_load_ns == 37.0
+    back = tmp_path / "back.toml"
+    back.write_text(machine_to_toml(m))
+    assert load_machine(back) == m
+    assert not load_machine(_good(tmp_path)).microarch.caches_known
 
 
 def _good(tmp_path):

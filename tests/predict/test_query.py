@@ -9,6 +9,7 @@ import pytest
 from cohsim.errors import UsageError
 from cohsim.kernel.callcost import CallCosts, percpu_sum_ns
 from cohsim.kernel.costs import load_kernel
+from cohsim.kernel.walk import walks_for
 from cohsim.machine.catalog import Catalog
 from cohsim.predict.query import State, human, mountinfo_cost, op_cost, step_of
 
@@ -25,7 +26,7 @@ def test_the_write_hold_is_callcosts_split_in_parts():
     a = op_cost(M, K, "move_mount", st)
     sum_ns = percpu_sum_ns(M, K)
     step = step_of("move_mount", "per-layer", "runc", K, sum_ns)
-    cc = CallCosts(K, sum_ns)
+    cc = CallCosts(K, sum_ns, walks=walks_for(M, K))
     hold = cc.write_hold_at(step, cc.row(step.name, step.op), 5000, 2000, 1999, 50)
     assert a.section_ns("namespace_sem write hold") == pytest.approx(hold)
     parts = _parts(a, "namespace_sem write hold")

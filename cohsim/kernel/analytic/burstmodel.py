@@ -86,6 +86,7 @@ from cohsim.kernel.callcost import CallCosts, grace_period_ns, percpu_sum_ns
 from cohsim.kernel.costs import KernelParams
 from cohsim.kernel.linetake import LineTakes
 from cohsim.kernel.smt import slowdown
+from cohsim.kernel.walk import walks_for
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import Trace
 
@@ -124,7 +125,7 @@ class BurstModel:
         sum_ns = percpu_sum_ns(machine, kernel)
         self.sum_ns: float | Array = sum_ns
         takes = LineTakes(machine, kernel.walk_interval_ns)
-        self.cc = CallCosts(kernel, sum_ns, takes, machine.walks)
+        self.cc = CallCosts(kernel, sum_ns, takes, walks_for(machine, kernel))
         #: the node daemons' CPUs walking paths, counted at a runtime's walk rate (as the
         #: simulation's mountlock does): where the closed form prices mount_lock's line
         walking = kernel.daemon_cpus * kernel.walk_interval_ns / kernel.daemon_walk_interval_ns

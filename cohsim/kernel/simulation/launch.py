@@ -73,6 +73,7 @@ from cohsim.kernel.simulation.rwsem import RWSem
 from cohsim.kernel.simulation.sections import Sections
 from cohsim.kernel.simulation.threads import Factors, Waits
 from cohsim.kernel.smt import slowdown_rows
+from cohsim.kernel.walk import walks_for
 from cohsim.machine.model import Machine
 from cohsim.workload.trace import SyscallEvent, Trace
 
@@ -158,7 +159,7 @@ class LaunchSim:
         self.percpu_sum_ns = percpu_sum_ns(machine, kernel)
         self.wake_table, self.wake_ns = kernel.wake_table, kernel.wake_ns  # (read natively)
         #: a call's costs now
-        self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes, machine.walks)
+        self.cc = CallCosts(kernel, self.percpu_sum_ns, self.ml.takes, walks_for(machine, kernel))
         #: a call's lock sections beside namespace_sem's own
         self.sec = Sections(self.nss, self.pcpu, self.ml, self.table, self.cc, self.tally)
         self.rcu = GracePeriods(self.env, self.ml, self._gp_ns, self._gp_cpu_wait)
