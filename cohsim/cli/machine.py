@@ -14,6 +14,7 @@ from cohsim.machine.c2c import compare, detect_home, fit
 from cohsim.machine.catalog import Catalog, machine_to_toml, summary_row
 from cohsim.machine.matrix import home_from_text, home_to_text, read_matrix
 from cohsim.machine.model import Machine
+from cohsim.machine.parts import CACHE_KEYS
 
 #: What `cohsim machines` prints of each catalog.summary_row (--json gives all of it).
 TABLE_COLUMNS = (
@@ -60,6 +61,9 @@ def _show_doc(m: Machine) -> dict[str, Any]:
             "pause_cycles": m.microarch.pause_cycles,
             "pause_ns": round(m.microarch.pause_ns, 3),
             "freq_ghz": m.microarch.freq_ghz,
+            "caches": {k: getattr(m.microarch, k) for k in CACHE_KEYS}
+            if m.microarch.caches_known
+            else None,
             "coherence_ns": m.coherence.values(),
             "class_latency_ns": {c.label: round(v, 3) for c, v in m.class_latency_ns(0).items()},
             "graph": {
@@ -100,6 +104,12 @@ def _show(args: argparse.Namespace) -> int:
         f"  PAUSE {m.microarch.pause_cycles:g} cycles at {m.microarch.freq_ghz:g} GHz = "
         f"{m.microarch.pause_ns:.1f} ns"
     )
+    micro = m.microarch
+    if micro.caches_known:  # what the walks of the kernel's mount lists cost here
+        print(
+            f"  L2 {micro.l2_kib:g} KiB, a load {micro.l2_load_ns:g} ns; "
+            f"a last-level cache load {micro.llc_load_ns:g} ns"
+        )
     for cls, v in d["class_latency_ns"].items():
         print(f"  {cls:>13s}: {v:7.1f} ns")
     print("  sources:")

@@ -41,7 +41,15 @@ def test_show_json_and_plot(capsys, tmp_path):
     code, out, _ = run(capsys, "show", "m7a.24xlarge", "--json", "--plot", str(png))
     doc = json.loads(out)["machine"]
     assert code == 0 and doc["llc_domains"] == 12 and doc["vcpus"] == 96
+    assert doc["caches"] == {"l2_kib": 1024.0, "l2_load_ns": 3.78, "llc_load_ns": 13.51}
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_show_says_the_caches_where_known(capsys):
+    _, out, _ = run(capsys, "show", "m7i.metal-24xl")
+    assert "  L2 2048 KiB, a load 4.4 ns; a last-level cache load 37 ns" in out.splitlines()
+    _, out, _ = run(capsys, "show", "devvm-2cpu-intel-xeon-f6m167")
+    assert "last-level cache" not in out
 
 
 def test_c2c_vs_matrix_json(capsys):
