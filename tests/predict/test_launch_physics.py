@@ -190,7 +190,9 @@ def test_the_closed_form_orders_the_machines_as_published():
     """The analytic engine at the nominal priors (deterministic) gives the published order:
     r5.metal slowest (+2.4 %) and m7a.24xlarge fastest (+29 %) of the three, SMT off faster
     (+4.4 %), two sockets slower than one (+6.6 %); each over the whole range of every prior
-    taken one at a time (calibration/analysis/machine_order/README.md)."""
+    taken one at a time but one: r5.metal is slowest only while a ring peer holds less than
+    about 950 B of L2 (`propagation.peer_bytes`, prior 315-2,100 B: calibration/analysis/
+    machine_order/README.md)."""
     r5, m7i, smt_off, two, m7a = (_launch_p50("analytic", n, s, 100) for n, s in ORDER)
     assert r5 > max(m7i, m7a) and m7a < min(r5, m7i)
     assert smt_off < m7i < two

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from cohsim.kernel.callcost import CallCosts, OpRow
 from cohsim.kernel.calls import Plan, Step
 from cohsim.kernel.walk import units_array
+from cohsim.machine.parts import Band
 
 Array = NDArray[np.float64]
 
@@ -140,6 +141,9 @@ class StepArrays:
         #: how the machine's walks bend (cohsim.kernel.walk): the columns are read off per
         #: line, and `walked` puts each state's peer group and binds in lines
         self.peer_bands, self.child_bands, self.bent = cc.peer_bands, cc.child_bands, cc.bent
+        #: stacked replicates whose walks bend differently (their kernels' `peer_bytes`
+        #: drawn apart): each replicate's (peer, child) bands, in the replicate axis' order
+        self.bands_each: list[tuple[tuple[Band, ...], tuple[Band, ...]]] | None = None
         #: the distinct calls' columns, and which of them each call is
         self.distinct = self._table(plan.distinct, cc.unwalked(), mean_factor)
         self.which = which = np.array(plan.which, dtype=np.intp)
@@ -191,6 +195,9 @@ class StepArrays:
         out.__dict__.update(first.__dict__)
         out.derived = {}
         out._values(np.stack([a.distinct for a in arrays])[:, first.which])
+        bands = [(a.peer_bands, a.child_bands) for a in arrays]
+        if any(b != bands[0] for b in bands):
+            out.bands_each, out.bent = bands, True
         return out
 
     @staticmethod
@@ -256,9 +263,20 @@ class StepArrays:
         what the write holds' R and B coefficients, read off per line, multiply."""
         if not self.bent:
             return st
-        out = np.array(st, dtype=float)
-        out[..., 1] = units_array(out[..., 1], self.peer_bands)
-        out[..., 2] = units_array(out[..., 2], self.child_bands)
+        each = self.bands_each
+        if each is None:
+            out = np.array(st, dtype=float)
+            out[..., 1] = units_array(out[..., 1], self.peer_bands)
+            out[..., 2] = units_array(out[..., 2], self.child_bands)
+            return out
+        # each replicate's block with its own bands (a state without the replicate axis is
+        # every replicate's)
+        st = np.asarray(st, dtype=float)
+        shape = st.shape if st.ndim >= 3 else (len(each), *st.shape)
+        out = np.array(np.broadcast_to(st, shape), dtype=float)
+        for r, (peers, children) in enumerate(each):
+            out[r, ..., 1] = units_array(out[r, ..., 1], peers)
+            out[r, ..., 2] = units_array(out[r, ..., 2], children)
         return out
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:

@@ -280,3 +280,21 @@ def test_joined_replicates_are_each_models_own_to_the_bit(catalog, machine, stra
         BurstModel.joined(
             [models[0], BurstModel(m, k, burst_workload(strategy, n + 1, 6), layers=6)]
         )
+
+
+def test_joined_replicates_with_their_own_knees_are_each_models_own_to_the_bit(catalog):
+    """Replicates whose drawn `peer_bytes` put the ring's knee apart (cohsim.kernel.walk:
+    the L2 over the bytes a peer holds), with a ring that passes some knees and not others:
+    each replicate walks with its own bands, as its model alone does."""
+    from cohsim.kernel.corespeed import at_clock
+
+    m, k = catalog.get("m7a.24xlarge"), load_kernel()
+    trace = burst_workload("per-layer", 60, 20, seed=2)
+    kernels = [at_clock(k.with_values(peer_bytes=b), m) for b in (315.0, 900.0, 2100.0)]
+    models = [BurstModel(m, kk, trace, layers=20) for kk in kernels]
+    joined = BurstModel.joined(models)
+    assert joined.a.bands_each is not None
+    estimates = [x.estimate() for x in models]
+    assert [vars(r) for r in joined.estimates()] == [vars(e) for e in estimates]
+    # the later knee (fewer bytes a peer) walks the 1,200-peer ring in the L2: shorter
+    assert max(estimates[0].mount_each_ns) < max(estimates[2].mount_each_ns)
