@@ -144,6 +144,9 @@ class StepArrays:
         #: stacked replicates whose walks bend differently (their kernels' `peer_bytes`
         #: drawn apart): each replicate's (peer, child) bands, in the replicate axis' order
         self.bands_each: list[tuple[tuple[Band, ...], tuple[Band, ...]]] | None = None
+        self._band_tables: tuple[BandTable, BandTable] | None = None  #: `walked`'s, made once
+        #: `walked`'s last states and answer (the states held: their id is not reused)
+        self._walked: tuple[Array | None, Array] = (None, np.zeros(0))
         #: the distinct calls' columns, and which of them each call is
         self.distinct = self._table(plan.distinct, cc.unwalked(), mean_factor)
         self.which = which = np.array(plan.which, dtype=np.intp)
@@ -197,7 +200,8 @@ class StepArrays:
         out._values(np.stack([a.distinct for a in arrays])[:, first.which])
         bands = [(a.peer_bands, a.child_bands) for a in arrays]
         if any(b != bands[0] for b in bands):
-            out.bands_each, out.bent = bands, True
+            out.bands_each, out.bent, out._band_tables = bands, True, None
+        out._walked = (None, np.zeros(0))
         return out
 
     @staticmethod
@@ -260,9 +264,20 @@ class StepArrays:
     def walked(self, st: Array) -> Array:
         """States `st` with their peer group R and binds B as the lines their walks cost
         (cohsim.kernel.walk.units_array; `st` itself where the machine's walks do not bend):
-        what the write holds' R and B coefficients, read off per line, multiply."""
+        what the write holds' R and B coefficients, read off per line, multiply. The last
+        answer is kept for the same `st` (the holds, parts and nested sections of one set of
+        states ask in turn), read-only."""
         if not self.bent:
             return st
+        if st is self._walked[0]:
+            return self._walked[1]
+        out = self._walk(st)
+        out.flags.writeable = False
+        self._walked = (st, out)
+        return out
+
+    def _walk(self, st: Array) -> Array:
+        """`walked`'s answer, made."""
         each = self.bands_each
         if each is None:
             out = np.array(st, dtype=float)
@@ -274,9 +289,17 @@ class StepArrays:
         st = np.asarray(st, dtype=float)
         shape = st.shape if st.ndim >= 3 else (len(each), *st.shape)
         out = np.array(np.broadcast_to(st, shape), dtype=float)
-        for r, (peers, children) in enumerate(each):
-            out[r, ..., 1] = units_array(out[r, ..., 1], peers)
-            out[r, ..., 2] = units_array(out[r, ..., 2], children)
+        if self._band_tables is None:
+            self._band_tables = (
+                _band_table([peers for peers, _ in each]),
+                _band_table([children for _, children in each]),
+            )
+        peers, children = self._band_tables
+        if all(p == c for p, c in each):  # (a machine's cache bands: both walks alike)
+            out[..., 1:3] = _units_each(out[..., 1:3], peers)
+            return out
+        out[..., 1] = _units_each(out[..., 1], peers)
+        out[..., 2] = _units_each(out[..., 2], children)
         return out
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
@@ -303,3 +326,37 @@ class StepArrays:
         """Mounts calls `idx` put after their grace periods at states `st`."""
         p = self.puts[..., idx, :]
         return p[..., 0] + p[..., 1] * st[..., 0] + p[..., 2] * st[..., 3]
+
+
+#: each replicate's bands as `_units_each` reads them: the bands themselves (counts differ)
+#: or, where every replicate has as many, (starts, ends, scales), each replicate x band
+BandTable = list[tuple[Band, ...]] | tuple[Array, Array, Array]
+
+
+def _band_table(bands: list[tuple[Band, ...]]) -> BandTable:
+    """`bands` (one tuple a replicate) as `_units_each` reads them."""
+    count = len(bands[0])
+    if count == 0 or any(len(b) != count for b in bands):
+        return bands
+    table = np.array(bands, dtype=float)  # replicate, band, (start, scale)
+    starts = table[:, :, 0]
+    ends = np.concatenate([starts[:, 1:], np.full((len(bands), 1), np.inf)], axis=1)
+    return starts, ends, table[:, :, 1]
+
+
+def _units_each(n: Array, table: BandTable) -> Array:
+    """`units_array` of each replicate's row of `n` (the leading axis) with its own bands:
+    the same operations in the same order, element by element, so the same floats; at once
+    where every replicate has as many bands (a machine's cache bands), else row by row."""
+    if isinstance(table, list):
+        if not table[0] and all(not b for b in table):
+            return n
+        return np.stack([units_array(row, b) for row, b in zip(n, table, strict=True)])
+    starts, ends, scales = table
+    shape = (len(starts),) + (1,) * (n.ndim - 1)
+    out = np.zeros_like(n, dtype=float)
+    for i in range(starts.shape[1]):
+        lo = starts[:, i].reshape(shape)
+        hi = ends[:, i].reshape(shape)
+        out += (np.minimum(np.maximum(n, lo), hi) - lo) * scales[:, i].reshape(shape)
+    return out
