@@ -107,7 +107,7 @@ class KernelParams:
     #: and beyond it, and the bytes of L2 a peer holds (the ring's knee: the L2 over them)
     peer_l2_loads: float = 2.75
     peer_llc_loads: float = 1.9
-    peer_bytes: float = 900.0
+    peer_bytes: float = 600.0
     #: the core clock (GHz) of the host the CPU work was measured on, and that host's effective
     #: clock over it (a prior): the work runs at the target's clock (cohsim.kernel.corespeed)
     reference_ghz: float = 2.0

@@ -69,15 +69,21 @@ def test_a_machine_with_known_caches_walks_at_their_loads(catalog):
     )
 
 
-def test_a_chiplet_walks_a_burst_ring_cheaper_than_a_mesh(catalog):
-    """Past the L2 the ring is in the LLC: an AMD core complex's own L3 (50 cycles at 3.7 GHz)
-    against a Sapphire Rapids mesh's (37 ns, Intel's TMA constant) and Skylake-SP's (20.5)."""
+def test_which_machine_walks_cheapest_turns_on_the_l2(catalog):
+    """A ring inside m7i.metal-24xl's 2 MiB L2 but past the 1 MiB of the others walks
+    cheapest there; past every L2 the ring is in the LLC: an AMD core complex's own L3 (50
+    cycles at 3.7 GHz) against Skylake-SP's mesh L3 (20.5 ns, Intel's TMA constant) and
+    Sapphire Rapids' (37 ns)."""
     k = load_kernel()
-    cost = {
-        name: units(5000.0, walks_for(catalog.get(name), k).peers)
-        for name in ("m7a.24xlarge", "r5.metal", "m7i.metal-24xl")
-    }
-    assert cost["m7a.24xlarge"] < cost["r5.metal"] < cost["m7i.metal-24xl"]
+    names = ("m7a.24xlarge", "r5.metal", "m7i.metal-24xl")
+
+    def cost(peers: float) -> dict[str, float]:
+        return {n: units(peers, walks_for(catalog.get(n), k).peers) for n in names}
+
+    at = {peers: cost(peers) for peers in (2000.0, 5000.0, 10_000.0)}
+    assert min(at[2000.0], key=at[2000.0].get) == "m7i.metal-24xl"
+    assert min(at[5000.0], key=at[5000.0].get) == "m7a.24xlarge"
+    assert at[10_000.0]["m7a.24xlarge"] < at[10_000.0]["r5.metal"] < at[10_000.0]["m7i.metal-24xl"]
 
 
 def test_measured_walks_win_and_unknown_caches_keep_the_line(catalog):

@@ -170,29 +170,31 @@ def _launch_p50(engine: str, instance: str, smt: bool, containers: int, seed: in
 
 def test_the_machines_order_where_the_simulation_tells_them_apart():
     """The published comparison of 100 containers x 50 layers (issue 29), from the mechanisms,
-    in each seed: r5.metal slowest of r5.metal, m7i.metal-24xl and m7a.24xlarge and
-    m7a.24xlarge fastest of them (since the ring's walks cost each machine's own cache loads,
-    cohsim.kernel.walk.cache_bands: +5.1 to +13.9 % and +3.5 to +14.2 % in seeds 0-2; before,
-    -2.5 % and -6.6 % in some seeds), m7i.metal-24xl faster with SMT off than on (+4.5 to
-    +6.9 %: its holds no longer share a core with a working sibling), the two-socket
-    m7i.metal-48xl slower than the one-socket 24xl (+4.8 to +7.1 %), and at 20 containers all
-    five within 25 %: calibration/analysis/machine_order/README.md has the margins and what
-    flips them."""
+    where the simulation gives it (seeds 0-5, calibration/analysis/machine_order/README.md):
+    r5.metal slowest of r5.metal, m7i.metal-24xl and m7a.24xlarge (+17 % on the mean, in five
+    seeds of six, since the ring's walks cost each machine's own cache loads:
+    cohsim.kernel.walk.cache_bands), m7i.metal-24xl faster with SMT off than on (+13 %, every
+    seed: its holds no longer share a core with a working sibling), the two-socket
+    m7i.metal-48xl slower than the one-socket 24xl (+7 %, five seeds of six), and at 20
+    containers all five within 25 %. m7a.24xlarge fastest does not hold here (-4 % on the
+    mean, three seeds of six: m7i.metal-24xl's 2 MiB L2 holds more of the ring than
+    m7a.24xlarge's 1 MiB against m7a's quicker L3), so it is not asserted."""
     for seed in (0, 1):
         r5, one, off, two, m7a = (_launch_p50("des", n, s, 100, seed) for n, s in ORDER)
         assert off < one < two
-        assert r5 > max(one, m7a) and m7a < min(r5, one)
+        assert r5 > max(one, m7a)
     at20 = [_launch_p50("des", name, s, 20) for name, s in ORDER]
     assert max(at20) / min(at20) <= 1.25
 
 
 def test_the_closed_form_orders_the_machines_as_published():
     """The analytic engine at the nominal priors (deterministic) gives the published order:
-    r5.metal slowest (+2.4 %) and m7a.24xlarge fastest (+29 %) of the three, SMT off faster
-    (+4.4 %), two sockets slower than one (+6.6 %); each over the whole range of every prior
-    taken one at a time but one: r5.metal is slowest only while a ring peer holds less than
-    about 950 B of L2 (`propagation.peer_bytes`, prior 315-2,100 B: calibration/analysis/
-    machine_order/README.md)."""
+    r5.metal slowest (+24 %) and m7a.24xlarge fastest (+3.3 %) of the three, SMT off faster
+    (+4.8 %), two sockets slower than one (+9.9 %). Over the priors one at a time r5.metal is
+    slowest while a ring peer holds less than about 950 B of L2 (`propagation.peer_bytes`,
+    prior 315-2,100 B) and m7a.24xlarge's lead is lost with percpu.mlp below ~5.9, more than
+    ~2,100 mounts on the node or more than ~23 service namespaces; the simulation puts
+    m7a.24xlarge 4 % behind m7i.metal-24xl (calibration/analysis/machine_order/README.md)."""
     r5, m7i, smt_off, two, m7a = (_launch_p50("analytic", n, s, 100) for n, s in ORDER)
     assert r5 > max(m7i, m7a) and m7a < min(r5, m7i)
     assert smt_off < m7i < two
