@@ -197,6 +197,21 @@ def test_summary_of_a_fixture() -> None:
     assert both["sequences_per_s"] == 950
 
 
+def test_the_summary_prints_a_walker_run_that_timed_no_walk(capsys) -> None:
+    """A short run on a busy host can time no walk at all (its figures None): the table says
+    so with a dash, not a traceback (CI once met it)."""
+    from cohsim.cli.benches.walk import show
+
+    rows = programs._parse_csv("\n".join(FIXTURE) + "\n", "walk", "fixture")
+    s = summarize_walk(rows)
+    walker = next(c for c in s["configs"] if c["walkers"])
+    for key in ("walk_p50_ns", "walk_p99_ns", "walk_calls_per_s", "walk_p50_vs_alone"):
+        walker[key] = None
+    show(s)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("stat"))
+    assert line.split()[4:7] == ["-", "-", "-"]
+
+
 def test_ratios_pair_the_runs_of_one_repeat() -> None:
     """A drift of the host between rounds cancels: the baseline's round 1 was disturbed, the
     contended run's was not; round 2 disturbed both. Median of per-round ratios 1.1, where the

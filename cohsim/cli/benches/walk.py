@@ -106,8 +106,8 @@ def show(summary: dict[str, Any]) -> None:
         )
     for c in walkers:
         print(
-            f"{_key(c)}{c['walk_p50_ns']:>10.1f}{c['walk_p99_ns']:>11.1f}"
-            f"{c['walk_calls_per_s']:>12.0f}{_num(c['walk_p50_vs_alone'], 10)}"
+            f"{_key(c)}{_num(c['walk_p50_ns'], 10, 1)}{_num(c['walk_p99_ns'], 11, 1)}"
+            f"{_num(c['walk_calls_per_s'], 12, 0)}{_num(c['walk_p50_vs_alone'], 10)}"
             f"{_num(c['walk_mean_vs_alone'], 11)}"
         )
     print(f"{head}{'walker_wait_ms':>16}{'switches':>10}{'mounter_wait_ms':>17}{'switches':>10}")
