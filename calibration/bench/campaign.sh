@@ -24,6 +24,11 @@
 #           size of its peer group, R = 0..10,000 (the walk of the group that holds
 #           namespace_sem in a per-layer burst; its cost a peer grows with R where the group
 #           outgrows a core's caches: 16 to 44 ns on the 2-vCPU Emerald Rapids VM), about 1 min
+#   knee    where the ring's cost a peer bends (the knee that places a burst's ring against
+#           the L2: cohsim.kernel.walk, propagation.peer_bytes): prop_bench's ring on a fine grid
+#           of R = 1,000..6,000 (500 apart) and 8,000, 10,000, three runs, built on one CPU and
+#           by every CPU in turn (knee/spread-*), and chase_bench local around the L2's edge
+#           (512 KiB-4 MiB), about 1 min
 #   pace    cohsim bench wake --pace: one waker wakes 8, 16, 32, 64 sleepers spread over the
 #           other CPUs at once (the pace of wake_up_q(), untraced), their CPUs idle and (pace/busy)
 #           running a spinner, 5 repeats, under a minute
@@ -42,7 +47,7 @@
 set -u
 out=${1:?usage: campaign.sh OUTDIR [STEP...]}
 shift
-steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring chase cputime pace depth}
+steps=${*:-host corun pause pairs wake mount burst ns prop walk scatter ring knee chase cputime pace depth}
 cohsim=${COHSIM:-cohsim}
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || cc=gcc
@@ -194,6 +199,20 @@ step_ring() {
     # from different CPUs' slabs (and, on two sockets, different nodes)
     $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
         --ring-cpus "$(seq -s, 0 $((ncpu - 1)))" --out "$out/ring/spread" --no-progress
+}
+
+step_knee() {
+    local rings=0,1000,1500,2000,2500,3000,3500,4000,4500,5000,5500,6000,8000,10000 r
+    mkdir -p "$out/knee"
+    for r in 1 2 3; do
+        $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
+            --out "$out/knee/run-$r" --no-progress || return
+        $cohsim bench prop --slaves 0 --mounts 0 --ring $rings --repeats 5 \
+            --ring-cpus "$(seq -s, 0 $((ncpu - 1)))" --out "$out/knee/spread-$r" --no-progress \
+            || return
+    done
+    $cohsim bench chase --mode local --repeats 3 --cpus "0,$((ncpu - 1))" \
+        --sizes 512K,768K,1M,1.25M,1.5M,1.75M,2M,2.5M,3M,4M --out "$out/knee/chase" --no-progress
 }
 
 step_cputime() {
