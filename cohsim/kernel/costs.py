@@ -99,15 +99,15 @@ class KernelParams:
     #: one step round a peer group's ring (next_peer()): get_dominating_id() in a slave
     #: namespace's mountinfo read, and propagation visiting the destination's peers
     peer_step_ns: float
-    #: every walk of a peer ring (the ops' per-peer costs, the mountinfo ring steps) against
-    #: the measured lines they come from: the hosts measured differ by x0.55-x1.98 (a prior)
-    peer_walk_scale: float = 1.0
     #: a peer walk on a machine whose caches are known and whose walks were not measured
     #: (cohsim.kernel.walk.walks_for): the loads a peer costs while the ring fits in the L2
     #: and beyond it, and the bytes of L2 a peer holds (the ring's knee: the L2 over them)
-    peer_l2_loads: float = 2.75
-    peer_llc_loads: float = 1.9
-    peer_bytes: float = 600.0
+    peer_l2_loads: float
+    peer_llc_loads: float
+    peer_bytes: float
+    #: every walk of a peer ring (the ops' per-peer costs, the mountinfo ring steps) against
+    #: the measured lines they come from: the hosts measured differ by x0.55-x1.98 (a prior)
+    peer_walk_scale: float = 1.0
     #: the core clock (GHz) of the host the CPU work was measured on, and that host's effective
     #: clock over it (a prior): the work runs at the target's clock (cohsim.kernel.corespeed)
     reference_ghz: float = 2.0

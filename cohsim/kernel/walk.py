@@ -59,6 +59,36 @@ def units_array(n: NDArray[np.float64], bands: tuple[Band, ...]) -> NDArray[np.f
     return out
 
 
+class BandRows:
+    """Several walks' bands side by side, one row each (a joined analytic model's
+    replicates, each its own kernel's knee): `units` prices each row of an array with its own
+    bands, the same operations in the same order as `units_array`, so the same floats."""
+
+    def __init__(self, bands: list[tuple[Band, ...]]) -> None:
+        self.bands = bands
+        count = len(bands[0])
+        #: (starts, ends, scales), row x band, where every row has as many bands; else None
+        #: (each row on its own)
+        self.table: tuple[NDArray[np.float64], ...] | None = None
+        if count and all(len(b) == count for b in bands):
+            t = np.array(bands, dtype=float)  # row, band, (start, scale)
+            starts = t[:, :, 0]
+            ends = np.concatenate([starts[:, 1:], np.full((len(bands), 1), np.inf)], axis=1)
+            self.table = (starts, ends, t[:, :, 1])
+
+    def units(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        """`units_array` of each row of `n` (its leading axis) with that row's bands."""
+        if self.table is None:
+            return np.stack([units_array(r, b) for r, b in zip(n, self.bands, strict=True)])
+        starts, ends, scales = self.table
+        shape = (len(starts),) + (1,) * (n.ndim - 1)
+        out = np.zeros_like(n, dtype=float)
+        for i in range(starts.shape[1]):
+            lo, hi = starts[:, i].reshape(shape), ends[:, i].reshape(shape)
+            out += (np.clip(n, lo, hi) - lo) * scales[:, i].reshape(shape)
+        return out
+
+
 def cache_bands(machine: Machine, kernel: KernelParams) -> tuple[Band, ...]:
     """The bands of a peer walk that `machine`'s caches imply under `kernel` (empty where
     they are not known): the L2's band from 0, the LLC's from the knee."""

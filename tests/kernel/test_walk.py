@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cohsim.errors import CohsimError
 from cohsim.kernel.costs import load_kernel
-from cohsim.kernel.walk import cache_bands, units, units_array, walks_for
+from cohsim.kernel.walk import BandRows, cache_bands, units, units_array, walks_for
 from cohsim.machine.parts import Microarch
 
 BANDS = ((0.0, 0.5), (1000.0, 2.0), (5000.0, 4.0))
@@ -106,3 +106,23 @@ def test_measured_walks_win_and_unknown_caches_keep_the_line(catalog):
 def test_cache_figures_come_all_together_and_make_sense(values, message):
     with pytest.raises(CohsimError, match=message):
         Microarch("x", 140.0, 3.0, **values)
+
+
+@given(
+    st.lists(st.floats(0.0, 30_000.0), min_size=1, max_size=20),
+    st.lists(st.floats(64.0, 4096.0), min_size=1, max_size=5),
+)
+def test_band_rows_give_each_rows_own_floats(ns, knees):
+    """Rows of bands side by side (a joined model's replicates) price each row as
+    `units_array` does with that row's bands alone, to the bit; rows of unequal band counts
+    one by one."""
+    bands = [((0.0, 0.3), (k, 1.7)) for k in knees]
+    n = np.array([ns] * len(knees))
+    got = BandRows(bands).units(n)
+    assert np.array_equal(got, np.stack([units_array(r, b) for r, b in zip(n, bands, strict=True)]))
+    ragged = [*bands, ((0.0, 0.5),)]
+    n = np.array([ns] * len(ragged))
+    got = BandRows(ragged).units(n)
+    assert np.array_equal(
+        got, np.stack([units_array(r, b) for r, b in zip(n, ragged, strict=True)])
+    )

@@ -31,8 +31,7 @@ from numpy.typing import NDArray
 
 from cohsim.kernel.callcost import CallCosts, OpRow
 from cohsim.kernel.calls import Plan, Step
-from cohsim.kernel.walk import units_array
-from cohsim.machine.parts import Band
+from cohsim.kernel.walk import BandRows, units_array
 
 Array = NDArray[np.float64]
 
@@ -142,9 +141,9 @@ class StepArrays:
         #: line, and `walked` puts each state's peer group and binds in lines
         self.peer_bands, self.child_bands, self.bent = cc.peer_bands, cc.child_bands, cc.bent
         #: stacked replicates whose walks bend differently (their kernels' `peer_bytes`
-        #: drawn apart): each replicate's (peer, child) bands, in the replicate axis' order
-        self.bands_each: list[tuple[tuple[Band, ...], tuple[Band, ...]]] | None = None
-        self._band_tables: tuple[BandTable, BandTable] | None = None  #: `walked`'s, made once
+        #: drawn apart): each replicate's peer and child bands (cohsim.kernel.walk.BandRows),
+        #: the child walk None where it bends as the peers' (a machine's cache bands)
+        self.bands_each: tuple[BandRows, BandRows | None] | None = None
         #: `walked`'s last states and answer (the states held: their id is not reused)
         self._walked: tuple[Array | None, Array] = (None, np.zeros(0))
         #: the distinct calls' columns, and which of them each call is
@@ -198,9 +197,11 @@ class StepArrays:
         out.__dict__.update(first.__dict__)
         out.derived = {}
         out._values(np.stack([a.distinct for a in arrays])[:, first.which])
-        bands = [(a.peer_bands, a.child_bands) for a in arrays]
-        if any(b != bands[0] for b in bands):
-            out.bands_each, out.bent, out._band_tables = bands, True, None
+        peers, children = [a.peer_bands for a in arrays], [a.child_bands for a in arrays]
+        if any(p != peers[0] for p in peers) or any(c != children[0] for c in children):
+            alike = peers == children
+            out.bands_each = (BandRows(peers), None if alike else BandRows(children))
+            out.bent = True
         out._walked = (None, np.zeros(0))
         return out
 
@@ -286,20 +287,15 @@ class StepArrays:
             return out
         # each replicate's block with its own bands (a state without the replicate axis is
         # every replicate's)
+        peers, children = each
         st = np.asarray(st, dtype=float)
-        shape = st.shape if st.ndim >= 3 else (len(each), *st.shape)
+        shape = st.shape if st.ndim >= 3 else (len(peers.bands), *st.shape)
         out = np.array(np.broadcast_to(st, shape), dtype=float)
-        if self._band_tables is None:
-            self._band_tables = (
-                _band_table([peers for peers, _ in each]),
-                _band_table([children for _, children in each]),
-            )
-        peers, children = self._band_tables
-        if all(p == c for p, c in each):  # (a machine's cache bands: both walks alike)
-            out[..., 1:3] = _units_each(out[..., 1:3], peers)
-            return out
-        out[..., 1] = _units_each(out[..., 1], peers)
-        out[..., 2] = _units_each(out[..., 2], children)
+        if children is None:  # both walks in one pass
+            out[..., 1:3] = peers.units(out[..., 1:3])
+        else:
+            out[..., 1] = peers.units(out[..., 1])
+            out[..., 2] = children.units(out[..., 2])
         return out
 
     def nested(self, st: Array, idx: slice | Array = slice(None)) -> Array:
@@ -326,37 +322,3 @@ class StepArrays:
         """Mounts calls `idx` put after their grace periods at states `st`."""
         p = self.puts[..., idx, :]
         return p[..., 0] + p[..., 1] * st[..., 0] + p[..., 2] * st[..., 3]
-
-
-#: each replicate's bands as `_units_each` reads them: the bands themselves (counts differ)
-#: or, where every replicate has as many, (starts, ends, scales), each replicate x band
-BandTable = list[tuple[Band, ...]] | tuple[Array, Array, Array]
-
-
-def _band_table(bands: list[tuple[Band, ...]]) -> BandTable:
-    """`bands` (one tuple a replicate) as `_units_each` reads them."""
-    count = len(bands[0])
-    if count == 0 or any(len(b) != count for b in bands):
-        return bands
-    table = np.array(bands, dtype=float)  # replicate, band, (start, scale)
-    starts = table[:, :, 0]
-    ends = np.concatenate([starts[:, 1:], np.full((len(bands), 1), np.inf)], axis=1)
-    return starts, ends, table[:, :, 1]
-
-
-def _units_each(n: Array, table: BandTable) -> Array:
-    """`units_array` of each replicate's row of `n` (the leading axis) with its own bands:
-    the same operations in the same order, element by element, so the same floats; at once
-    where every replicate has as many bands (a machine's cache bands), else row by row."""
-    if isinstance(table, list):
-        if not table[0] and all(not b for b in table):
-            return n
-        return np.stack([units_array(row, b) for row, b in zip(n, table, strict=True)])
-    starts, ends, scales = table
-    shape = (len(starts),) + (1,) * (n.ndim - 1)
-    out = np.zeros_like(n, dtype=float)
-    for i in range(starts.shape[1]):
-        lo = starts[:, i].reshape(shape)
-        hi = ends[:, i].reshape(shape)
-        out += (np.minimum(np.maximum(n, lo), hi) - lo) * scales[:, i].reshape(shape)
-    return out
